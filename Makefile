@@ -1,0 +1,112 @@
+# trc build.  Sources are discovered, so adding a file needs no edit here:
+#   format/*.c, lib/**/*.c (not lib/cupti/) -> libtrc.a / libtrc.so
+#   tools/common/*.c                        -> build/libtrctool.a (shared tool code)
+#   tools/NAME.c                            -> bin/NAME
+#   tests/unit/test_NAME.c                  -> build/tests/test_NAME (cmocka)
+#   tests/e2e/NAME.sh                       -> run by `make test`
+#   mk/*.mk                                 -> extra rules owned by one feature
+# Targets: all test asan bench install clean deps
+
+PREFIX ?= /usr/local
+CC ?= cc
+BUILD ?= build
+BIN ?= bin
+OPT ?= -O2
+CFLAGS_WARN = -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wvla
+CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -g $(OPT) -fPIC -Iinclude -I. -pthread
+CFLAGS_EXTRA ?=
+ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS_WARN) $(CFLAGS_EXTRA) $(CFLAGS)
+LDLIBS_BASE = -lz -lm -pthread -ldl
+LDFLAGS_EXTRA ?=
+
+FORMAT_SRC := $(sort $(wildcard format/*.c))
+LIB_SRC := $(sort $(filter-out lib/cupti/%,$(wildcard lib/*.c lib/*/*.c)))
+TOOLCOMMON_SRC := $(sort $(wildcard tools/common/*.c))
+TOOL_SRC := $(sort $(wildcard tools/*.c))
+TOOLS := $(patsubst tools/%.c,$(BIN)/%,$(TOOL_SRC))
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+TEST_SUPPORT_SRC := $(sort $(wildcard tests/support/*.c))
+
+LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(FORMAT_SRC) $(LIB_SRC))
+TOOLCOMMON_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TOOLCOMMON_SRC))
+TEST_SUPPORT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SUPPORT_SRC))
+
+LIBTRC_A := $(BUILD)/libtrc.a
+LIBTRC_SO := $(BUILD)/libtrc.so
+LIBTOOL_A := $(BUILD)/libtrctool.a
+
+# libxml2 and cJSON are optional per feature; their flags come from pkg-config.
+XML_CFLAGS := $(shell pkg-config --cflags libxml-2.0 2>/dev/null)
+XML_LIBS := $(shell pkg-config --libs libxml-2.0 2>/dev/null)
+CJSON_LIBS := $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
+ALL_CFLAGS += $(XML_CFLAGS)
+
+.PHONY: all test unit e2e asan bench install clean deps check-deps
+all: $(TOOLS) $(LIBTRC_A) $(LIBTRC_SO) $(BUILD)/trc.pc
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBTRC_A): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIBTRC_SO): $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LDFLAGS_EXTRA) $(XML_LIBS) $(LDLIBS_BASE)
+
+$(LIBTOOL_A): $(TOOLCOMMON_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BIN)/%: $(BUILD)/tools/%.o $(LIBTOOL_A) $(LIBTRC_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBTOOL_A) $(LIBTRC_A) $(LDFLAGS_EXTRA) $(XML_LIBS) $(CJSON_LIBS) $(LDLIBS_BASE)
+
+$(BUILD)/tests/%: tests/unit/%.c $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -o $@ $< $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A) $(LDFLAGS_EXTRA) $(XML_LIBS) $(CJSON_LIBS) -lcmocka $(LDLIBS_BASE)
+
+$(BUILD)/trc.pc: packaging/trc.pc.in
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/^#define TRC_VERSION_STRING "\(.*\)"/\1/p' include/trc/trc.h)|g' $< > $@
+
+-include mk/*.mk
+
+# Tests: every unit binary, then every end-to-end script; one summary line.
+test: all $(UNIT_BINS) $(TEST_EXTRA_DEPS)
+	@BUILD=$(BUILD) BIN=$(BIN) ./tests/run-all $(UNIT_BINS)
+
+unit: $(UNIT_BINS)
+	@BUILD=$(BUILD) BIN=$(BIN) ONLY=unit ./tests/run-all $(UNIT_BINS)
+
+e2e: all $(TEST_EXTRA_DEPS)
+	@BUILD=$(BUILD) BIN=$(BIN) ONLY=e2e ./tests/run-all
+
+# AddressSanitizer + UBSan build in its own tree, whole suite.
+asan:
+	$(MAKE) test BUILD=build-asan BIN=build-asan/bin OPT=-O1 \
+	  CFLAGS_EXTRA="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	  LDFLAGS_EXTRA="-fsanitize=address,undefined" TRC_ASAN=1
+
+bench: all $(BENCH_DEPS)
+	@BUILD=$(BUILD) BIN=$(BIN) ./bench/run-all
+
+deps:
+	./scripts/install-deps
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/trc $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(LIBTRC_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBTRC_SO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/trc/*.h $(DESTDIR)$(PREFIX)/include/trc/
+	install -m 644 $(BUILD)/trc.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	for m in $(wildcard docs/man/*.1); do install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man1/; done
+	$(INSTALL_EXTRA)
+
+clean:
+	rm -rf build build-asan build-clang bin
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,103 @@
+/*
+ * cli.h — what every trc command shares: the option table and its parser,
+ * the message helper, exit codes, and output written to a temp file and
+ * renamed.  Tools are thin main()s over these (see ARCHITECTURE "Style").
+ *
+ * Exit codes (docs/exit-codes.md):
+ *   0  success
+ *   1  input damaged or data lost, output written from what was readable
+ *   2  usage error, or input unusable (not a trace, unsupported version, I/O)
+ *   3+ tool-specific (trec passes through the program's status instead)
+ */
+#ifndef TRC_TOOLS_CLI_H
+#define TRC_TOOLS_CLI_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trc/trc.h"
+
+enum { CLI_EXIT_OK = 0, CLI_EXIT_DAMAGED = 1, CLI_EXIT_USAGE = 2 };
+
+typedef enum cli_arg_type {
+    CLI_FLAG,     /* no argument; *(int *)dest = 1 */
+    CLI_STRING,   /* *(const char **)dest = argument (borrowed from argv) */
+    CLI_INT,      /* *(long *)dest, decimal, range-checked against min/max */
+    CLI_DOUBLE,   /* *(double *)dest, range-checked */
+    CLI_LIST,     /* repeatable string: cli_list *dest gets each value appended */
+    CLI_COUNT     /* no argument; ++*(int *)dest */
+} cli_arg_type;
+
+typedef struct cli_list {
+    const char **items;  /* borrowed from argv; array owned by the list */
+    size_t n, cap;
+} cli_list;
+void cli_list_cleanup(cli_list *l);
+
+typedef struct cli_option {
+    const char *long_name;   /* without "--"; NULL ends the table */
+    char short_name;         /* 0 = none */
+    cli_arg_type type;
+    void *dest;
+    const char *metavar;     /* "FILE", "HZ"; NULL for flags */
+    const char *help;        /* one line for --help */
+    double min, max;         /* for CLI_INT / CLI_DOUBLE when min < max */
+} cli_option;
+
+typedef struct cli_tool {
+    const char *name;        /* "trc2collapsed" */
+    const char *usage;       /* "[options] [FILE]" */
+    const char *summary;     /* one line: what it does */
+    const char *details;     /* paragraphs after the option list, or NULL */
+    const cli_option *options;        /* tool's own options */
+    const cli_option *shared_options; /* e.g. cli_selection_options(), or NULL */
+} cli_tool;
+
+/* Parse argv.  Handles --help (prints help to stdout, exit 0) and
+ * --version (exit 0) itself, "--" ends options, "-" is a positional.
+ * "--opt=value" and "--opt value" both work; short flags may not be
+ * bundled.  If stop_at_first_positional, everything from the first
+ * positional on is returned as positionals untouched (for trec's
+ * "trec -o x python y.py -v").  On a usage error prints
+ * "TOOL: error: ..." plus a hint and exits 2 (this never returns then).
+ * Positionals are stored in *pos (borrowed from argv), count in *npos. */
+void cli_parse(const cli_tool *tool, int argc, char **argv, int stop_at_first_positional,
+               char ***pos, int *npos);
+
+/* Print the full help (usage, summary, options, details) to f. */
+void cli_print_help(const cli_tool *tool, FILE *f);
+
+/* Messages, all to stderr, one line, prefixed "TOOL: ".  The tool name is
+ * set once by cli_parse (or cli_set_program). */
+void cli_set_program(const char *name);
+const char *cli_program(void);
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* cli_error then exit(code). */
+void cli_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+extern int cli_quiet;  /* suppresses cli_note and cli_warn */
+
+/* Input: open path, or stdin for NULL or "-".  On failure prints the
+ * reader's one-line error and exits 2. */
+trc_reader *cli_open_input(const char *path);
+
+/* Output: write to path through "path.tmp.PID" renamed on commit, or to
+ * stdout for NULL or "-".  cli_output_commit flushes, fsyncs, renames and
+ * reports I/O errors (returns 0 on success, -1 after printing an error);
+ * cli_output_abort removes the temp file.  A failure to open dies (2). */
+typedef struct cli_output {
+    FILE *f;
+    char *path;      /* final path, NULL for stdout */
+    char *tmp_path;
+} cli_output;
+void cli_output_open(cli_output *out, const char *path, int binary);
+int cli_output_commit(cli_output *out);
+void cli_output_abort(cli_output *out);
+
+/* Parse a non-negative decimal "1.5" seconds into ns; -1 on error. */
+int64_t cli_parse_seconds(const char *s);
+
+#endif /* TRC_TOOLS_CLI_H */
