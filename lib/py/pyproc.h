@@ -1,0 +1,97 @@
+/*
+ * pyproc.h — reading a CPython interpreter's threads and stacks from
+ * outside (process_vm_readv) or from inside (the CUPTI injection, same
+ * walker over a local memory reader).  FORMATS.md §7; layouts per
+ * version in lib/py/layout_*.h, _Py_DebugOffsets for 3.13+.
+ *
+ * This is the contract between the Python introspection code (lib/py/)
+ * and its users (trec's sampler in lib/rec/, the CUPTI injection in
+ * lib/cupti/).  Internal API, not installed.
+ */
+#ifndef TRC_LIB_PY_PYPROC_H
+#define TRC_LIB_PY_PYPROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef enum py_status {
+    PY_OK = 0,
+    PY_ERR_PERM,       /* not allowed to read the target (ptrace rules, other user) */
+    PY_ERR_NOT_PYTHON, /* no CPython runtime found in the target */
+    PY_ERR_VERSION,    /* a CPython version we have no layout for */
+    PY_ERR_NOT_READY,  /* runtime found but not initialised yet: retry later */
+    PY_ERR_GONE,       /* the process exited */
+    PY_ERR_NOMEM,
+    PY_ERR_IO          /* other read failure */
+} py_status;
+
+typedef struct py_proc py_proc;
+
+/* One frame as the walker resolved it.  Entries live in the py_proc's
+ * cache and stay valid (same pointer for the same code object and line)
+ * until py_proc_free: callers may key their own caches on the pointer
+ * and may store their own id in user_id (starts at 0). */
+typedef struct py_frame_info {
+    const char *function;  /* UTF-8; co_qualname on 3.11+, co_name before */
+    const char *file;      /* UTF-8 co_filename */
+    uint32_t line;         /* current line, 0 if unknown */
+    uint32_t first_line;   /* co_firstlineno */
+    uint32_t user_id;      /* free for the caller */
+} py_frame_info;
+
+typedef struct py_thread_info {
+    uint64_t tstate;       /* address of the PyThreadState in the target */
+    int64_t tid;           /* native thread id (3.11+ field; inferred before), -1 unknown */
+    uint64_t pthread_id;   /* thread_id field (pthread_t) */
+    int holds_gil;         /* 1 / 0, or -1 when not determined */
+} py_thread_info;
+
+/* Attach to pid: locate _PyRuntime via /proc/PID/maps and ELF .dynsym
+ * (files opened through /proc/PID/root), detect the exact version
+ * without executing anything, pick the layout.  On failure returns the
+ * status and writes a one-line explanation to err (cause and fix, e.g.
+ * for PY_ERR_PERM the ptrace_scope / CAP_SYS_PTRACE advice).
+ * Caller frees with py_proc_free. */
+py_status py_proc_attach(pid_t pid, py_proc **out, char *err, size_t errlen);
+
+/* Same, for the calling process itself (memory read with memcpy after
+ * validating the address range from /proc/self/maps). */
+py_status py_proc_attach_self(py_proc **out, char *err, size_t errlen);
+
+void py_proc_free(py_proc *p);
+
+/* "3.12.1" etc.  Borrowed. */
+const char *py_proc_version(const py_proc *p);
+pid_t py_proc_pid(const py_proc *p);
+
+/* Threads of all interpreters.  Returns the count written (<= max), or
+ * -1 on a failed/torn read (caller counts an invalid sample).
+ * want_gil: also determine holds_gil (costs one more read). */
+int py_proc_threads(py_proc *p, py_thread_info *out, int max, int want_gil);
+
+/* The Python stack of one thread, LEAF FIRST, into frames[0..max).
+ * Returns the depth (0 = no Python frames, e.g. idle in C), or -1 when
+ * what was read is inconsistent (torn read, cycle, bad code object,
+ * depth > max): the caller counts an invalid sample and never gets
+ * invented frames. */
+int py_proc_stack(py_proc *p, uint64_t tstate, const py_frame_info **frames, int max);
+
+/* Stack of the calling thread (for py_proc_attach_self): finds the
+ * thread state whose native id / pthread id is the caller's.  Same
+ * return convention.  Must not take the GIL or call the Python C API;
+ * safe to call from any thread. */
+int py_proc_stack_self_thread(py_proc *p, const py_frame_info **frames, int max);
+
+/* The threading module's name for a native thread id, if it can be
+ * read cheaply (e.g. threading._active), else NULL.  Borrowed until the
+ * next call. Optional: may always return NULL on some versions. */
+const char *py_proc_thread_name(py_proc *p, int64_t tid);
+
+/* Counters for diagnostics. */
+typedef struct py_proc_stats {
+    uint64_t reads, read_bytes, code_cache_hits, code_cache_misses, invalid_stacks;
+} py_proc_stats;
+void py_proc_get_stats(const py_proc *p, py_proc_stats *out);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * convert.h — what every converter shares beyond the option parser:
+ * the selections (--pid, --thread, --from/--to, --idle, --gil), loss
+ * accounting (one warning, exit 1), and the reader → sink pipeline that
+ * opens input, writes output through a temp file and maps the result to
+ * an exit code.  A converter main() = option table + a sink + conv_run().
+ */
+#ifndef TRC_TOOLS_CONVERT_H
+#define TRC_TOOLS_CONVERT_H
+
+#include "tools/common/cli.h"
+
+/* Shared selections, identical in every converter. */
+typedef struct conv_selection {
+    cli_list pids;        /* --pid N (repeatable) */
+    cli_list threads;     /* --thread NAME|TID (repeatable) */
+    const char *from;     /* --from S: seconds from trace start */
+    const char *to;       /* --to S */
+    int idle;             /* --idle: keep idle (off-CPU) samples: wall-clock view */
+    int gil;              /* --gil: only samples holding the GIL */
+    /* filled by conv_selection_prepare / while reading */
+    int64_t from_ns, to_ns;   /* relative; to_ns < 0 = open */
+    int64_t trace_start_ns;   /* start of the first segment */
+} conv_selection;
+
+/* Option rows for cli_tool.shared_options, bound to *sel (static storage:
+ * one selection per process). */
+const cli_option *conv_selection_options(conv_selection *sel);
+
+/* Validate/convert the parsed strings; dies with exit 2 on bad values. */
+void conv_selection_prepare(conv_selection *sel);
+
+/* 1 if the event passes the selection, 0 if not.  Samples are filtered on
+ * every criterion; time-stamped events (GPU, API, markers, counters) on
+ * pid/thread/time; definitions and losses always pass.  Tracks the trace
+ * start from the first SEGMENT event. Cannot fail. */
+int conv_selection_keep(conv_selection *sel, trc_reader *r, const trc_event *ev);
+
+/* A converter's output side.  event() sees every kept event in file
+ * order; finish() writes whatever remains to out.  Return 0, or -1 after
+ * reporting an error with cli_error (→ exit 2, output discarded). */
+typedef struct conv_sink {
+    void *ctx;
+    int (*event)(void *ctx, trc_reader *r, const trc_event *ev, FILE *out);
+    int (*finish)(void *ctx, trc_reader *r, FILE *out);
+} conv_sink;
+
+typedef struct conv_job {
+    const char *input;    /* path or NULL/"-" for stdin */
+    const char *output;   /* path or NULL/"-" for stdout */
+    int binary;           /* output is binary (pstats) */
+    conv_selection *sel;  /* may be NULL */
+} conv_job;
+
+/* Run the pipeline.  Returns the process exit code: 0 clean, 1 when the
+ * input had damage or recorded loss (after ONE warning line summarising
+ * what was lost), 2 when the input is unusable or a sink failed (output
+ * file not created). */
+int conv_run(const conv_job *job, conv_sink *sink);
+
+/* Loss summary of the last conv_run (for tools that print a header). */
+typedef struct conv_losses {
+    uint64_t events;            /* loss events seen */
+    uint64_t samples_missed, samples_invalid, samples_late, gpu_dropped;
+    uint64_t chunks_damaged, undefined_refs;
+    int truncated;
+} conv_losses;
+const conv_losses *conv_last_losses(void);
+
+#endif
