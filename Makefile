@@ -42,8 +42,13 @@ XML_LIBS := $(shell pkg-config --libs libxml-2.0 2>/dev/null)
 CJSON_LIBS := $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 ALL_CFLAGS += $(XML_CFLAGS)
 
-.PHONY: all test unit e2e asan bench install clean deps check-deps
-all: $(TOOLS) $(LIBTRC_A) $(LIBTRC_SO) $(BUILD)/trc.pc
+.PHONY: all test unit e2e asan bench install clean deps deps-build demo
+all: deps-build $(TOOLS) $(LIBTRC_A) $(LIBTRC_SO) $(BUILD)/trc.pc
+
+# A fresh machine: install the Debian packages the build needs (quick no-op
+# when present). SKIP_DEPS=1 skips the check.
+deps-build:
+	@[ -n "$(SKIP_DEPS)" ] || ./scripts/install-deps build
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -76,6 +81,7 @@ $(BUILD)/trc.pc: packaging/trc.pc.in
 
 # Tests: every unit binary, then every end-to-end script; one summary line.
 test: all $(UNIT_BINS) $(TEST_EXTRA_DEPS)
+	@[ -n "$(SKIP_DEPS)" ] || ./scripts/install-deps
 	@BUILD=$(BUILD) BIN=$(BIN) ./tests/run-all $(UNIT_BINS)
 
 unit: $(UNIT_BINS)

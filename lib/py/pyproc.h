@@ -74,7 +74,8 @@ int py_proc_threads(py_proc *p, py_thread_info *out, int max, int want_gil);
  * Returns the depth (0 = no Python frames, e.g. idle in C), or -1 when
  * what was read is inconsistent (torn read, cycle, bad code object,
  * depth > max): the caller counts an invalid sample and never gets
- * invented frames. */
+ * invented frames.  (lib/py: a torn read is retried up to twice before
+ * giving up; stats.torn_retries counts those.) */
 int py_proc_stack(py_proc *p, uint64_t tstate, const py_frame_info **frames, int max);
 
 /* Stack of the calling thread (for py_proc_attach_self): finds the
@@ -91,7 +92,17 @@ const char *py_proc_thread_name(py_proc *p, int64_t tid);
 /* Counters for diagnostics. */
 typedef struct py_proc_stats {
     uint64_t reads, read_bytes, code_cache_hits, code_cache_misses, invalid_stacks;
+    uint64_t torn_retries;   /* walks redone after an inconsistent read (added by lib/py) */
 } py_proc_stats;
 void py_proc_get_stats(const py_proc *p, py_proc_stats *out);
+
+/* Address of _PyRuntime in the target (diagnostics, tests).  (Added by
+ * lib/py.) */
+uint64_t py_proc_runtime(const py_proc *p);
+
+/* Why the last py_proc_threads / py_proc_stack* call returned -1:
+ * PY_ERR_IO for an inconsistent (torn) read, PY_ERR_GONE when the
+ * process exited, PY_ERR_PERM, PY_ERR_NOMEM.  (Added by lib/py.) */
+py_status py_proc_last_error(const py_proc *p);
 
 #endif

@@ -21,6 +21,11 @@ typedef struct conv_selection {
     /* filled by conv_selection_prepare / while reading */
     int64_t from_ns, to_ns;   /* relative; to_ns < 0 = open */
     int64_t trace_start_ns;   /* start of the first segment */
+    /* added by convert.c (internal state; zero-initialise the struct) */
+    int64_t *pid_values;      /* parsed --pid values, n = pids.n */
+    int have_start;           /* trace_start_ns is known */
+    unsigned char *thread_verdict; /* per thread id: 0 unknown, 1 keep, 2 drop */
+    size_t n_thread_verdict;
 } conv_selection;
 
 /* Option rows for cli_tool.shared_options, bound to *sel (static storage:
@@ -35,6 +40,18 @@ void conv_selection_prepare(conv_selection *sel);
  * pid/thread/time; definitions and losses always pass.  Tracks the trace
  * start from the first SEGMENT event. Cannot fail. */
 int conv_selection_keep(conv_selection *sel, trc_reader *r, const trc_event *ev);
+
+/* Like conv_selection_keep, but a folded sample (count > 1) that straddles
+ * --from/--to is clipped to the samples inside the window: returns NULL if
+ * the event is dropped, ev itself if kept whole, or scratch (filled with a
+ * copy whose time_ns/count/span_ns cover only the kept samples).  The
+ * window is [from, to).  conv_run uses this, so sinks always see exact
+ * counts.  Cannot fail. */
+const trc_event *conv_selection_filter(conv_selection *sel, trc_reader *r,
+                                       const trc_event *ev, trc_event *scratch);
+
+/* Free what conv_selection_prepare allocated (and the option lists). */
+void conv_selection_cleanup(conv_selection *sel);
 
 /* A converter's output side.  event() sees every kept event in file
  * order; finish() writes whatever remains to out.  Return 0, or -1 after
@@ -58,13 +75,36 @@ typedef struct conv_job {
  * file not created). */
 int conv_run(const conv_job *job, conv_sink *sink);
 
+/* For sinks: report a failed exporter call in one line ("out of memory",
+ * or "OUTPUT: write failed: REASON" naming the output of the running
+ * conv_run) and return -1, the sink failure value. */
+int conv_sink_error(trc_status st);
+
 /* Loss summary of the last conv_run (for tools that print a header). */
 typedef struct conv_losses {
     uint64_t events;            /* loss events seen */
     uint64_t samples_missed, samples_invalid, samples_late, gpu_dropped;
     uint64_t chunks_damaged, undefined_refs;
     int truncated;
+    /* added by losses.c */
+    uint64_t chunks_missing, other;   /* TRC_LOSS_CHUNK_MISSING / _OTHER counts */
+    uint64_t first_damage_offset;     /* byte offset of the first reader-made loss */
+    int have_damage_offset;
+    trc_status stopped;               /* error that ended reading early, TRC_OK if none */
+    char stop_message[256];           /* trc_reader_error() at that point */
+    char other_detail[160];           /* detail of the first TRC_LOSS_OTHER */
 } conv_losses;
+/* Valid during conv_run too (a sink's finish() sees the complete summary). */
 const conv_losses *conv_last_losses(void);
+
+/* Loss accounting, used by conv_run (exposed for tools and tests). */
+void conv_losses_reset(conv_losses *l);
+void conv_losses_add(conv_losses *l, const trc_loss *loss);
+/* 1 if anything was lost (late samples alone are not a loss). */
+int conv_losses_any(const conv_losses *l);
+/* One line, no newline, describing what was lost ("" when nothing):
+ * "120 samples missed by the recorder, 2 damaged chunks (first at offset
+ * 0x1a3)".  Always NUL-terminates buf (n >= 1). */
+void conv_losses_describe(const conv_losses *l, char *buf, size_t n);
 
 #endif

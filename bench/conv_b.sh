@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# bench/conv_b.sh — trc2speedscope and trc2chrome on a 1 M-sample trace
+# (4 threads, ~2000 distinct stacks; BENCH_QUICK=1: 200 k), side by side
+# in one run:
+#   - samples/s (samples in the trace / wall time) and peak RSS per tool;
+#   - peak RSS at a quarter of the samples, to show memory does not grow
+#     with the number of samples;
+#   - trc2speedscope output size versus a naive per-sample speedscope JSON
+#     (one "samples" entry per sample, what a converter that does not merge
+#     consecutive identical samples writes), computed exactly by expanding
+#     our runs with a tiny script.
+set -u
+cd "${TRC_ROOT:-$(dirname "$0")/..}"
+BUILD=${BUILD:-build} BIN=${BIN:-bin}
+gen=$BUILD/tests/test_convb_export
+for f in "$BIN/trc2speedscope" "$BIN/trc2chrome" "$gen"; do
+  [ -x "$f" ] || { echo "conv_b: $f not built (make bench builds it)"; exit 1; }
+done
+n=1000000
+[ "${BENCH_QUICK:-0}" = 1 ] && n=200000
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$gen" --write-big "$n" 4 "$tmp/big.trc" || exit 1
+"$gen" --write-big $((n / 4)) 4 "$tmp/quarter.trc" || exit 1
+
+python3 - "$n" "$tmp" "$BIN" <<'EOF'
+import json, os, resource, subprocess, sys, time
+n, tmp, bindir = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+
+def run(args):
+    """Wall seconds, CPU seconds and peak RSS (KiB) of one child run."""
+    pid = os.fork()
+    if pid == 0:
+        os.execv(args[0], args)
+    t0 = time.perf_counter()
+    _, status, ru = os.wait4(pid, 0)
+    wall = time.perf_counter() - t0
+    rc = os.waitstatus_to_exitcode(status)
+    if rc not in (0, 1):
+        sys.exit(f"conv_b: {' '.join(args)} failed with exit {rc}")
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+
+size_trc = os.path.getsize(f"{tmp}/big.trc")
+print(f"input: {n} samples, 4 threads, {size_trc / 1e6:.1f} MB .trc")
+print(f"{'tool':<16}{'samples/s':>14}{'cpu s':>8}{'peak RSS':>11}{'RSS @n/4':>10}{'RSS ratio':>11}{'output':>11}")
+outs = {}
+for tool in ("trc2speedscope", "trc2chrome"):
+    exe = f"{bindir}/{tool}"
+    best = None
+    for _ in range(3):  # best of 3: the machine is shared
+        r = run([exe, "--idle", "-o", f"{tmp}/{tool}.json", f"{tmp}/big.trc"])
+        best = r if best is None or r[0] < best[0] else best
+    wall, cpu, rss = best
+    _, _, rss_q = run([exe, "--idle", "-o", f"{tmp}/{tool}.q.json", f"{tmp}/quarter.trc"])
+    out = os.path.getsize(f"{tmp}/{tool}.json")
+    outs[tool] = out
+    print(f"{tool:<16}{n / wall:>14,.0f}{cpu:>8.2f}{rss / 1024:>9.1f}Mi{rss_q / 1024:>8.1f}Mi"
+          f"{rss / max(rss_q, 1):>10.2f}x{out / 1e6:>9.1f}MB")
+
+# Naive per-sample speedscope JSON of the same samples: every run of k
+# samples (weight k * period) written as k entries of weight period.
+doc = json.load(open(f"{tmp}/trc2speedscope.json"))
+period = 1000000
+naive = len(json.dumps({k: v for k, v in doc.items() if k != "profiles"}, separators=(",", ":")))
+entries = runs = 0
+for p in doc["profiles"]:
+    naive += 120 + len(p["name"])  # profile header fields
+    for s, w in zip(p["samples"], p["weights"]):
+        k = w // period
+        text = json.dumps(s, separators=(",", ":"))
+        naive += k * (len(text) + 1) + k * (len(str(period)) + 1)
+        entries += k
+        runs += 1
+ours = outs["trc2speedscope"]
+print(f"speedscope entries: {runs:,} runs for {entries:,} samples ({entries / max(runs, 1):.2f} samples/entry)")
+print(f"speedscope output: {ours / 1e6:.1f} MB vs naive per-sample JSON {naive / 1e6:.1f} MB: "
+      f"ratio naive/ours = {naive / ours:.2f}x")
+print(f"input .trc vs speedscope JSON: {ours / size_trc:.1f}x smaller as .trc")
+EOF

@@ -1,0 +1,47 @@
+/*
+ * format/buf.c — growable byte buffer (see format/buf.h).
+ */
+#include "format/buf.h"
+
+#include <string.h>
+
+#include "format/alloc.h"
+
+trc_status trcf_buf_grow(trcf_buf *b, size_t extra)
+{
+    size_t need, cap;
+    uint8_t *p;
+
+    if (extra > SIZE_MAX - b->len)
+        return TRC_ERR_LIMIT;
+    need = b->len + extra;
+    if (need <= b->cap)
+        return TRC_OK;
+    cap = b->cap ? b->cap : 256;
+    while (cap < need)
+        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    p = trc_realloc(b->data, cap);
+    if (!p)
+        return TRC_ERR_NOMEM;
+    b->data = p;
+    b->cap = cap;
+    return TRC_OK;
+}
+
+trc_status trcf_buf_append(trcf_buf *b, const void *p, size_t n)
+{
+    trc_status st = trcf_buf_reserve(b, n);
+    if (st != TRC_OK)
+        return st;
+    if (n)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+    return TRC_OK;
+}
+
+void trcf_buf_free(trcf_buf *b)
+{
+    trc_free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}

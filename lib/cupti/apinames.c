@@ -1,0 +1,286 @@
+/*
+ * lib/cupti/apinames.c — API names, classes and kernel-name demangling
+ * (FORMATS.md §8; contracts in apinames.h).
+ *
+ * Classes are decided from the stripped name so that they hold for every
+ * variant CUPTI knows (_ptsz, _v2, Ex, Async ...) without listing each
+ * callback id.
+ */
+#include "lib/cupti/apinames.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/alloc.h"
+
+/* Calls that start GPU work on a stream: their launch site is the
+ * Python line users want to see next to the kernel or copy. */
+static const char *const launch_prefixes[] = {
+    "cudaLaunch", "cudaMemcpy", "cudaMemset", "cudaGraphLaunch",
+    "cuLaunch", "cuMemcpy", "cuMemset", "cuGraphLaunch",
+};
+
+/* Queries frameworks issue thousands of times per second (PyTorch asks
+ * for the current device around nearly every op).  Recording them would
+ * dwarf the calls that matter and cost a record each; they cause no GPU
+ * work, so no activity ever correlates to them. */
+static const char *const noisy_names[] = {
+    /* runtime */
+    "cudaGetDevice", "cudaGetDeviceCount", "cudaGetDeviceProperties",
+    "cudaDeviceGetAttribute", "cudaGetLastError", "cudaPeekAtLastError",
+    "cudaStreamQuery", "cudaEventQuery", "cudaPointerGetAttributes",
+    "cudaStreamIsCapturing", "cudaStreamGetCaptureInfo",
+    "cudaThreadExchangeStreamCaptureMode", "cudaFuncGetAttributes",
+    "cudaDriverGetVersion", "cudaRuntimeGetVersion", "cudaGetDriverEntryPoint",
+    "cudaGetDriverEntryPointByVersion", "cudaDeviceGetStreamPriorityRange",
+    "cudaStreamGetPriority", "cudaStreamGetFlags", "cudaStreamGetId",
+    "cudaGetFuncBySymbol",
+    /* driver */
+    "cuCtxGetCurrent", "cuCtxGetDevice", "cuCtxGetId", "cuCtxGetFlags",
+    "cuCtxGetStreamPriorityRange", "cuDeviceGet", "cuDeviceGetCount",
+    "cuDeviceGetAttribute", "cuDeviceGetName", "cuDeviceGetUuid",
+    "cuDevicePrimaryCtxGetState", "cuDriverGetVersion", "cuGetProcAddress",
+    "cuStreamQuery", "cuEventQuery", "cuPointerGetAttribute",
+    "cuPointerGetAttributes", "cuStreamIsCapturing", "cuStreamGetCaptureInfo",
+    "cuThreadExchangeStreamCaptureMode", "cuFuncGetAttribute",
+    "cuKernelGetAttribute", "cuStreamGetCtx", "cuStreamGetId",
+    "cuStreamGetFlags", "cuStreamGetPriority",
+};
+
+/* Calls after which a context's records can no longer be flushed. */
+static const char *const flush_names[] = {
+    "cudaDeviceReset", "cuDevicePrimaryCtxReset", "cuCtxDestroy",
+};
+
+#define N_ELEMS(a) (sizeof (a) / sizeof (a)[0])
+
+struct cupti_names {
+    char **name[2];       /* [0] driver, [1] runtime; index = cbid */
+    uint8_t *cls[2];
+    uint32_t count[2];
+};
+
+static int dom_index(CUpti_CallbackDomain d)
+{
+    return d == CUPTI_CB_DOMAIN_DRIVER_API ? 0 : d == CUPTI_CB_DOMAIN_RUNTIME_API ? 1 : -1;
+}
+
+uint32_t cupti_names_count(CUpti_CallbackDomain domain)
+{
+    switch (domain) {
+    case CUPTI_CB_DOMAIN_DRIVER_API: return CUPTI_DRIVER_TRACE_CBID_SIZE;
+    case CUPTI_CB_DOMAIN_RUNTIME_API: return CUPTI_RUNTIME_TRACE_CBID_SIZE;
+    default: return 0;
+    }
+}
+
+void cupti_name_strip(const char *in, char *out, size_t outlen)
+{
+    size_t n;
+    int changed = 1;
+
+    if (!outlen)
+        return;
+    snprintf(out, outlen, "%s", in ? in : "");
+    n = strlen(out);
+    while (changed) {
+        changed = 0;
+        /* "_v" + digits */
+        size_t i = n;
+        while (i > 0 && out[i - 1] >= '0' && out[i - 1] <= '9')
+            i--;
+        if (i < n && i >= 2 && out[i - 1] == 'v' && out[i - 2] == '_' && i > 2) {
+            n = i - 2;
+            out[n] = 0;
+            changed = 1;
+        }
+        if (n > 5 && (strcmp(out + n - 5, "_ptsz") == 0 || strcmp(out + n - 5, "_ptds") == 0)) {
+            n -= 5;
+            out[n] = 0;
+            changed = 1;
+        }
+    }
+}
+
+unsigned cupti_name_classify(const char *s)
+{
+    unsigned c = 0;
+    for (size_t i = 0; i < N_ELEMS(launch_prefixes); i++)
+        if (strncmp(s, launch_prefixes[i], strlen(launch_prefixes[i])) == 0)
+            c |= CUPTI_NAME_LAUNCH;
+    for (size_t i = 0; i < N_ELEMS(noisy_names); i++)
+        if (strcmp(s, noisy_names[i]) == 0)
+            c |= CUPTI_NAME_NOISY;
+    for (size_t i = 0; i < N_ELEMS(flush_names); i++)
+        if (strcmp(s, flush_names[i]) == 0)
+            c |= CUPTI_NAME_FLUSH;
+    return c;
+}
+
+cupti_names *cupti_names_new(const cupti_api *api)
+{
+    static const CUpti_CallbackDomain doms[2] = { CUPTI_CB_DOMAIN_DRIVER_API,
+                                                  CUPTI_CB_DOMAIN_RUNTIME_API };
+    cupti_names *n = trc_calloc(1, sizeof *n);
+    char buf[256];
+
+    if (!n)
+        return NULL;
+    for (int d = 0; d < 2; d++) {
+        uint32_t cnt = cupti_names_count(doms[d]);
+        n->count[d] = cnt;
+        n->name[d] = trc_calloc(cnt, sizeof *n->name[d]);
+        n->cls[d] = trc_calloc(cnt, 1);
+        if (!n->name[d] || !n->cls[d])
+            goto fail;
+        for (uint32_t id = 1; id < cnt; id++) {
+            const char *raw = NULL;
+            if (api->GetCallbackName(doms[d], id, &raw) != CUPTI_SUCCESS || !raw || !*raw)
+                continue;
+            cupti_name_strip(raw, buf, sizeof buf);
+            if (!(n->name[d][id] = trc_strdup(buf)))
+                goto fail;
+            n->cls[d][id] = (uint8_t)cupti_name_classify(buf);
+        }
+    }
+    return n;
+fail:
+    cupti_names_free(n);
+    return NULL;
+}
+
+void cupti_names_free(cupti_names *n)
+{
+    if (!n)
+        return;
+    for (int d = 0; d < 2; d++) {
+        if (n->name[d])
+            for (uint32_t i = 0; i < n->count[d]; i++)
+                trc_free(n->name[d][i]);
+        trc_free(n->name[d]);
+        trc_free(n->cls[d]);
+    }
+    trc_free(n);
+}
+
+const char *cupti_names_get(const cupti_names *n, CUpti_CallbackDomain domain, uint32_t cbid)
+{
+    static __thread char buf[32];
+    int d = dom_index(domain);
+    if (n && d >= 0 && cbid < n->count[d] && n->name[d][cbid])
+        return n->name[d][cbid];
+    snprintf(buf, sizeof buf, "cbid %u", cbid);
+    return buf;
+}
+
+unsigned cupti_names_class(const cupti_names *n, CUpti_CallbackDomain domain, uint32_t cbid)
+{
+    int d = dom_index(domain);
+    if (n && d >= 0 && cbid < n->count[d])
+        return n->cls[d][cbid];
+    return 0;
+}
+
+/* ---- demangling ---------------------------------------------------- */
+
+typedef char *(*cxa_demangle_fn)(const char *, char *, size_t *, int *);
+
+typedef struct dm_entry {
+    const char *key;      /* CUPTI's pointer */
+    char *mangled;        /* our copy, to detect a reused pointer */
+    char *demangled;      /* NULL = same as mangled */
+} dm_entry;
+
+#define DM_SLOTS 4096     /* distinct kernels kept; a full table is cleared */
+
+struct cupti_demangler {
+    cxa_demangle_fn fn;
+    void *lib;
+    dm_entry *slot;
+    size_t used;
+};
+
+cupti_demangler *cupti_demangler_new(void)
+{
+    cupti_demangler *d = trc_calloc(1, sizeof *d);
+    void *p;
+
+    if (!d || !(d->slot = trc_calloc(DM_SLOTS, sizeof *d->slot))) {
+        trc_free(d);
+        return NULL;
+    }
+    p = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (!p) {
+        /* CUDA C programs need not load the C++ runtime; PyTorch does. */
+        d->lib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+        p = d->lib ? dlsym(d->lib, "__cxa_demangle") : NULL;
+    }
+    memcpy(&d->fn, &p, sizeof d->fn);
+    return d;
+}
+
+static void dm_clear(cupti_demangler *d)
+{
+    for (size_t i = 0; i < DM_SLOTS; i++) {
+        free(d->slot[i].demangled);          /* from __cxa_demangle's malloc */
+        trc_free(d->slot[i].mangled);
+        memset(&d->slot[i], 0, sizeof d->slot[i]);
+    }
+    d->used = 0;
+}
+
+void cupti_demangler_free(cupti_demangler *d)
+{
+    if (!d)
+        return;
+    dm_clear(d);
+    trc_free(d->slot);
+    /* d->lib stays loaded: unloading the C++ runtime is never safe */
+    trc_free(d);
+}
+
+const char *cupti_demangle(cupti_demangler *d, const char *name)
+{
+    size_t h, i;
+    int status = -1;
+    char *copy, *out;
+
+    if (!d || !name || !d->fn || strncmp(name, "_Z", 2) != 0)
+        return name;
+    h = ((uintptr_t)name >> 3) * 0x9E3779B97F4A7C15ull >> 20;
+    for (i = 0; i < DM_SLOTS; i++) {
+        dm_entry *e = &d->slot[(h + i) % DM_SLOTS];
+        if (!e->key)
+            break;
+        if (e->key == name && strcmp(e->mangled, name) == 0)
+            return e->demangled ? e->demangled : name;
+    }
+    if (d->used >= DM_SLOTS / 2) {
+        dm_clear(d);
+        i = 0;
+    }
+    copy = trc_strdup(name);
+    if (!copy)
+        return name;
+    out = d->fn(name, NULL, NULL, &status);
+    if (status != 0) {
+        free(out);
+        out = NULL;
+    }
+    for (i = 0; i < DM_SLOTS; i++) {
+        dm_entry *e = &d->slot[(h + i) % DM_SLOTS];
+        if (!e->key) {
+            e->key = name;
+            e->mangled = copy;
+            e->demangled = out;
+            d->used++;
+            return out ? out : name;
+        }
+    }
+    /* unreachable: the table is at most half full here */
+    free(out);
+    trc_free(copy);
+    return name;
+}

@@ -1,0 +1,59 @@
+/*
+ * lib/cupti/apinames.h — CUDA API names and classes for the injection
+ * (FORMATS.md §8): callback ids → "cudaLaunchKernel" (no _vNNNN or
+ * _ptsz suffix), which calls launch GPU work (their Python stack is
+ * captured), which are noisy queries (not recorded), and kernel-name
+ * demangling with a cache.
+ */
+#ifndef TRC_LIB_CUPTI_APINAMES_H
+#define TRC_LIB_CUPTI_APINAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/cupti/cupti_api.h"
+
+/* Classes of an API call (bit set). */
+#define CUPTI_NAME_LAUNCH 0x01u  /* launches GPU work: capture the Python stack */
+#define CUPTI_NAME_NOISY  0x02u  /* frequent query: not recorded */
+#define CUPTI_NAME_FLUSH  0x04u  /* tears a context down: flush records first */
+
+typedef struct cupti_names cupti_names;
+
+/* Build the tables for the runtime and driver domains, asking
+ * api->GetCallbackName for every callback id once.  NULL on allocation
+ * failure. Free with cupti_names_free. */
+cupti_names *cupti_names_new(const cupti_api *api);
+void cupti_names_free(cupti_names *n);
+
+/* Stripped name of (domain, cbid); "cbid N" when CUPTI does not know it.
+ * Borrowed, valid until cupti_names_free.  Cannot fail. */
+const char *cupti_names_get(const cupti_names *n, CUpti_CallbackDomain domain, uint32_t cbid);
+
+/* CUPTI_NAME_* bits of (domain, cbid); 0 for unknown ids. Cannot fail. */
+unsigned cupti_names_class(const cupti_names *n, CUpti_CallbackDomain domain, uint32_t cbid);
+
+/* Number of callback ids of a domain (ids run 1 .. count-1); 0 for a
+ * domain other than runtime/driver. */
+uint32_t cupti_names_count(CUpti_CallbackDomain domain);
+
+/* Strip the version and per-thread-stream suffixes: "cudaMemcpyAsync_ptsz_v7000"
+ * → "cudaMemcpyAsync", "cuMemcpyHtoD_v2" → "cuMemcpyHtoD".  out gets at
+ * most outlen-1 bytes. */
+void cupti_name_strip(const char *in, char *out, size_t outlen);
+
+/* Class bits of a stripped name (the explicit lists live in apinames.c). */
+unsigned cupti_name_classify(const char *stripped);
+
+/* Demangled kernel names.  CUPTI shares one name string among all
+ * records of a kernel, so the cache is keyed on the pointer (and checks
+ * the text).  cupti_demangle returns a borrowed string valid until the
+ * next call (the cache may be cleared when full): the demangled name, or the input itself when it
+ * is not a mangled C++ name, no demangler is available, or memory ran
+ * out. */
+typedef struct cupti_demangler cupti_demangler;
+cupti_demangler *cupti_demangler_new(void);   /* NULL on allocation failure */
+void cupti_demangler_free(cupti_demangler *d);
+const char *cupti_demangle(cupti_demangler *d, const char *name);
+
+#endif

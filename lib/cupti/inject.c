@@ -1,0 +1,763 @@
+/*
+ * lib/cupti/inject.c — the CUDA injection: CUPTI set-up, activity
+ * buffers, launch callbacks, the flusher thread, exit and fork
+ * (issue 5; FORMATS.md §8; contracts in inject.h; docs/gpu.md).
+ *
+ * Concurrency.  CUPTI calls us from the application's threads (API
+ * callbacks), from its own worker thread and from whoever flushes
+ * (buffer callbacks).  One mutex (g.mu) serialises everything that
+ * touches the writer, the decoder and the stack walker.  Rule: never
+ * call into CUPTI while holding g.mu, except cuptiActivityGetNextRecord
+ * (a pure walk over our own buffer) — CUPTI may hold its own locks while
+ * it calls us, so the other order could deadlock.
+ *
+ * Fork.  A child forked after CUDA initialised inherits CUPTI's state
+ * but none of its threads; flushing there can hang and writing would
+ * corrupt the parent's file.  The atfork child handler only flips
+ * g.state to CHILD, every entry point checks it first, and the child
+ * never touches g.mu (another thread may have held it at fork time).
+ */
+#include <cupti.h>
+
+#include "lib/cupti/inject.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format/alloc.h"
+#include "lib/cupti/apinames.h"
+#include "lib/cupti/decode.h"
+#include "lib/cupti/launch.h"
+#include "trc/trc.h"
+
+#define BUF_BYTES (4u << 20)           /* one activity buffer */
+#define FLUSH_PERIOD_NS 200000000LL     /* flusher round */
+#define SYNC_PERIOD_NS 1000000000LL     /* clock-sync pairs */
+
+enum { ST_OFF = 0, ST_RUNNING = 1, ST_CLOSED = 2, ST_CHILD = 3 };
+
+static struct {
+    pthread_mutex_t mu;
+    atomic_int state;
+    pid_t owner;                   /* the process that initialised */
+    cupti_api api;
+    trec_cupti_config cfg;
+    int64_t pid;
+    int fd;
+    trc_writer *w;
+    int write_failed;
+    cupti_names *names;
+    cupti_demangler *dm;
+    cupti_launch *launch;
+    cupti_decoder *dec;
+    CUpti_SubscriberHandle sub;
+    int subscribed;
+    int ts_callback;               /* CUPTI reports on our clock */
+    int standalone;                /* not under trec: describe process and threads */
+    int64_t last_sync_ns;
+    /* flusher */
+    pthread_t flusher;
+    int flusher_on;
+    pthread_mutex_t fmu;
+    pthread_cond_t fcv;
+    int fstop;
+    char path[4096];
+} g = {
+    .mu = PTHREAD_MUTEX_INITIALIZER,
+    .fmu = PTHREAD_MUTEX_INITIALIZER,
+    .fcv = PTHREAD_COND_INITIALIZER,
+    .fd = -1,
+};
+
+/* Per thread: a launch call nests another (cudaLaunchKernel calls
+ * cuLaunchKernel): reuse the outer capture instead of walking again. */
+static __thread struct { int depth; uint32_t stack, flags; } tls_launch;
+
+static int64_t (*volatile g_clock)(void) = trc_now_ns;
+
+static void close_injection(int full);
+
+/* ---- small helpers --------------------------------------------------- */
+
+static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void warn(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (g.cfg.warn)
+        g.cfg.warn(line);
+    else
+        fprintf(stderr, "trec: %s\n", line);
+}
+
+static uint64_t CUPTIAPI timestamp_cb(void)
+{
+    return (uint64_t)g_clock();
+}
+
+static int64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Reads /proc/self/cmdline with NULs turned into spaces. */
+static void read_cmdline(char *buf, size_t len)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0) {
+        buf[0] = 0;
+        return;
+    }
+    while (n > 0 && buf[n - 1] == 0)
+        n--;
+    for (ssize_t i = 0; i < n; i++)
+        if (buf[i] == 0)
+            buf[i] = ' ';
+    buf[n] = 0;
+}
+
+static int fd_write(void *ctx, const void *buf, size_t len)
+{
+    int fd = *(int *)ctx;
+    const char *p = buf;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Called with g.mu held: note a writer failure once, stop writing. */
+static void check(trc_status st, const char *what)
+{
+    if (st == TRC_OK || g.write_failed)
+        return;
+    g.write_failed = 1;
+    warn("GPU trace %s: %s failed: %s; GPU recording stops here", g.path, what,
+         trc_status_str(st));
+}
+
+/* Called with g.mu held. */
+static void clock_sync(void)
+{
+    trc_clock_sync c;
+    int64_t a = g_clock(), r = g.cfg.realtime ? g.cfg.realtime() : realtime_ns(), b = g_clock();
+    memset(&c, 0, sizeof c);
+    c.domain = TRC_CLOCK_REALTIME;
+    c.device = -1;
+    c.trace_ns = a + (b - a) / 2;
+    c.other_ns = r;
+    g.last_sync_ns = b;
+    if (!g.write_failed)
+        check(trc_writer_clock_sync(g.w, &c), "clock sync");
+}
+
+/* Offset that maps CUPTI's own timestamps (CLOCK_REALTIME on Linux) onto
+ * the trace clock, when the timestamp callback is unavailable. */
+static int64_t measure_offset(void)
+{
+    uint64_t c = 0;
+    int64_t a = g_clock();
+    if (g.api.GetTimestamp(&c) != CUPTI_SUCCESS || c == 0)
+        return g_clock() - realtime_ns();
+    int64_t b = g_clock();
+    return a + (b - a) / 2 - (int64_t)c;
+}
+
+/* ---- activity buffers ------------------------------------------------ */
+
+static void CUPTIAPI buffer_request(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *max_records = 0;
+    if (atomic_load(&g.state) != ST_RUNNING) {
+        *buffer = NULL;   /* CUPTI drops what it cannot store: right when closed */
+        *size = 0;
+        return;
+    }
+    /* Plain posix_memalign, not trc_malloc: CUPTI asks from its own
+     * threads, outside g.mu, and the wrapper's failure-injection counter
+     * is not thread-safe.  Freed in buffer_complete. */
+    void *p = NULL;
+    if (posix_memalign(&p, 8, BUF_BYTES) != 0)
+        p = NULL;
+    *buffer = p;
+    *size = p ? BUF_BYTES : 0;
+}
+
+static void CUPTIAPI buffer_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                    size_t valid)
+{
+    size_t dropped = 0;
+    int st = atomic_load(&g.state);
+
+    if (st == ST_CHILD)
+        return;   /* the parent's buffer: leave it alone */
+    if (st == ST_RUNNING &&
+        g.api.ActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS)
+        dropped = 0;
+    pthread_mutex_lock(&g.mu);
+    if (atomic_load(&g.state) == ST_RUNNING && !g.write_failed && buffer) {
+        CUpti_Activity *rec = NULL;
+        if (!g.ts_callback)
+            cupti_decoder_set_clock_offset(g.dec, measure_offset());
+        while (valid && g.api.ActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
+            trc_status ws = cupti_decode_record(g.dec, rec);
+            if (ws != TRC_OK) {
+                check(ws, "writing a GPU record");
+                break;
+            }
+        }
+        check(cupti_decode_buffer_end(g.dec, dropped), "writing a loss record");
+    }
+    pthread_mutex_unlock(&g.mu);
+    free(buffer);
+}
+
+/* Flush CUPTI's buffers (never with g.mu held), then the writer. */
+static void flush_round(int forced)
+{
+    if (atomic_load(&g.state) != ST_RUNNING)
+        return;
+    g.api.ActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+    pthread_mutex_lock(&g.mu);
+    if (atomic_load(&g.state) == ST_RUNNING && !g.write_failed) {
+        if (g_clock() - g.last_sync_ns >= SYNC_PERIOD_NS)
+            clock_sync();
+        if (!g.write_failed)
+            check(trc_writer_flush(g.w), "flush");
+    }
+    pthread_mutex_unlock(&g.mu);
+}
+
+static void *flusher_main(void *arg)
+{
+    pthread_mutex_lock(&g.fmu);
+    while (!g.fstop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += FLUSH_PERIOD_NS;
+        ts.tv_sec += ts.tv_nsec / 1000000000;
+        ts.tv_nsec %= 1000000000;
+        pthread_cond_timedwait(&g.fcv, &g.fmu, &ts);
+        if (g.fstop)
+            break;
+        pthread_mutex_unlock(&g.fmu);
+        flush_round(0);
+        pthread_mutex_lock(&g.fmu);
+    }
+    pthread_mutex_unlock(&g.fmu);
+    return arg;
+}
+
+/* ---- API callbacks --------------------------------------------------- */
+
+static void on_launch_enter(CUpti_CallbackDomain dom, const CUpti_CallbackData *cb)
+{
+    uint32_t stack = 0, flags = 0;
+
+    pthread_mutex_lock(&g.mu);
+    if (atomic_load(&g.state) == ST_RUNNING && !g.write_failed) {
+        if (tls_launch.depth > 0) {
+            stack = tls_launch.stack;
+            flags = tls_launch.flags;
+        } else {
+            check(g.cfg.capture ? g.cfg.capture(g.w, &stack, &flags)
+                                : cupti_launch_capture(g.launch, g.w, &stack, &flags),
+                  "writing a launch stack");
+            tls_launch.stack = stack;
+            tls_launch.flags = flags;
+        }
+        cupti_launch_put(g.launch, cb->correlationId, stack, flags);
+    }
+    pthread_mutex_unlock(&g.mu);
+    tls_launch.depth++;
+}
+
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+                                 const void *data)
+{
+    if (dom == CUPTI_CB_DOMAIN_RUNTIME_API || dom == CUPTI_CB_DOMAIN_DRIVER_API) {
+        const CUpti_CallbackData *cb = data;
+        unsigned cls = cupti_names_class(g.names, dom, cbid);
+        if ((cls & CUPTI_NAME_LAUNCH) && cb->callbackSite == CUPTI_API_EXIT) {
+            if (tls_launch.depth > 0)
+                tls_launch.depth--;
+            return;
+        }
+        if (atomic_load(&g.state) != ST_RUNNING || cb->callbackSite != CUPTI_API_ENTER)
+            return;
+        if (cls & CUPTI_NAME_LAUNCH)
+            on_launch_enter(dom, cb);
+        else if (cls & CUPTI_NAME_FLUSH)
+            flush_round(1);
+    } else if (dom == CUPTI_CB_DOMAIN_RESOURCE &&
+               cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+        if (atomic_load(&g.state) == ST_RUNNING)
+            flush_round(1);
+    }
+}
+
+/* ---- set-up ---------------------------------------------------------- */
+
+static const CUpti_ActivityKind activity_kinds[] = {
+    CUPTI_ACTIVITY_KIND_DEVICE,       CUPTI_ACTIVITY_KIND_CONTEXT,
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMCPY2,      CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_RUNTIME,      CUPTI_ACTIVITY_KIND_DRIVER,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_OVERHEAD,
+    CUPTI_ACTIVITY_KIND_MARKER,       CUPTI_ACTIVITY_KIND_MARKER_DATA,
+};
+#define N_KINDS (sizeof activity_kinds / sizeof activity_kinds[0])
+
+static void atfork_child(void)
+{
+    if (atomic_load(&g.state) == ST_RUNNING)
+        atomic_store(&g.state, ST_CHILD);
+}
+
+static void at_exit(void)
+{
+    if (atomic_load(&g.state) == ST_RUNNING && getpid() == g.owner) {
+        /* the exit path only: the host may still run CUDA code from later
+         * atexit handlers, so CUPTI stays subscribed and nothing is freed */
+        close_injection(0);
+    }
+}
+
+static int open_side_trace(void)
+{
+    const char *dir = getenv("TREC_GPU_DIR");
+    /* Under trec, the main trace names processes and threads; a PROCESS
+     * or THREAD record here would replace its richer description when
+     * the side trace is merged after it. */
+    g.standalone = g.cfg.path || !dir || !*dir;
+    if (g.cfg.path)
+        snprintf(g.path, sizeof g.path, "%s", g.cfg.path);
+    else if (dir && *dir)
+        snprintf(g.path, sizeof g.path, "%s/gpu-%lld.trc", dir, (long long)g.pid);
+    else {
+        snprintf(g.path, sizeof g.path, "trec-gpu-%lld.trc", (long long)g.pid);
+        warn("TREC_GPU_DIR is not set (CUDA_INJECTION64_PATH set by hand?): writing the GPU "
+             "trace to ./%s", g.path);
+    }
+    g.fd = open(g.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (g.fd < 0) {
+        warn("GPU recording off: cannot create %s: %s", g.path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int open_writer(void)
+{
+    static char cmdline[4096];
+    trc_kv meta[2] = { { "source", "cupti" }, { "cupti", g.api.path[0] ? g.api.path : "fake" } };
+    trc_writer_options o;
+    trc_process p;
+    trc_status st;
+    char exe[1024] = "";
+    ssize_t n;
+
+    if (g.cfg.command_line)
+        snprintf(cmdline, sizeof cmdline, "%s", g.cfg.command_line);
+    else
+        read_cmdline(cmdline, sizeof cmdline);
+    memset(&o, 0, sizeof o);
+    o.recorder = "trec-cupti " TRC_VERSION_STRING;
+    o.host = g.cfg.host;
+    o.command_line = cmdline;
+    o.n_metadata = 2;
+    o.metadata = meta;
+    o.start_ns = g_clock();
+    o.wall_ns = g.cfg.wall_ns;
+    o.compression_level = -1;
+    g.w = trc_writer_open_callback(fd_write, &g.fd, &o, &st);
+    if (!g.w) {
+        warn("GPU recording off: cannot start the GPU trace %s: %s", g.path, trc_status_str(st));
+        return -1;
+    }
+    clock_sync();
+    if (!g.standalone)
+        return 0;   /* trec describes the process from outside, better than we can */
+    memset(&p, 0, sizeof p);
+    if (g.cfg.executable) {
+        snprintf(exe, sizeof exe, "%s", g.cfg.executable);
+    } else {
+        n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[n > 0 ? n : 0] = 0;
+    }
+    p.pid = g.pid;
+    p.ppid = g.cfg.pid ? -1 : (int64_t)getppid();
+    p.executable = exe;
+    p.interpreter = "";
+    p.command_line = cmdline;
+    check(trc_writer_process(g.w, &p), "writing the process");
+    return 0;
+}
+
+/* Writes why GPU recording is off into the side trace, so every tool
+ * reading the merged trace says so too. */
+static void record_off(const char *why)
+{
+    trc_loss l;
+    memset(&l, 0, sizeof l);
+    l.kind = TRC_LOSS_OTHER;
+    l.pid = g.pid;
+    l.detail = why;
+    if (g.w && !g.write_failed)
+        check(trc_writer_loss(g.w, &l), "writing a loss record");
+}
+
+static int subscribe(void)
+{
+    char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN * 2] = "";
+    char why[512];
+    CUptiResult r;
+
+    if (g.api.Subscribe_v2) {
+        CUpti_SubscriberParams p;
+        memset(&p, 0, sizeof p);
+        p.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+        p.subscriberName = "trec";
+        p.oldSubscriberName = holder;
+        p.oldSubscriberSize = sizeof holder;
+        r = g.api.Subscribe_v2(&g.sub, on_callback, NULL, &p);
+    } else {
+        r = g.api.Subscribe(&g.sub, on_callback, NULL);
+    }
+    if (r == CUPTI_SUCCESS) {
+        g.subscribed = 1;
+        return 0;
+    }
+    holder[sizeof holder - 1] = 0;
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+        snprintf(why, sizeof why,
+                 "GPU recording off: CUPTI is already in use by %s (another profiler such as "
+                 "Nsight Systems or torch.profiler); CPU recording continues",
+                 holder[0] ? holder : "another CUPTI client");
+    else
+        snprintf(why, sizeof why, "GPU recording off: cuptiSubscribe failed: %s",
+                 cupti_api_result(&g.api, r));
+    warn("%s", why);
+    record_off(why);
+    return -1;
+}
+
+static void enable_callbacks(void)
+{
+    static const CUpti_CallbackDomain doms[2] = { CUPTI_CB_DOMAIN_RUNTIME_API,
+                                                  CUPTI_CB_DOMAIN_DRIVER_API };
+    for (int d = 0; d < 2; d++) {
+        uint32_t n = cupti_names_count(doms[d]);
+        for (uint32_t id = 1; id < n; id++) {
+            unsigned cls = cupti_names_class(g.names, doms[d], id);
+            if (cls & (CUPTI_NAME_LAUNCH | CUPTI_NAME_FLUSH))
+                g.api.EnableCallback(1, g.sub, doms[d], id);
+            if (cls & CUPTI_NAME_NOISY) {
+                /* stop the records at the source; decode filters them too */
+                if (doms[d] == CUPTI_CB_DOMAIN_RUNTIME_API && g.api.ActivityEnableRuntimeApi)
+                    g.api.ActivityEnableRuntimeApi(id, 0);
+                if (doms[d] == CUPTI_CB_DOMAIN_DRIVER_API && g.api.ActivityEnableDriverApi)
+                    g.api.ActivityEnableDriverApi(id, 0);
+            }
+        }
+    }
+    g.api.EnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE,
+                         CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+}
+
+static int enable_activity(void)
+{
+    CUptiResult r;
+    char why[512];
+
+    /* before any kind is enabled, or early records keep CUPTI's clock */
+    g.ts_callback = g.api.ActivityRegisterTimestampCallback &&
+                    g.api.ActivityRegisterTimestampCallback(timestamp_cb) == CUPTI_SUCCESS;
+    if (!g.ts_callback)
+        cupti_decoder_set_clock_offset(g.dec, measure_offset());
+    g.api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    r = g.api.ActivityRegisterCallbacks(buffer_request, buffer_complete);
+    if (r != CUPTI_SUCCESS) {
+        snprintf(why, sizeof why, "GPU recording off: cuptiActivityRegisterCallbacks failed: %s",
+                 cupti_api_result(&g.api, r));
+        warn("%s", why);
+        record_off(why);
+        return -1;
+    }
+    for (size_t i = 0; i < N_KINDS; i++) {
+        r = g.api.ActivityEnable(activity_kinds[i]);
+        if (r != CUPTI_SUCCESS && activity_kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+            snprintf(why, sizeof why, "GPU recording off: cannot enable kernel records: %s",
+                     cupti_api_result(&g.api, r));
+            warn("%s", why);
+            record_off(why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void free_state(void)
+{
+    cupti_decoder_free(g.dec);
+    cupti_launch_free(g.launch);
+    cupti_demangler_free(g.dm);
+    cupti_names_free(g.names);
+    g.dec = NULL;
+    g.launch = NULL;
+    g.dm = NULL;
+    g.names = NULL;
+}
+
+int trec_cupti_init_with_api(const cupti_api *api, const trec_cupti_config *cfg)
+{
+    static int handlers_installed;
+    int rc = -1;
+
+    if (atomic_load(&g.state) == ST_RUNNING || atomic_load(&g.state) == ST_CHILD)
+        return -1;
+    pthread_mutex_lock(&g.mu);
+    g.api = *api;
+    memset(&g.cfg, 0, sizeof g.cfg);
+    if (cfg)
+        g.cfg = *cfg;
+    g_clock = g.cfg.clock ? g.cfg.clock : trc_now_ns;
+    g.owner = getpid();
+    g.pid = g.cfg.pid ? g.cfg.pid : (int64_t)g.owner;
+    g.write_failed = 0;
+    g.subscribed = 0;
+    g.fd = -1;
+    g.w = NULL;
+    if (open_side_trace() != 0)
+        goto out;
+    if (open_writer() != 0)
+        goto out_close;
+    g.names = cupti_names_new(&g.api);
+    g.dm = cupti_demangler_new();
+    g.launch = cupti_launch_new();
+    g.dec = g.names && g.dm && g.launch
+                ? cupti_decoder_new(g.w, g.pid, g.names, g.dm, g.launch,
+                                    g.standalone && !g.cfg.no_thread_names)
+                : NULL;
+    if (!g.dec) {
+        warn("GPU recording off: out of memory");
+        record_off("GPU recording off: out of memory");
+        rc = 1;
+        goto out_writer;
+    }
+    if (subscribe() != 0 || enable_activity() != 0) {
+        rc = 1;
+        goto out_writer;
+    }
+    enable_callbacks();
+    check(trc_writer_flush(g.w), "flush");
+    atomic_store(&g.state, ST_RUNNING);
+    if (!handlers_installed) {
+        handlers_installed = 1;
+        atexit(at_exit);
+        pthread_atfork(NULL, NULL, atfork_child);
+    }
+    if (!g.cfg.no_flush_thread) {
+        g.fstop = 0;
+        g.flusher_on = pthread_create(&g.flusher, NULL, flusher_main, NULL) == 0;
+        if (!g.flusher_on)
+            warn("GPU trace: no flusher thread; records are written at exit only");
+    }
+    rc = 0;
+    goto out;
+
+out_writer:
+    if (g.subscribed)
+        g.api.Unsubscribe(g.sub);
+    g.subscribed = 0;
+    trc_writer_close(g.w, 0);
+    g.w = NULL;
+    free_state();
+out_close:
+    close(g.fd);
+    g.fd = -1;
+out:
+    pthread_mutex_unlock(&g.mu);
+    return rc;
+}
+
+/* Stop the flusher, forced flush, close the side trace; full: also
+ * unsubscribe and free everything (tests start again after it). */
+static void close_injection(int full)
+{
+    size_t dropped = 0;
+    cupti_decode_stats ds;
+    cupti_launch_stats ls;
+
+    if (atomic_load(&g.state) != ST_RUNNING || getpid() != g.owner)
+        return;
+    if (g.flusher_on) {
+        pthread_mutex_lock(&g.fmu);
+        g.fstop = 1;
+        pthread_cond_signal(&g.fcv);
+        pthread_mutex_unlock(&g.fmu);
+        pthread_join(g.flusher, NULL);
+        g.flusher_on = 0;
+    }
+    g.api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (g.api.ActivityGetNumDroppedRecords(NULL, 0, &dropped) != CUPTI_SUCCESS)
+        dropped = 0;
+    pthread_mutex_lock(&g.mu);
+    atomic_store(&g.state, ST_CLOSED);
+    if (!g.write_failed) {
+        check(cupti_decode_buffer_end(g.dec, dropped), "writing a loss record");
+        check(cupti_decode_finish(g.dec), "writing open ranges");
+        clock_sync();
+    }
+    cupti_decode_get_stats(g.dec, &ds);
+    cupti_launch_get_stats(g.launch, &ls);
+    if (getenv("TREC_GPU_DEBUG"))
+        fprintf(stderr,
+                "trec-cupti: pid %lld: %llu records, %llu kernels, %llu copies, %llu API calls "
+                "(%llu filtered), %llu launch stacks (%llu cached, %llu without Python), "
+                "%llu dropped, %llu bad timestamps -> %s\n",
+                (long long)g.pid, (unsigned long long)ds.records, (unsigned long long)ds.kernels,
+                (unsigned long long)ds.memcpys, (unsigned long long)ds.api_calls,
+                (unsigned long long)ds.filtered, (unsigned long long)ds.launch_stacks,
+                (unsigned long long)ls.cache_hits, (unsigned long long)ls.no_python,
+                (unsigned long long)ds.dropped, (unsigned long long)ds.bad_time, g.path);
+    if (trc_writer_close(g.w, g_clock()) != TRC_OK && !g.write_failed)
+        warn("GPU trace %s: closing failed", g.path);
+    g.w = NULL;
+    close(g.fd);
+    g.fd = -1;
+    if (full) {
+        for (size_t i = 0; i < N_KINDS; i++)
+            g.api.ActivityDisable(activity_kinds[i]);
+        if (g.subscribed)
+            g.api.Unsubscribe(g.sub);
+        g.subscribed = 0;
+        free_state();
+        atomic_store(&g.state, ST_OFF);
+    }
+    pthread_mutex_unlock(&g.mu);
+}
+
+void trec_cupti_shutdown(void)
+{
+    close_injection(1);
+}
+
+int trec_cupti_flush(void)
+{
+    if (atomic_load(&g.state) != ST_RUNNING || getpid() != g.owner)
+        return -1;
+    flush_round(0);
+    return 0;
+}
+
+int trec_cupti_active(void)
+{
+    return atomic_load(&g.state) == ST_RUNNING && getpid() == g.owner;
+}
+
+/* ---- entry points ---------------------------------------------------- */
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static cupti_api loaded;
+static int load_rc = -1;
+static char load_err[512];
+
+static void load_cupti(void)
+{
+    load_rc = cupti_api_load(&loaded, load_err, sizeof load_err);
+}
+
+int InitializeInjection(void)
+{
+    static atomic_int called;
+    if (atomic_exchange(&called, 1))
+        return 1;
+    pthread_once(&load_once, load_cupti);
+    if (load_rc != 0) {
+        warn("GPU recording off: %s", load_err);
+        return 1;
+    }
+    trec_cupti_init_with_api(&loaded, NULL);
+    return 1;
+}
+
+int InitializeInjectionNvtx(void *get_export_table)
+{
+    pthread_once(&load_once, load_cupti);
+    if (load_rc != 0 || !loaded.InitializeInjectionNvtx)
+        return 0;
+    return loaded.InitializeInjectionNvtx(get_export_table);
+}
+
+int InitializeInjectionNvtx2(void *get_export_table)
+{
+    pthread_once(&load_once, load_cupti);
+    if (load_rc != 0 || !loaded.InitializeInjectionNvtx2)
+        return 0;
+    return loaded.InitializeInjectionNvtx2(get_export_table);
+}
+
+int trec_cupti_test_capture_stack(const char *path)
+{
+    trc_writer *w = NULL;
+    cupti_launch *l = NULL;
+    trc_status st;
+    trc_api_call a;
+    uint32_t stack = 0, flags = 0;
+    int fd, rc = -1;
+    int64_t t;
+
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    w = trc_writer_open_callback(fd_write, &fd, NULL, &st);
+    l = cupti_launch_new();
+    if (!w || !l)
+        goto out;
+    memset(&a, 0, sizeof a);
+    t = trc_now_ns();
+    if (cupti_launch_capture(l, w, &stack, &flags) != TRC_OK)
+        goto out;
+    if (trc_writer_thread(w, getpid(), gettid(), "", &a.thread) != TRC_OK)
+        goto out;
+    a.start_ns = t;
+    a.end_ns = trc_now_ns();
+    a.domain = TRC_API_RUNTIME;
+    a.name = "cudaLaunchKernel";
+    a.correlation = 1;
+    a.stack = stack;
+    a.flags = flags | TRC_API_LAUNCH;
+    if (trc_writer_api_call(w, &a) != TRC_OK)
+        goto out;
+    rc = stack ? 1 : 0;
+out:
+    if (w && trc_writer_close(w, 0) != TRC_OK)
+        rc = -1;
+    cupti_launch_free(l);
+    close(fd);
+    return rc;
+}

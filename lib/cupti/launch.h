@@ -1,0 +1,57 @@
+/*
+ * lib/cupti/launch.h — the Python stack at each GPU launch (issue 5,
+ * FORMATS.md §8 "Callback API").
+ *
+ * At API_ENTER of a launch call the injection asks this module for the
+ * calling thread's Python stack (read in-process by lib/py's walker over
+ * local memory: no GIL, no Python C API), interned into the side trace's
+ * writer, and parks it under the call's correlation id; when the API
+ * activity record with that id is decoded, it takes the stack back.
+ *
+ * Not thread-safe: the injection calls everything here with its one
+ * mutex held (the writer and the walker's caches are shared).  Needs no
+ * CUDA headers, so the capture is testable from any Python (ctypes).
+ */
+#ifndef TRC_LIB_CUPTI_LAUNCH_H
+#define TRC_LIB_CUPTI_LAUNCH_H
+
+#include <stdint.h>
+
+#include "trc/trc.h"
+
+typedef struct cupti_launch cupti_launch;
+
+typedef struct cupti_launch_stats {
+    uint64_t captures;       /* stacks read */
+    uint64_t cache_hits;     /* ... whose interned id came from the cache */
+    uint64_t no_python;      /* launches from threads without Python frames */
+    uint64_t invalid;        /* walker reported an inconsistent stack */
+    uint64_t overwritten;    /* parked stacks lost before their API record came */
+} cupti_launch_stats;
+
+/* New, empty state; the Python runtime is looked for at the first
+ * capture.  NULL on allocation failure.  Free with cupti_launch_free
+ * (which also drops the walker). */
+cupti_launch *cupti_launch_new(void);
+void cupti_launch_free(cupti_launch *l);
+
+/* Stack of the calling thread, interned into w.  Sets *stack (0 = none)
+ * and *flags (TRC_API_NO_PYTHON when the thread has no Python frames or
+ * the process has no usable Python).  Returns TRC_OK or the writer's
+ * error (then *stack = 0). */
+trc_status cupti_launch_capture(cupti_launch *l, trc_writer *w, uint32_t *stack, uint32_t *flags);
+
+/* Park / take the result of a capture under a correlation id.  A slot
+ * is reused after 2^18 newer launches (counted as overwritten).
+ * cupti_launch_take returns 1 and fills the outputs when found (and
+ * forgets it), else 0. Cannot fail. */
+void cupti_launch_put(cupti_launch *l, uint32_t corr, uint32_t stack, uint32_t flags);
+int cupti_launch_take(cupti_launch *l, uint32_t corr, uint32_t *stack, uint32_t *flags);
+
+void cupti_launch_get_stats(const cupti_launch *l, cupti_launch_stats *out);
+
+/* Why Python stacks are unavailable ("" while they are, or before the
+ * first capture).  Borrowed. */
+const char *cupti_launch_python_status(const cupti_launch *l);
+
+#endif

@@ -1,0 +1,150 @@
+/*
+ * lib/dump/dump_summary.c — `trc-dump --summary` (see lib/dump/dump.h):
+ * what a trace holds, read with the public reader: the recording(s), the
+ * number of events of each type (spec §7), threads, processes, samples,
+ * the time covered and every loss, recorded or detected (spec §8.8).
+ */
+#include "lib/dump/dump.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#define N_EVENT_TYPES (TRC_EV_SEGMENT_END + 1)
+#define N_LOSS_KINDS (TRC_LOSS_OTHER + 1)
+
+typedef struct summary {
+    uint64_t by_type[N_EVENT_TYPES];
+    uint64_t samples, sample_weight_ns, on_cpu;
+    uint64_t loss_count[2][N_LOSS_KINDS];   /* [from_reader][kind] */
+    uint64_t loss_events[2][N_LOSS_KINDS];
+    uint64_t processes;                     /* PROCESS events (pids may repeat) */
+    const char *recorder, *host, *command;  /* of the first segment (borrowed) */
+    uint64_t period_ns;
+} summary;
+
+static void tally(summary *s, const trc_event *ev)
+{
+    if ((unsigned)ev->type < N_EVENT_TYPES)
+        s->by_type[ev->type]++;
+    switch (ev->type) {
+    case TRC_EV_SEGMENT:
+        if (!s->recorder) {
+            s->recorder = ev->u.segment->recorder;
+            s->host = ev->u.segment->host;
+            s->command = ev->u.segment->command_line;
+            s->period_ns = ev->u.segment->period_ns;
+        }
+        break;
+    case TRC_EV_SAMPLE:
+        s->samples += ev->u.sample.count;
+        s->sample_weight_ns += ev->u.sample.weight_ns * ev->u.sample.count;
+        if (ev->u.sample.flags & TRC_SAMPLE_ON_CPU)
+            s->on_cpu += ev->u.sample.count;
+        break;
+    case TRC_EV_LOSS: {
+        int fr = ev->u.loss.from_reader ? 1 : 0;
+        unsigned k = (unsigned)ev->u.loss.kind < N_LOSS_KINDS ? (unsigned)ev->u.loss.kind
+                                                              : (unsigned)TRC_LOSS_OTHER;
+        s->loss_count[fr][k] += ev->u.loss.count;
+        s->loss_events[fr][k]++;
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+static void print_losses(FILE *out, const summary *s)
+{
+    uint64_t total = 0;
+    int fr;
+    unsigned k;
+
+    for (fr = 0; fr < 2; fr++)
+        for (k = 0; k < N_LOSS_KINDS; k++)
+            total += s->loss_events[fr][k];
+    fprintf(out, "losses: %" PRIu64 "\n", total);
+    for (fr = 0; fr < 2; fr++)
+        for (k = 1; k < N_LOSS_KINDS; k++)
+            if (s->loss_events[fr][k])
+                fprintf(out, "  %-16s %10" PRIu64 " in %" PRIu64 " report%s (%s)\n",
+                        dump_loss_name((trc_loss_kind)k), s->loss_count[fr][k],
+                        s->loss_events[fr][k], s->loss_events[fr][k] == 1 ? "" : "s",
+                        fr ? "detected by the reader" : "recorded");
+}
+
+static void print_summary(FILE *out, const summary *s, trc_reader *r)
+{
+    trc_reader_stats st;
+    unsigned t;
+
+    trc_reader_get_stats(r, &st);
+    fprintf(out, "input: %s\n", trc_reader_name(r));
+    fprintf(out, "bytes: %" PRIu64 "\n", st.bytes);
+    fprintf(out, "segments: %" PRIu64 "\n", st.segments);
+    fprintf(out, "chunks: %" PRIu64 " (%" PRIu64 " damaged)\n", st.chunks, st.damaged_chunks);
+    fprintf(out, "records: %" PRIu64 " (%" PRIu64 " skipped)\n", st.records, st.skipped_records);
+    if (s->recorder) {
+        fputs("recorder: ", out);
+        dump_quote(out, s->recorder, strlen(s->recorder), 200);
+        fputs("\nhost: ", out);
+        dump_quote(out, s->host, strlen(s->host), 200);
+        fputs("\ncommand: ", out);
+        dump_quote(out, s->command, strlen(s->command), 200);
+        fprintf(out, "\nperiod: %" PRIu64 " ns\n", s->period_ns);
+    }
+    fputs("time: ", out);
+    dump_time(out, st.first_ns);
+    fputs(" .. ", out);
+    dump_time(out, st.last_ns);
+    fputs(" (", out);
+    dump_time(out, st.last_ns - st.first_ns);
+    fputs(" s)\n", out);
+    fprintf(out, "processes: %" PRIu64 "\n", s->by_type[TRC_EV_PROCESS]);
+    fprintf(out, "threads: %" PRIu32 "\n", trc_reader_thread_count(r));
+    fprintf(out, "frames: %" PRIu32 "\n", trc_reader_frame_count(r));
+    fprintf(out, "stacks: %" PRIu32 "\n", trc_reader_stack_count(r));
+    fprintf(out, "samples: %" PRIu64 " in %" PRIu64 " events, %" PRIu64 " on cpu, weight ",
+            s->samples, s->by_type[TRC_EV_SAMPLE], s->on_cpu);
+    dump_time(out, (int64_t)s->sample_weight_ns);
+    fputs(" s\n", out);
+    fputs("events:\n", out);
+    for (t = 1; t < N_EVENT_TYPES; t++)
+        if (s->by_type[t])
+            fprintf(out, "  %-16s %10" PRIu64 "\n", dump_event_name((trc_event_type)t),
+                    s->by_type[t]);
+    print_losses(out, s);
+}
+
+int dump_summary(trc_reader *r, FILE *out, const dump_opts *o)
+{
+    summary s;
+    const trc_event *ev;
+    trc_status st;
+    uint64_t events = 0, detected = 0;
+    int verdict;
+
+    memset(&s, 0, sizeof s);
+    while ((st = trc_reader_next(r, &ev)) == TRC_OK) {
+        events++;
+        tally(&s, ev);
+        if (ev->type == TRC_EV_LOSS && ev->u.loss.from_reader) {
+            const char *d = ev->u.loss.detail;
+            char line[1024];
+            detected++;
+            snprintf(line, sizeof line, "%s: offset 0x%" PRIx64 ": %s", o->name,
+                     ev->u.loss.offset, d && *d ? d : dump_loss_name(ev->u.loss.kind));
+            if (o->problem)
+                o->problem(o->problem_ctx, line);
+        }
+    }
+    if (st != TRC_ERR_EOF && o->problem)
+        o->problem(o->problem_ctx, st == TRC_ERR_NOMEM ? "out of memory" : trc_reader_error(r));
+    verdict = dump_status_verdict(st, events > 0);
+    if (verdict == DUMP_UNUSABLE && events == 0)
+        return verdict;
+    if (verdict == DUMP_OK && detected)
+        verdict = DUMP_DAMAGED;
+    print_summary(out, &s, r);
+    return verdict;
+}

@@ -1,0 +1,54 @@
+/*
+ * lib/export/chrome.h — the Chrome Trace Event exporter (a conv sink's
+ * engine): CPU samples become a flame chart over time for Perfetto,
+ * chrome://tracing and speedscope's Chrome importer.
+ *
+ * Output (FORMATS.md §2): {"traceEvents":[...],"displayTimeUnit":"ms",
+ * "otherData":{...}}.  Per thread, consecutive samples sharing a stack
+ * prefix keep those frames open; a frame becomes one "X" slice (name =
+ * function, cat = frame kind, args = file, line) when the stack leaves it,
+ * so slices of one (pid,tid) nest.  A sample at time t with repeat count
+ * c stands for [t, t + span + weight); a thread's slices are closed when
+ * its next sample comes at least one sample weight after that end (a gap:
+ * off-CPU time dropped by the selection, or lost samples).
+ * Counters are "C" events, losses "i" instants (s "t"/"p"/"g" by what is
+ * known), process exits "i" with s "p", names and sort order "M" events.
+ * ts/dur are microseconds relative to the trace start with 3 decimals
+ * (exact ns).  A dur whose 3-decimal form would make speedscope's float
+ * arithmetic (ts - thread start + dur) miss the parent's end is written
+ * with up to 17 digits instead, still within 1 ns.
+ *
+ * Events are written as they are produced (memory: distinct stacks, plus
+ * the open stack of each thread).  Borrows strings from the reader: call
+ * chrome_finish before trc_reader_free.
+ */
+#ifndef TRC_LIB_EXPORT_CHROME_H
+#define TRC_LIB_EXPORT_CHROME_H
+
+#include <stdio.h>
+
+#include "trc/trc.h"
+
+typedef struct chrome_options {
+    int lines; /* one slice per executing line, not per function */
+} chrome_options;
+
+typedef struct chrome chrome;
+
+/* New exporter; opts may be NULL.  NULL when out of memory. */
+chrome *chrome_new(const chrome_options *opts);
+void chrome_free(chrome *c);
+
+/* Consume one (already selected) event, writing what it completes to
+ * out.  Returns TRC_OK or TRC_ERR_NOMEM (then chrome_error says what). */
+trc_status chrome_event(chrome *c, const trc_reader *r, const trc_event *ev, FILE *out);
+
+/* Close every open slice, write the metadata events and the end of the
+ * document.  Returns TRC_OK or TRC_ERR_NOMEM.  Write errors on out are
+ * left for the caller's ferror check. */
+trc_status chrome_finish(chrome *c, const trc_reader *r, FILE *out);
+
+/* One line about the last error; "" if none.  Borrowed. */
+const char *chrome_error(const chrome *c);
+
+#endif /* TRC_LIB_EXPORT_CHROME_H */

@@ -1,0 +1,312 @@
+/*
+ * lib/export/collapsed.c — folded ("collapsed") stacks, FORMATS.md §4:
+ * one line per distinct stack, "root;...;leaf COUNT", read by
+ * flamegraph.pl, inferno and speedscope.  Contract in export.h.
+ *
+ * While reading, only a count per (group, reader stack id) is kept, where
+ * the group is the thread when --threads/--pids ask for root frames.  The
+ * text is made at write time; stacks that render the same (e.g. two lines
+ * of one function with --no-lines) are merged, and lines are sorted so
+ * the output is deterministic.
+ */
+#include "lib/export/export.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/alloc.h"
+#include "lib/export/u64map.h"
+
+typedef struct row {
+    uint32_t group, stack;
+    uint64_t count, weight_ns;
+} row;
+
+struct exp_collapsed {
+    exp_collapsed_options opt;
+    exp_u64map map;
+    row *rows;
+    size_t n_rows, cap_rows;
+    uint64_t last_key;  /* one-entry cache: consecutive samples often repeat */
+    uint32_t last_row;
+    int have_last;
+    uint64_t samples;
+};
+
+/* A growable text buffer (allocation through format/alloc.h). */
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+    int nomem;
+} sbuf;
+
+static void sb_putn(sbuf *b, const char *s, size_t n)
+{
+    if (b->nomem)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = trc_realloc(b->p, cap);
+        if (!p) {
+            b->nomem = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void sb_puts(sbuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    char tmp[64];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        sb_putn(b, tmp, (size_t)k < sizeof tmp ? (size_t)k : sizeof tmp - 1);
+}
+
+static void sb_escaped(sbuf *b, const char *s)
+{
+    if (!s || !*s) {
+        sb_puts(b, "<unknown>");
+        return;
+    }
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        int esc = c == ';' || c == '%' || c < 0x20 || c == 0x7f;
+        if (c == ' ' && (i == 0 || i + 1 == n || s[i + 1] == ' ' || s[i - 1] == ' '))
+            esc = 1;
+        if (esc)
+            sb_printf(b, "%%%02X", c);
+        else
+            sb_putn(b, (const char *)&s[i], 1);
+    }
+}
+
+const char *exp_short_path(const char *path)
+{
+    static const char *const markers[] = {"/site-packages/", "/dist-packages/"};
+    const char *best = NULL;
+    for (size_t i = 0; i < 2; i++) {
+        const char *m = strstr(path, markers[i]);
+        for (const char *next = m; next; next = strstr(next + 1, markers[i]))
+            m = next; /* the innermost one (virtualenvs nest them) */
+        if (m && (!best || m > best))
+            best = m + strlen(markers[i]);
+    }
+    if (best && *best)
+        return best;
+    /* standard library: ".../lib/python3.11/json/decoder.py" */
+    for (const char *p = strstr(path, "/lib/python"); p; p = strstr(p + 1, "/lib/python")) {
+        const char *q = p + strlen("/lib/python");
+        while (*q && *q != '/')
+            q++;
+        if (*q == '/' && q[1])
+            best = q + 1;
+    }
+    if (best)
+        return best;
+    const char *last = strrchr(path, '/');
+    if (!last)
+        return path;
+    const char *prev = last;
+    while (prev > path && prev[-1] != '/')
+        prev--;
+    if (prev == path)
+        return path; /* "dir/file.py" or "/file.py" */
+    return prev;
+}
+
+exp_collapsed *exp_collapsed_new(const exp_collapsed_options *opts)
+{
+    exp_collapsed *c = trc_calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    if (opts)
+        c->opt = *opts;
+    return c;
+}
+
+void exp_collapsed_free(exp_collapsed *c)
+{
+    if (!c)
+        return;
+    exp_u64map_cleanup(&c->map);
+    trc_free(c->rows);
+    trc_free(c);
+}
+
+uint64_t exp_collapsed_samples(const exp_collapsed *c) { return c->samples; }
+
+trc_status exp_collapsed_add(exp_collapsed *c, const trc_reader *r, const trc_sample *s)
+{
+    uint32_t group = (c->opt.threads || c->opt.pids) ? s->thread : 0;
+    uint64_t key = ((uint64_t)group << 32) | s->stack;
+    uint32_t idx;
+    if (c->have_last && c->last_key == key) {
+        idx = c->last_row;
+    } else {
+        int added;
+        if (c->n_rows >= UINT32_MAX - 1)
+            return TRC_ERR_LIMIT;
+        /* room for a new row first, so the map never names a missing row */
+        trc_status st = exp_grow((void **)&c->rows, &c->cap_rows, c->n_rows, sizeof *c->rows);
+        if (st != TRC_OK)
+            return st;
+        st = exp_u64map_put(&c->map, key, (uint32_t)c->n_rows, &idx, &added);
+        if (st != TRC_OK)
+            return st;
+        if (added) {
+            c->rows[idx].group = group;
+            c->rows[idx].stack = s->stack;
+            c->n_rows++;
+        }
+        c->last_key = key;
+        c->last_row = idx;
+        c->have_last = 1;
+    }
+    uint32_t n = s->count ? s->count : 1;
+    c->rows[idx].count += n;
+    c->rows[idx].weight_ns += s->weight_ns * n;
+    c->samples += n;
+    return TRC_OK;
+}
+
+static void put_frame(const exp_collapsed *c, sbuf *b, const trc_frame *f)
+{
+    if (!f) {
+        sb_puts(b, "<unknown>");
+        return;
+    }
+    sb_escaped(b, f->function);
+    if (c->opt.no_lines || !f->file || !*f->file)
+        return;
+    sb_puts(b, " (");
+    sb_escaped(b, c->opt.full_filenames ? f->file : exp_short_path(f->file));
+    if (f->line)
+        sb_printf(b, ":%" PRIu32, f->line);
+    sb_puts(b, ")");
+}
+
+static void put_roots(const exp_collapsed *c, const trc_reader *r, sbuf *b, uint32_t group)
+{
+    const trc_thread *t = trc_reader_thread(r, group);
+    if (c->opt.pids) {
+        int64_t pid = t ? t->pid : -1;
+        const trc_process *p = t ? trc_reader_process_by_pid(r, pid) : NULL;
+        const char *exe = p && p->executable ? p->executable : "";
+        const char *base = strrchr(exe, '/');
+        base = base ? base + 1 : exe;
+        sb_escaped(b, *base ? base : "process");
+        sb_printf(b, " (pid %" PRId64 ");", pid);
+    }
+    if (c->opt.threads) {
+        sb_escaped(b, t && t->name && *t->name ? t->name : "<unnamed>");
+        sb_printf(b, " (tid %" PRId64 ");", t ? t->tid : (int64_t)-1);
+    }
+}
+
+/* Appends the frames of `stack`, root first. */
+static trc_status put_stack(const exp_collapsed *c, const trc_reader *r, sbuf *b,
+                            uint32_t stack, uint32_t **path, size_t *cap)
+{
+    if (stack == 0) {
+        sb_puts(b, EXP_NO_PYTHON_FRAMES);
+        return TRC_OK;
+    }
+    size_t n = 0;
+    for (const trc_stack *s = trc_reader_stack(r, stack); s && s->id != 0;
+         s = trc_reader_stack(r, s->parent)) {
+        if (exp_grow((void **)path, cap, n, sizeof **path) != TRC_OK)
+            return TRC_ERR_NOMEM;
+        (*path)[n++] = s->frame;
+        if (s->parent >= s->id)
+            break; /* the reader guarantees parent < id; never loop */
+    }
+    if (n == 0) {
+        sb_puts(b, "<unknown>");
+        return TRC_OK;
+    }
+    for (size_t i = n; i-- > 0;) {
+        put_frame(c, b, trc_reader_frame(r, (*path)[i]));
+        if (i)
+            sb_puts(b, ";");
+    }
+    return TRC_OK;
+}
+
+typedef struct line {
+    size_t off;     /* into the text arena */
+    uint64_t value;
+} line;
+
+static int line_cmp(const void *a, const void *b, void *arena)
+{
+    const line *x = a, *y = b;
+    return strcmp((const char *)arena + x->off, (const char *)arena + y->off);
+}
+
+trc_status exp_collapsed_write(exp_collapsed *c, const trc_reader *r, FILE *out)
+{
+    trc_status st = TRC_OK;
+    sbuf text = {0};
+    uint32_t *path = NULL;
+    size_t path_cap = 0;
+    line *lines = NULL;
+    if (c->n_rows) {
+        lines = trc_malloc(c->n_rows * sizeof *lines);
+        if (!lines)
+            return TRC_ERR_NOMEM;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_rows; i++) {
+        const row *rw = &c->rows[i];
+        uint64_t v = c->opt.weight_us ? (rw->weight_ns + 500) / 1000 : rw->count;
+        lines[n].off = text.len;
+        lines[n].value = v;
+        put_roots(c, r, &text, rw->group);
+        st = put_stack(c, r, &text, rw->stack, &path, &path_cap);
+        if (st != TRC_OK)
+            goto out;
+        sb_putn(&text, "", 1); /* keep the NUL: lines are C strings in the arena */
+        n++;
+    }
+    if (text.nomem) {
+        st = TRC_ERR_NOMEM;
+        goto out;
+    }
+    if (n)
+        qsort_r(lines, n, sizeof *lines, line_cmp, text.p);
+    for (size_t i = 0; i < n;) {
+        const char *s = text.p + lines[i].off;
+        uint64_t v = lines[i].value;
+        size_t j = i + 1;
+        while (j < n && strcmp(s, text.p + lines[j].off) == 0)
+            v += lines[j++].value;
+        if (v && fprintf(out, "%s %" PRIu64 "\n", s, v) < 0) {
+            st = TRC_ERR_IO;
+            goto out;
+        }
+        i = j;
+    }
+    if (fflush(out) != 0 || ferror(out))
+        st = TRC_ERR_IO;
+out:
+    trc_free(lines);
+    trc_free(text.p);
+    trc_free(path);
+    return st;
+}

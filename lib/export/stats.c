@@ -1,0 +1,472 @@
+/*
+ * lib/export/stats.c — per-function statistics from samples, the model
+ * behind trc-stats and trc2pstats (FORMATS.md §3; meanings of ncalls,
+ * tottime and cumtime for sampled data in export.h and
+ * docs/converters.md).  Contract in export.h.
+ *
+ * Streaming: while reading, one accumulator per reader stack id (samples,
+ * sampled time, entries observed) and the last stack per thread; nothing
+ * per sample.  exp_stats_finish walks each stack once to spread those
+ * over functions (recursion counted once per sample in cumtime) and over
+ * caller→callee edges.
+ *
+ * Entries: when a thread's sample differs from its previous kept sample,
+ * the two stacks share a prefix (their lowest common ancestor in the
+ * reader's stack tree).  Every frame of the new stack below that prefix
+ * is a new entry, except the first one when it is the same function as
+ * the old stack's frame at that depth: a caller's frame is unchanged
+ * while a call runs, so only the callee's own line moved.
+ */
+#include "lib/export/export.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/alloc.h"
+#include "lib/export/u64map.h"
+
+#define NO_FN UINT32_MAX
+
+typedef struct node_acc {
+    uint64_t samples, weight_ns, entries;
+} node_acc;
+
+typedef struct thread_acc {
+    uint32_t last_stack;
+    uint8_t seen;
+} thread_acc;
+
+struct exp_stats {
+    node_acc *nodes;
+    size_t cap_nodes;
+    thread_acc *threads;
+    size_t cap_threads;
+    uint32_t *fn_of_frame;   /* frame id → function index + 1; 0 = not yet */
+    size_t cap_fof;
+    uint32_t no_python_fn;   /* function index + 1 of EXP_NO_PYTHON_FRAMES */
+    exp_func *funcs;
+    size_t n_funcs, cap_funcs;
+    exp_u64map fn_map;       /* content hash (probed on collision) → function */
+    exp_edge *edges;
+    size_t n_edges, cap_edges;
+    exp_u64map edge_map;     /* caller << 32 | callee → edge */
+    exp_stats_totals totals;
+    int finished;
+};
+
+static const char TILDE[] = "~";
+
+exp_stats *exp_stats_new(void)
+{
+    exp_stats *s = trc_calloc(1, sizeof *s);
+    return s;
+}
+
+void exp_stats_free(exp_stats *s)
+{
+    if (!s)
+        return;
+    trc_free(s->nodes);
+    trc_free(s->threads);
+    trc_free(s->fn_of_frame);
+    trc_free(s->funcs);
+    trc_free(s->edges);
+    exp_u64map_cleanup(&s->fn_map);
+    exp_u64map_cleanup(&s->edge_map);
+    trc_free(s);
+}
+
+static uint64_t hash_str(uint64_t h, const char *p)
+{
+    for (; *p; p++) {
+        h ^= (unsigned char)*p;
+        h *= UINT64_C(0x100000001b3);
+    }
+    return h * UINT64_C(0x100000001b3);
+}
+
+/* The function index for (file, first_line, function), added if new. */
+static trc_status intern_fn(exp_stats *s, const char *file, uint32_t first_line,
+                            const char *function, uint32_t *out)
+{
+    uint64_t h = hash_str(hash_str(UINT64_C(0xcbf29ce484222325), file), function);
+    h ^= first_line;
+    for (;; h++) {
+        uint32_t idx;
+        int added;
+        trc_status st = exp_grow((void **)&s->funcs, &s->cap_funcs, s->n_funcs, sizeof *s->funcs);
+        if (st != TRC_OK)
+            return st;
+        st = exp_u64map_put(&s->fn_map, h, (uint32_t)s->n_funcs, &idx, &added);
+        if (st != TRC_OK)
+            return st;
+        exp_func *f = &s->funcs[idx];
+        if (added) {
+            memset(f, 0, sizeof *f);
+            f->file = file;
+            f->first_line = first_line;
+            f->function = function;
+            s->n_funcs++;
+            *out = idx;
+            return TRC_OK;
+        }
+        if (f->first_line == first_line && strcmp(f->file, file) == 0 &&
+            strcmp(f->function, function) == 0) {
+            *out = idx;
+            return TRC_OK;
+        }
+        /* a 64-bit hash collision: probe the next key */
+    }
+}
+
+static trc_status fn_of(exp_stats *s, const trc_reader *r, uint32_t frame_id, uint32_t *out)
+{
+    if (frame_id < s->cap_fof && s->fn_of_frame[frame_id]) {
+        *out = s->fn_of_frame[frame_id] - 1;
+        return TRC_OK;
+    }
+    const trc_frame *f = trc_reader_frame(r, frame_id);
+    const char *function = f && f->function && *f->function ? f->function : "<unknown>";
+    const char *file = TILDE;
+    uint32_t line = 0;
+    if (f && f->kind == TRC_FRAME_PYTHON && f->file && *f->file) {
+        file = f->file;
+        line = f->first_line;
+    }
+    trc_status st = intern_fn(s, file, line, function, out);
+    if (st != TRC_OK)
+        return st;
+    st = exp_grow((void **)&s->fn_of_frame, &s->cap_fof, frame_id, sizeof *s->fn_of_frame);
+    if (st != TRC_OK)
+        return st;
+    s->fn_of_frame[frame_id] = *out + 1;
+    return TRC_OK;
+}
+
+/* Function of a stack node's frame (NO_FN if the node is unknown). */
+static trc_status node_fn(exp_stats *s, const trc_reader *r, uint32_t id, uint32_t *out)
+{
+    const trc_stack *n = trc_reader_stack(r, id);
+    *out = NO_FN;
+    return n ? fn_of(s, r, n->frame, out) : TRC_OK;
+}
+
+/* Counts new entries along `stack` against the thread's previous stack
+ * `prev` (see the file comment).  Nodes up to `stack` are allocated. */
+static trc_status count_entries(exp_stats *s, const trc_reader *r, uint32_t prev,
+                                uint32_t stack)
+{
+    const trc_stack *a = trc_reader_stack(r, prev), *b = trc_reader_stack(r, stack);
+    uint32_t ca = 0, cb = 0;
+    if (stack == 0) {
+        s->nodes[0].entries++;
+        return TRC_OK;
+    }
+    if (!a)
+        a = trc_reader_stack(r, 0);
+    while (b && a && b->depth > a->depth) {
+        s->nodes[b->id].entries++;
+        cb = b->id;
+        b = trc_reader_stack(r, b->parent);
+    }
+    while (a && b && a->depth > b->depth) {
+        ca = a->id;
+        a = trc_reader_stack(r, a->parent);
+    }
+    while (a && b && a->id != b->id) {
+        ca = a->id;
+        a = trc_reader_stack(r, a->parent);
+        s->nodes[b->id].entries++;
+        cb = b->id;
+        b = trc_reader_stack(r, b->parent);
+    }
+    if (ca && cb) {
+        uint32_t fa, fb;
+        trc_status st = node_fn(s, r, ca, &fa);
+        if (st == TRC_OK)
+            st = node_fn(s, r, cb, &fb);
+        if (st != TRC_OK)
+            return st;
+        if (fa != NO_FN && fa == fb)
+            s->nodes[cb].entries--; /* the same call, its line moved */
+    }
+    return TRC_OK;
+}
+
+trc_status exp_stats_add(exp_stats *s, const trc_reader *r, const trc_sample *smp)
+{
+    uint64_t n = smp->count ? smp->count : 1;
+    uint64_t w = smp->weight_ns * n;
+    trc_status st = exp_grow((void **)&s->nodes, &s->cap_nodes, smp->stack, sizeof *s->nodes);
+    if (st == TRC_OK)
+        st = exp_grow((void **)&s->threads, &s->cap_threads, smp->thread, sizeof *s->threads);
+    if (st != TRC_OK)
+        return st;
+    thread_acc *t = &s->threads[smp->thread];
+    int had = t->seen;
+    uint32_t prev = t->last_stack;
+    if (!had) {
+        t->seen = 1;
+        s->totals.threads++;
+    }
+    t->last_stack = smp->stack;
+    if (!had || prev != smp->stack) {
+        st = count_entries(s, r, had ? prev : 0, smp->stack);
+        if (st != TRC_OK)
+            return st; /* "no previous sample" counts as the empty stack */
+    }
+    node_acc *a = &s->nodes[smp->stack];
+    a->samples += n;
+    a->weight_ns += w;
+    if (!s->totals.samples || smp->time_ns < s->totals.first_ns)
+        s->totals.first_ns = smp->time_ns;
+    int64_t end = smp->time_ns + (int64_t)smp->span_ns;
+    if (!s->totals.samples || end > s->totals.last_ns)
+        s->totals.last_ns = end;
+    s->totals.samples += n;
+    s->totals.weight_ns += w;
+    return TRC_OK;
+}
+
+static trc_status edge_of(exp_stats *s, uint32_t caller, uint32_t callee, exp_edge **out)
+{
+    uint32_t idx;
+    int added;
+    trc_status st = exp_grow((void **)&s->edges, &s->cap_edges, s->n_edges, sizeof *s->edges);
+    if (st != TRC_OK)
+        return st;
+    st = exp_u64map_put(&s->edge_map, ((uint64_t)caller << 32) | callee, (uint32_t)s->n_edges,
+                        &idx, &added);
+    if (st != TRC_OK)
+        return st;
+    if (added) {
+        memset(&s->edges[idx], 0, sizeof s->edges[idx]);
+        s->edges[idx].caller = caller;
+        s->edges[idx].callee = callee;
+        s->n_edges++;
+    }
+    *out = &s->edges[idx];
+    return TRC_OK;
+}
+
+static int fn_key_cmp(const exp_func *x, const exp_func *y)
+{
+    int c = strcmp(x->file, y->file);
+    if (c)
+        return c;
+    if (x->first_line != y->first_line)
+        return x->first_line < y->first_line ? -1 : 1;
+    return strcmp(x->function, y->function);
+}
+
+static int order_cmp(const void *a, const void *b, void *funcs)
+{
+    const exp_func *f = funcs;
+    return fn_key_cmp(&f[*(const uint32_t *)a], &f[*(const uint32_t *)b]);
+}
+
+static int edge_cmp(const void *a, const void *b)
+{
+    const exp_edge *x = a, *y = b;
+    if (x->callee != y->callee)
+        return x->callee < y->callee ? -1 : 1;
+    if (x->caller != y->caller)
+        return x->caller < y->caller ? -1 : 1;
+    return 0;
+}
+
+/* Sort functions by key and edges by (callee, caller), renumbering. */
+static trc_status sort_tables(exp_stats *s)
+{
+    trc_status st = TRC_OK;
+    uint32_t *order = trc_malloc((s->n_funcs + 1) * sizeof *order);
+    uint32_t *newpos = trc_malloc((s->n_funcs + 1) * sizeof *newpos);
+    exp_func *sorted = trc_malloc((s->n_funcs + 1) * sizeof *sorted);
+    if (!order || !newpos || !sorted) {
+        st = TRC_ERR_NOMEM;
+        goto out;
+    }
+    for (uint32_t i = 0; i < s->n_funcs; i++)
+        order[i] = i;
+    if (s->n_funcs)
+        qsort_r(order, s->n_funcs, sizeof *order, order_cmp, s->funcs);
+    for (uint32_t i = 0; i < s->n_funcs; i++) {
+        sorted[i] = s->funcs[order[i]];
+        newpos[order[i]] = i;
+    }
+    for (size_t i = 0; i < s->n_edges; i++) {
+        s->edges[i].caller = newpos[s->edges[i].caller];
+        s->edges[i].callee = newpos[s->edges[i].callee];
+    }
+    if (s->n_edges) /* qsort's pointer must not be NULL, even for 0 items */
+        qsort(s->edges, s->n_edges, sizeof *s->edges, edge_cmp);
+    trc_free(s->funcs);
+    s->funcs = sorted;
+    s->cap_funcs = s->n_funcs + 1;
+    sorted = NULL;
+    /* the lookup maps now point at old positions: no adds after finish */
+    exp_u64map_cleanup(&s->fn_map);
+    exp_u64map_cleanup(&s->edge_map);
+out:
+    trc_free(order);
+    trc_free(newpos);
+    trc_free(sorted);
+    return st;
+}
+
+static trc_status count_processes(exp_stats *s, const trc_reader *r)
+{
+    exp_u64map pids = {0};
+    trc_status st = TRC_OK;
+    for (size_t id = 0; id < s->cap_threads; id++) {
+        if (!s->threads[id].seen)
+            continue;
+        const trc_thread *t = trc_reader_thread(r, (uint32_t)id);
+        uint32_t v;
+        int added;
+        st = exp_u64map_put(&pids, t ? (uint64_t)t->pid : UINT64_MAX, 0, &v, &added);
+        if (st != TRC_OK)
+            break;
+        s->totals.processes += (uint64_t)added;
+    }
+    exp_u64map_cleanup(&pids);
+    return st;
+}
+
+trc_status exp_stats_finish(exp_stats *s, const trc_reader *r)
+{
+    trc_status st = TRC_OK;
+    uint32_t *path = NULL;     /* function per depth, root first */
+    size_t cap_path = 0;
+    uint32_t *fn_stamp = NULL, *edge_stamp = NULL;
+    size_t cap_fs = 0, cap_es = 0;
+    uint32_t stamp = 0;
+    if (s->finished)
+        return TRC_ERR_ARG;
+    s->finished = 1;
+
+    for (size_t id = 0; id < s->cap_nodes; id++) {
+        const node_acc *acc = &s->nodes[id];
+        if (!acc->samples && !acc->entries)
+            continue;
+        size_t d = 0;
+        if (id == 0) {
+            if (!s->no_python_fn) {
+                uint32_t f;
+                st = intern_fn(s, TILDE, 0, EXP_NO_PYTHON_FRAMES, &f);
+                if (st != TRC_OK)
+                    goto out;
+                s->no_python_fn = f + 1;
+            }
+            st = exp_grow((void **)&path, &cap_path, 0, sizeof *path);
+            if (st != TRC_OK)
+                goto out;
+            path[d++] = s->no_python_fn - 1;
+        } else {
+            const trc_stack *n = trc_reader_stack(r, (uint32_t)id);
+            if (!n)
+                continue;
+            d = n->depth;
+            st = exp_grow((void **)&path, &cap_path, d, sizeof *path);
+            if (st != TRC_OK)
+                goto out;
+            size_t k = d;
+            for (; n && n->id != 0 && k > 0; n = trc_reader_stack(r, n->parent)) {
+                st = fn_of(s, r, n->frame, &path[--k]);
+                if (st != TRC_OK)
+                    goto out;
+            }
+            if (k != 0)
+                continue; /* depth and chain disagree: reader bug; skip */
+        }
+        if (d == 0)
+            continue;
+        /* the stamp arrays follow the tables as they grow */
+        st = exp_grow((void **)&fn_stamp, &cap_fs, s->n_funcs, sizeof *fn_stamp);
+        if (st != TRC_OK)
+            goto out;
+        stamp++;
+        uint32_t leaf = path[d - 1];
+        if (acc->samples) {
+            s->funcs[leaf].tt_ns += acc->weight_ns;
+            s->funcs[leaf].own_samples += acc->samples;
+            for (size_t i = 0; i < d; i++) {
+                if (fn_stamp[path[i]] == stamp)
+                    continue;
+                fn_stamp[path[i]] = stamp;
+                s->funcs[path[i]].ct_ns += acc->weight_ns;
+                s->funcs[path[i]].cum_samples += acc->samples;
+            }
+            for (size_t i = 1; i < d; i++) {
+                exp_edge *e;
+                st = edge_of(s, path[i - 1], path[i], &e);
+                if (st == TRC_OK)
+                    st = exp_grow((void **)&edge_stamp, &cap_es, s->n_edges, sizeof *edge_stamp);
+                if (st != TRC_OK)
+                    goto out;
+                size_t ei = (size_t)(e - s->edges);
+                if (edge_stamp[ei] != stamp) {
+                    edge_stamp[ei] = stamp;
+                    e->ct_ns += acc->weight_ns;
+                }
+                if (i == d - 1)
+                    e->tt_ns += acc->weight_ns;
+            }
+        }
+        if (acc->entries) {
+            int primitive = 1;
+            for (size_t i = 0; i + 1 < d; i++)
+                primitive &= path[i] != leaf;
+            s->funcs[leaf].nc += acc->entries;
+            s->funcs[leaf].cc += primitive ? acc->entries : 0;
+            if (d >= 2) {
+                exp_edge *e;
+                st = edge_of(s, path[d - 2], leaf, &e);
+                if (st != TRC_OK)
+                    goto out;
+                e->nc += acc->entries;
+                e->cc += primitive ? acc->entries : 0;
+            }
+        }
+    }
+    for (size_t i = 0; i < s->n_funcs; i++) {
+        s->totals.calls += s->funcs[i].nc;
+        s->totals.primitive_calls += s->funcs[i].cc;
+    }
+    st = count_processes(s, r);
+    if (st == TRC_OK)
+        st = sort_tables(s);
+out:
+    trc_free(path);
+    trc_free(fn_stamp);
+    trc_free(edge_stamp);
+    return st;
+}
+
+size_t exp_stats_func_count(const exp_stats *s) { return s->finished ? s->n_funcs : 0; }
+const exp_func *exp_stats_func(const exp_stats *s, size_t i)
+{
+    return s->finished && i < s->n_funcs ? &s->funcs[i] : NULL;
+}
+size_t exp_stats_edge_count(const exp_stats *s) { return s->finished ? s->n_edges : 0; }
+const exp_edge *exp_stats_edge(const exp_stats *s, size_t i)
+{
+    return s->finished && i < s->n_edges ? &s->edges[i] : NULL;
+}
+const exp_stats_totals *exp_stats_get_totals(const exp_stats *s) { return &s->totals; }
+
+char *exp_func_label(const exp_func *f, char *buf, size_t n)
+{
+    if (n == 0)
+        return buf;
+    if (strcmp(f->file, TILDE) == 0 && f->first_line == 0) {
+        size_t len = strlen(f->function);
+        if (len >= 2 && f->function[0] == '<' && f->function[len - 1] == '>')
+            snprintf(buf, n, "{%.*s}", (int)(len - 2), f->function + 1);
+        else
+            snprintf(buf, n, "%s", f->function);
+    } else {
+        snprintf(buf, n, "%s:%u(%s)", f->file, (unsigned)f->first_line, f->function);
+    }
+    return buf;
+}

@@ -1,0 +1,150 @@
+/*
+ * lib/gpu/gpu_merge.c — append the injection's side traces to trec's
+ * output (lib/gpu/trec_gpu.h; spec/DESIGN-NOTES.md: a SEGMENT chunk
+ * starts a segment and resets interned state, so concatenated traces are
+ * one valid trace whose ids the reader merges).
+ *
+ * Bytes are copied as they are: a side trace cut short by a crash ends
+ * in a partial chunk, which the reader reports as truncation and skips
+ * up to the next segment — exactly the loss that happened.
+ */
+#include "lib/gpu/trec_gpu.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "format/alloc.h"
+
+static int is_side_trace(const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(name, "gpu-", 4) == 0 && n > 8 && strcmp(name + n - 4, ".trc") == 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Copy path to out_fd; 0 or -1 (errno). *bytes gets what was copied. */
+static int append_file(int out_fd, const char *path, uint64_t *bytes)
+{
+    char buf[65536];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n;
+
+    *bytes = 0;
+    if (fd < 0)
+        return -1;
+    while ((n = read(fd, buf, sizeof buf)) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (write_all(out_fd, buf, (size_t)n) != 0)
+            break;
+        *bytes += (uint64_t)n;
+    }
+    int e = errno;
+    close(fd);
+    errno = e;
+    return n == 0 ? 0 : -1;
+}
+
+int trec_gpu_merge(int out_fd, const char *side_dir, trec_gpu_merge_result *res)
+{
+    DIR *d;
+    struct dirent *de;
+    char **names = NULL, path[PATH_MAX];
+    size_t n = 0, cap = 0;
+    int rc = 0, err = 0;
+
+    memset(res, 0, sizeof *res);
+    d = opendir(side_dir);
+    if (!d) {
+        err = errno;
+        snprintf(res->why, sizeof res->why, "%.180s: %.60s", side_dir, strerror(err));
+        errno = err;
+        return -1;
+    }
+    while ((de = readdir(d))) {
+        if (!is_side_trace(de->d_name))
+            continue;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            char **nn = trc_realloc(names, nc * sizeof *nn);
+            if (!nn)
+                goto nomem;
+            names = nn;
+            cap = nc;
+        }
+        if (!(names[n] = trc_strdup(de->d_name)))
+            goto nomem;
+        n++;
+    }
+    closedir(d);
+    d = NULL;
+    if (n)
+        qsort(names, n, sizeof *names, cmp_names);
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        uint64_t bytes;
+        snprintf(path, sizeof path, "%s/%s", side_dir, names[i]);
+        if (stat(path, &st) == 0 && st.st_size == 0) {
+            res->empty++;
+            unlink(path);
+            continue;
+        }
+        if (append_file(out_fd, path, &bytes) != 0) {
+            if (!rc) {
+                err = errno;
+                snprintf(res->why, sizeof res->why, "appending %.180s: %.60s", path, strerror(err));
+            }
+            rc = -1;
+            res->bytes += bytes;
+            continue;   /* kept on disk: the user can append it by hand */
+        }
+        res->bytes += bytes;
+        res->files++;
+        unlink(path);
+    }
+    if (rc == 0)
+        (void)rmdir(side_dir);   /* fails harmlessly if the user put files there */
+    goto out;
+nomem:
+    err = ENOMEM;
+    snprintf(res->why, sizeof res->why, "%.180s: out of memory", side_dir);
+    rc = -1;
+out:
+    if (d)
+        closedir(d);
+    for (size_t i = 0; i < n; i++)
+        trc_free(names[i]);
+    trc_free(names);
+    if (rc)
+        errno = err;
+    return rc;
+}

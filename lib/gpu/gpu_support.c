@@ -1,0 +1,88 @@
+/*
+ * lib/gpu/gpu_support.c — is GPU recording built in, and where is the
+ * injection library (lib/gpu/trec_gpu.h; docs/gpu.md "Finding
+ * libtrec-cupti.so").
+ *
+ * TREC_CUPTI_VERSION (CUPTI_API_VERSION of the headers built against, 0
+ * without CUDA) and TREC_GPU_BUILD_DIR come from mk/cupti.mk.
+ */
+#include "lib/gpu/trec_gpu.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef TREC_CUPTI_VERSION
+#define TREC_CUPTI_VERSION 0
+#endif
+#ifndef TREC_GPU_BUILD_DIR
+#define TREC_GPU_BUILD_DIR ""
+#endif
+
+#define SO_NAME "libtrec-cupti.so"
+
+static int usable(const char *path)
+{
+    return access(path, R_OK) == 0;
+}
+
+/* Resolve "DIR/REL" to an absolute path in out when the file exists. */
+static int try_path(const char *dir, const char *rel, char *out, size_t len)
+{
+    char joined[PATH_MAX * 2];
+    snprintf(joined, sizeof joined, "%s/%s", dir, rel);
+    if (!usable(joined) || !realpath(joined, out))
+        return 0;
+    (void)len;
+    return 1;
+}
+
+const char *trec_gpu_injection_path(void)
+{
+    static char found[PATH_MAX];
+    static const char *const rel[] = { "../lib/trc/" SO_NAME, "../lib/" SO_NAME, "../" SO_NAME };
+    char exe[PATH_MAX];
+    const char *env = getenv("TREC_CUPTI_INJECTION");
+    ssize_t n;
+
+    if (env && *env)
+        return usable(env) && realpath(env, found) ? found : NULL;
+    n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
+                if (try_path(exe, rel[i], found, sizeof found))
+                    return found;
+        }
+    }
+    if (TREC_GPU_BUILD_DIR[0] && try_path(TREC_GPU_BUILD_DIR, SO_NAME, found, sizeof found))
+        return found;
+    return NULL;
+}
+
+/* Weak: lib/rec/gpu_support.c holds a placeholder "GPU support: off"
+ * until the two are reconciled; a strong definition there wins without
+ * a clash. */
+__attribute__((weak)) const char *trec_gpu_support(void)
+{
+    static char line[PATH_MAX + 96];
+    const char *so;
+
+    if (TREC_CUPTI_VERSION == 0)
+        return "GPU support: off (built without CUDA)";
+    so = trec_gpu_injection_path();
+    if (!so)
+        snprintf(line, sizeof line,
+                 "GPU support: off (%s not found; looked in $TREC_CUPTI_INJECTION, "
+                 "BINDIR/../lib/trc, BINDIR/../lib, BINDIR/.. and %s)",
+                 SO_NAME, TREC_GPU_BUILD_DIR);
+    else
+        snprintf(line, sizeof line, "GPU support: on (CUPTI %d.%d, %s at %s)",
+                 TREC_CUPTI_VERSION / 10000, TREC_CUPTI_VERSION / 100 % 100, SO_NAME, so);
+    return line;
+}

@@ -1,0 +1,501 @@
+/*
+ * py_attach.c — finding a CPython runtime in a process and choosing its
+ * layout, without running anything in or of the target (FORMATS.md §7,
+ * ARCHITECTURE.md "The recorder, in principles").
+ *
+ *  1. /proc/PID/maps: candidate files are a mapped libpython* and the
+ *     executable (/proc/PID/exe).  Each is opened through /proc/PID/root
+ *     so a target in another mount namespace (container) works.
+ *  2. _PyRuntime in the file's .dynsym (or .symtab, or via PT_DYNAMIC).
+ *     Its runtime address = load address of the file's offset-0 mapping
+ *     − first PT_LOAD p_vaddr (page aligned) + symbol value.
+ *  3. Version: Py_Version (3.11+) read from the target; before 3.11 the
+ *     minor comes from the file name (libpython3.X / python3.X) and the
+ *     exact string from the file's read-only data.  3.13+ must agree
+ *     with the version in _Py_DebugOffsets, which supplies the layout.
+ *  4. The layout is checked against the live process: the first thread
+ *     state must point back to its interpreter.  A mismatch is a
+ *     PY_ERR_VERSION error, never a silent guess.
+ */
+#include "lib/py/py_internal.h"
+
+#include "lib/py/py_debugoff.h"
+#include "lib/py/py_elf.h"
+#include "lib/py/py_maps.h"
+#include "format/alloc.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ATTACH_TRIES 5   /* validation retries against a running target */
+
+py_status py_status_from_errno(int e)
+{
+    switch (e) {
+    case EPERM:
+    case EACCES: return PY_ERR_PERM;
+    case ESRCH:
+    case ENOENT: return PY_ERR_GONE;
+    case ENOMEM: return PY_ERR_NOMEM;
+    default: return PY_ERR_IO;
+    }
+}
+
+static py_status perm_error(pid_t pid, char *err, size_t errlen)
+{
+    char scope[32] = "unset: no Yama";
+    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+
+    if (f) {
+        if (fgets(scope, sizeof scope, f))
+            scope[strcspn(scope, "\n")] = '\0';
+        fclose(f);
+    }
+    snprintf(err, errlen,
+             "not allowed to read the memory of pid %d: reading another process needs "
+             "ptrace access: run as the same user with kernel.yama.ptrace_scope=0 (here: %s), "
+             "or as root / with CAP_SYS_PTRACE (containers: --cap-add SYS_PTRACE)",
+             (int)pid, scope);
+    return PY_ERR_PERM;
+}
+
+static py_status read_error(py_proc *p, int e, char *err, size_t errlen)
+{
+    py_status st = py_status_from_errno(e);
+
+    if (st == PY_ERR_PERM)
+        return perm_error(p->pid, err, errlen);
+    if (st == PY_ERR_GONE)
+        snprintf(err, errlen, "pid %d: the process exited", (int)p->pid);
+    else
+        snprintf(err, errlen, "pid %d: cannot read its memory: %s", (int)p->pid, strerror(e));
+    return st;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* Minor version from "libpython3.X..." or "python3.X...", else -1;
+ * *major gets the major digit. */
+static int name_minor(const char *path, int *major)
+{
+    const char *b = base_name(path);
+    const char *v = NULL;
+
+    if (strncmp(b, "libpython", 9) == 0)
+        v = b + 9;
+    else if (strncmp(b, "python", 6) == 0)
+        v = b + 6;
+    if (!v || (v[0] != '2' && v[0] != '3'))
+        return -1;
+    *major = v[0] - '0';
+    if (v[1] != '.' || v[2] < '0' || v[2] > '9')
+        return -1;
+    int m = 0;
+    for (v += 2; *v >= '0' && *v <= '9' && m < 1000; v++)
+        m = m * 10 + (*v - '0');
+    return m;
+}
+
+static int open_elf(pid_t pid, const pymap *m, const char *path, pyelf *e)
+{
+    char fn[PATH_MAX + 64], why[256];
+
+    snprintf(fn, sizeof fn, "/proc/%d/root%s", (int)pid, path);
+    if (pyelf_open(e, fn, why, sizeof why) == 0)
+        return 0;
+    if (m) {
+        snprintf(fn, sizeof fn, "/proc/%d/map_files/%llx-%llx", (int)pid,
+                 (unsigned long long)m->start, (unsigned long long)m->end);
+        if (pyelf_open(e, fn, why, sizeof why) == 0)
+            return 0;
+    }
+    return pyelf_open(e, path, why, sizeof why);
+}
+
+static void format_hex_version(uint64_t hex, char *out, size_t n)
+{
+    unsigned level = (unsigned)(hex >> 4) & 0xf, serial = (unsigned)hex & 0xf;
+    const char *lv = level == 0xa ? "a" : level == 0xb ? "b" : level == 0xc ? "rc" : "";
+    if (*lv)
+        snprintf(out, n, "%u.%u.%u%s%u", (unsigned)(hex >> 24) & 0xff, (unsigned)(hex >> 16) & 0xff,
+                 (unsigned)(hex >> 8) & 0xff, lv, serial);
+    else
+        snprintf(out, n, "%u.%u.%u", (unsigned)(hex >> 24) & 0xff, (unsigned)(hex >> 16) & 0xff,
+                 (unsigned)(hex >> 8) & 0xff);
+}
+
+typedef struct found {
+    char path[PATH_MAX];
+    uint64_t bias, runtime, py_version;
+    int has_py_version;
+    int name_major, name_minor;
+    char data_version[32];
+} found;
+
+/* Symbols of the file holding _PyRuntime. */
+static void resolve_types(py_proc *p, const pyelf *e, uint64_t bias)
+{
+    uint64_t v;
+
+    if (pyelf_symbol(e, "PyCode_Type", &v) == 0)
+        p->code_type = bias + v;
+    if (pyelf_symbol(e, "PyUnicode_Type", &v) == 0)
+        p->unicode_type = bias + v;
+    if (pyelf_symbol(e, "PyBytes_Type", &v) == 0)
+        p->bytes_type = bias + v;
+    if (pyelf_symbol(e, "PyFrame_Type", &v) == 0)
+        p->frame_type = bias + v;
+}
+
+static py_status locate(py_proc *p, found *f, char *err, size_t errlen)
+{
+    pymaps maps = { 0 };
+    char exe[PATH_MAX] = "", fn[64];
+    py_status st = PY_ERR_NOT_PYTHON;
+    int old_major = 0, old_minor = -1, needs_lib = 0;
+
+    if (pymaps_read(p->self ? 0 : p->pid, &maps) != 0) {
+        int e = errno;
+        if (e == ENOENT || e == ESRCH) {
+            snprintf(err, errlen, "no process with pid %d", (int)p->pid);
+            return PY_ERR_GONE;
+        }
+        if (e == EACCES || e == EPERM)
+            return perm_error(p->pid, err, errlen);
+        snprintf(err, errlen, "pid %d: cannot read /proc/%d/maps: %s", (int)p->pid, (int)p->pid,
+                 strerror(e));
+        return py_status_from_errno(e);
+    }
+    snprintf(fn, sizeof fn, "/proc/%d/exe", (int)p->pid);
+    ssize_t n = readlink(fn, exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    if (n > 10 && strcmp(exe + n - 10, " (deleted)") == 0)
+        exe[n - 10] = '\0';
+
+    /* Candidates: libpython mappings first, then the executable. */
+    for (int pass = 0; pass < 2 && !f->runtime; pass++) {
+        for (size_t i = 0; i < maps.n && !f->runtime; i++) {
+            const pymap *m = &maps.m[i];
+            const char *b = base_name(m->path);
+            if (m->offset != 0)
+                continue;
+            if (pass == 0 ? strncmp(b, "libpython", 9) != 0 : strcmp(m->path, exe) != 0)
+                continue;
+            if (pymaps_base(&maps, m->path) != m)
+                continue;
+            pyelf e;
+            if (open_elf(p->pid, m, m->path, &e) != 0)
+                continue;
+            uint64_t v;
+            int major = 0, minor = name_minor(m->path, &major);
+            if (pyelf_symbol(&e, "_PyRuntime", &v) == 0) {
+                snprintf(f->path, sizeof f->path, "%s", m->path);
+                f->bias = m->start - e.load_vaddr;
+                f->runtime = f->bias + v;
+                f->name_major = major;
+                f->name_minor = minor;
+                if (pyelf_symbol(&e, "Py_Version", &v) == 0) {
+                    f->has_py_version = 1;
+                    f->py_version = f->bias + v;
+                } else {
+                    pyelf_version_string(&e, major == 3 ? minor : -1, f->data_version,
+                                         sizeof f->data_version);
+                }
+                resolve_types(p, &e, f->bias);
+            } else if (minor >= 0 || pyelf_symbol(&e, "Py_Initialize", &v) == 0) {
+                /* A Python without _PyRuntime: 2.x or 3.6 and older. */
+                old_major = major ? major : 3;
+                old_minor = minor;
+            } else if (pass == 1) {
+                needs_lib = pyelf_needs(&e, "libpython");
+            }
+            pyelf_close(&e);
+        }
+    }
+    if (f->runtime) {
+        st = PY_OK;
+    } else if (old_major) {
+        if (old_minor >= 0)
+            snprintf(err, errlen, "pid %d runs Python %d.%d, which trc does not support "
+                     "(CPython 3.8 or later is needed)", (int)p->pid, old_major, old_minor);
+        else
+            snprintf(err, errlen, "pid %d runs a Python without a _PyRuntime symbol (2.x or 3.6 "
+                     "and older?), which trc does not support (CPython 3.8 or later is needed)",
+                     (int)p->pid);
+        st = PY_ERR_VERSION;
+    } else if (needs_lib) {
+        snprintf(err, errlen, "pid %d (%s) has not loaded libpython yet: retry", (int)p->pid,
+                 exe[0] ? exe : "?");
+        st = PY_ERR_NOT_READY;
+    } else {
+        snprintf(err, errlen, "pid %d (%s) is not a CPython process: no _PyRuntime symbol in its "
+                 "executable or in a mapped libpython", (int)p->pid, exe[0] ? exe : "unknown executable");
+    }
+    pymaps_free(&maps);
+    return st;
+}
+
+static uint32_t max_off(const uint32_t *o, int n)
+{
+    uint32_t m = 0;
+    for (int i = 0; i < n; i++)
+        if (o[i] != PY_OFF_NONE && o[i] > m)
+            m = o[i];
+    return m;
+}
+
+static uint32_t min_off(const uint32_t *o, int n)
+{
+    uint32_t m = UINT32_MAX;
+    for (int i = 0; i < n; i++)
+        if (o[i] != PY_OFF_NONE && o[i] < m)
+            m = o[i];
+    return m == UINT32_MAX ? 0 : m;
+}
+
+static void compute_spans(py_proc *p)
+{
+    const py_layout *L = &p->L;
+    uint32_t rt[] = { L->rt_interp_head, L->rt_tstate_current };
+    uint32_t is[] = { L->is_next, L->is_tstate_head };
+    uint32_t ts[] = { L->ts_next, L->ts_interp, L->ts_frame, L->ts_cframe, L->ts_current_frame,
+                      L->ts_thread_id, L->ts_native_thread_id, L->ts_datastack_chunk,
+                      L->ts_datastack_top };
+    uint32_t fo[] = { L->ob_type, L->fo_back, L->fo_code, L->fo_lasti, L->fo_state };
+    uint32_t co[] = { L->ob_type, L->ob_size, L->co_firstlineno, L->co_filename, L->co_name,
+                      L->co_qualname, L->co_lines };
+    uint32_t gil[] = { L->gil_locked, L->gil_last_holder };
+
+    p->rt_lo = min_off(rt, 2);
+    p->rt_len = max_off(rt, 2) + 8 - p->rt_lo;
+    p->is_lo = min_off(is, 2);
+    p->is_len = max_off(is, 2) + 8 - p->is_lo;
+    p->ts_len = max_off(ts, 9) + 8;
+    p->fr_len = L->frame_objects ? max_off(fo, 5) + 8 : L->if_size;
+    p->co_len = max_off(co, 7) + 8;
+    p->gil_lo = min_off(gil, 2);
+    p->gil_len = max_off(gil, 2) + 8 - p->gil_lo;
+}
+
+static py_status choose_layout(py_proc *p, const found *f, char *err, size_t errlen)
+{
+    int minor = -1;
+    uint64_t hex = 0;
+
+    if (f->has_py_version) {
+        uint8_t b[8];
+        if (pymem_read(&p->mem, f->py_version, b, sizeof b) != 0)
+            return read_error(p, errno, err, errlen);
+        hex = pysnap_u64(b, 0) & 0xffffffffu;
+        format_hex_version(hex, p->version, sizeof p->version);
+        if ((hex >> 24) != 3) {
+            snprintf(err, errlen, "pid %d: %s has an implausible Py_Version 0x%llx", (int)p->pid,
+                     f->path, (unsigned long long)hex);
+            return PY_ERR_VERSION;
+        }
+        minor = (int)(hex >> 16) & 0xff;
+    } else if (f->data_version[0]) {
+        snprintf(p->version, sizeof p->version, "%s", f->data_version);
+        minor = atoi(f->data_version + 2);
+    } else if (f->name_major == 3 && f->name_minor >= 0) {
+        snprintf(p->version, sizeof p->version, "3.%d", f->name_minor);
+        minor = f->name_minor;
+    } else {
+        snprintf(err, errlen, "pid %d: cannot tell the CPython version of %s (no Py_Version "
+                 "symbol, no version in its name or data)", (int)p->pid, f->path);
+        return PY_ERR_VERSION;
+    }
+    if (minor < 8) {
+        snprintf(err, errlen, "pid %d runs CPython %s, which trc does not support (3.8 or later "
+                 "is needed)", (int)p->pid, p->version);
+        return PY_ERR_VERSION;
+    }
+    if (minor <= 12) {
+        const py_layout *t = py_layout_for_minor((unsigned)minor);
+        if (!t) {
+            snprintf(err, errlen, "no layout for CPython %s", p->version);
+            return PY_ERR_VERSION;
+        }
+        p->L = *t;
+        return PY_OK;
+    }
+    uint8_t blk[PY_DEBUG_READ];
+    char why[200];
+    if (pymem_read(&p->mem, f->runtime, blk, sizeof blk) != 0)
+        return read_error(p, errno, err, errlen);
+    uint64_t dhex = py_debugoff_version(blk, sizeof blk);
+    if (dhex == 0 || (hex && (dhex >> 16) != (hex >> 16))) {
+        snprintf(err, errlen, "pid %d: CPython %s but _PyRuntime does not start with matching "
+                 "_Py_DebugOffsets (cookie %s)", (int)p->pid, p->version, dhex ? "ok" : "missing");
+        return PY_ERR_VERSION;
+    }
+    if (py_layout_from_debug(blk, sizeof blk, &p->L, why, sizeof why) != 0) {
+        snprintf(err, errlen, "pid %d: %s", (int)p->pid, why);
+        return PY_ERR_VERSION;
+    }
+    return PY_OK;
+}
+
+/* Reads runtime -> first interpreter -> first thread state and checks
+ * the thread state points back (the layout fits this build). */
+static py_status check_live(py_proc *p, char *err, size_t errlen)
+{
+    const py_layout *L = &p->L;
+    uint8_t rt[2048], is[1024], ts[1024];
+    int tries = 0;
+
+    if (p->rt_len > sizeof rt || p->is_len > sizeof is || p->ts_len > sizeof ts) {
+        snprintf(err, errlen, "CPython %s: layout spans too large", p->version);
+        return PY_ERR_VERSION;
+    }
+    for (;;) {
+        if (pymem_read(&p->mem, p->runtime + p->rt_lo, rt, p->rt_len) != 0)
+            return read_error(p, errno, err, errlen);
+        uint64_t interp = pysnap_u64(rt, L->rt_interp_head - p->rt_lo);
+        if (interp == 0) {
+            snprintf(err, errlen, "pid %d: the CPython %s runtime is not initialised yet (no "
+                     "interpreter): retry", (int)p->pid, p->version);
+            return PY_ERR_NOT_READY;
+        }
+        if (pymem_read(&p->mem, interp + p->is_lo, is, p->is_len) != 0)
+            goto mismatch;
+        uint64_t ts0 = pysnap_u64(is, L->is_tstate_head - p->is_lo);
+        if (ts0 == 0) {
+            snprintf(err, errlen, "pid %d: the CPython %s interpreter has no thread yet: retry",
+                     (int)p->pid, p->version);
+            return PY_ERR_NOT_READY;
+        }
+        if (pymem_read(&p->mem, ts0, ts, p->ts_len) == 0 && pysnap_u64(ts, L->ts_interp) == interp)
+            return PY_OK;
+    mismatch:
+        if (++tries >= ATTACH_TRIES)
+            break;
+        usleep(2000);
+    }
+    snprintf(err, errlen, "pid %d: the CPython %s layout (from %s) does not fit this interpreter "
+             "build: its thread state does not point back to its interpreter", (int)p->pid,
+             p->version, L->headers);
+    return PY_ERR_VERSION;
+}
+
+static py_status attach(pid_t pid, int self, py_proc **out, char *err, size_t errlen)
+{
+    py_proc *p = NULL;
+    found f;
+    py_status st;
+    char dummy[8];
+
+    if (!err || errlen == 0) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    err[0] = '\0';
+    *out = NULL;
+    if (pid <= 0) {
+        snprintf(err, errlen, "invalid pid %d", (int)pid);
+        return PY_ERR_GONE;
+    }
+    p = trc_calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        return PY_ERR_NOMEM;
+    }
+    pthread_mutex_init(&p->lock, NULL);
+    p->pid = pid;
+    p->self = self;
+    p->tid_off = -1;
+    if (self) {
+        if (pymem_init_local(&p->mem) != 0) {
+            st = py_status_from_errno(errno);
+            snprintf(err, errlen, "cannot read /proc/self/maps: %s", strerror(errno));
+            goto fail;
+        }
+        /* By system call unless reading the calling thread's own stack
+         * (py_proc_stack_self_thread): see py_mem.c. */
+        p->mem.careful = 1;
+    } else {
+        pymem_init_remote(&p->mem, pid);
+    }
+    pysnap_init(&p->snap, &p->mem);
+    memset(&f, 0, sizeof f);
+    if ((st = locate(p, &f, err, errlen)) != PY_OK)
+        goto fail;
+    p->runtime = f.runtime;
+    if ((st = choose_layout(p, &f, err, errlen)) != PY_OK)
+        goto fail;
+    if (!p->code_type || !p->unicode_type || !p->bytes_type ||
+        (p->L.frame_objects && !p->frame_type)) {
+        snprintf(err, errlen, "pid %d: %s lacks the PyCode_Type/PyUnicode_Type/PyBytes_Type "
+                 "symbols needed to validate what is read", (int)pid, f.path);
+        st = PY_ERR_VERSION;
+        goto fail;
+    }
+    compute_spans(p);
+    if ((st = check_live(p, err, errlen)) != PY_OK)
+        goto fail;
+    if (p->L.ts_native_thread_id == PY_OFF_NONE)
+        pytid_calibrate(p);
+    *out = p;
+    return PY_OK;
+fail:
+    py_proc_free(p);
+    return st;
+}
+
+py_status py_proc_attach(pid_t pid, py_proc **out, char *err, size_t errlen)
+{
+    return attach(pid, 0, out, err, errlen);
+}
+
+py_status py_proc_attach_self(py_proc **out, char *err, size_t errlen)
+{
+    return attach(getpid(), 1, out, err, errlen);
+}
+
+void py_proc_free(py_proc *p)
+{
+    if (!p)
+        return;
+    pycode_cache_free(&p->cc);
+    pyarena_free(&p->arena);
+    trc_free(p->memo);
+    pysnap_cleanup(&p->snap);
+    pymem_cleanup(&p->mem);
+    pthread_mutex_destroy(&p->lock);
+    trc_free(p);
+}
+
+const char *py_proc_version(const py_proc *p)
+{
+    return p->version;
+}
+
+pid_t py_proc_pid(const py_proc *p)
+{
+    return p->pid;
+}
+
+void py_proc_get_stats(const py_proc *p, py_proc_stats *out)
+{
+    *out = p->stats;
+    out->reads = p->mem.reads;
+    out->read_bytes = p->mem.bytes;
+}
+
+uint64_t py_proc_runtime(const py_proc *p)
+{
+    return p->runtime;
+}
+
+py_status py_proc_last_error(const py_proc *p)
+{
+    return p->last;
+}

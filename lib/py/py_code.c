@@ -1,0 +1,425 @@
+/*
+ * py_code.c — code objects to py_frame_info (FORMATS.md §7, "Code
+ * objects", "Line tables", "Strings").
+ *
+ * The cache is keyed by the code object's full 64-bit address.  A hit is
+ * only trusted when the fields compared on every use (type, filename,
+ * name, line table and, 3.11+, size pointers/values, first line) are the
+ * same as when it was decoded: an address reused by another code object
+ * is decoded afresh.  Names and line table are read and decoded once per
+ * code object; frame infos are created once per (code object, line) and
+ * live in the arena until py_proc_free, so the pointers handed out stay
+ * valid even when the cache entry is replaced.
+ */
+#include "lib/py/py_internal.h"
+
+#include "format/alloc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ARENA_BLOCK 65536
+#define MAX_STR_CHARS 4096
+#define MAX_CODES 262144   /* entries before the cache starts over */
+
+struct pyarena_block {
+    pyarena_block *next;
+    /* data follows, 8-aligned */
+};
+
+void *pyarena_alloc(pyarena *a, size_t n)
+{
+    n = (n + 7) & ~(size_t)7;
+    if (n > a->left) {
+        size_t sz = n > ARENA_BLOCK / 4 ? n : ARENA_BLOCK;
+        pyarena_block *b = trc_malloc(sizeof(pyarena_block) + 8 + sz);
+        if (!b)
+            return NULL;
+        b->next = a->head;
+        a->head = b;
+        char *data = (char *)(b + 1);
+        data += (8 - ((uintptr_t)data & 7)) & 7;
+        if (sz != ARENA_BLOCK) {   /* a big one: give it out whole, keep the old block */
+            return data;
+        }
+        a->next = data;
+        a->left = sz;
+    }
+    void *r = a->next;
+    a->next += n;
+    a->left -= n;
+    return r;
+}
+
+void pyarena_free(pyarena *a)
+{
+    while (a->head) {
+        pyarena_block *b = a->head;
+        a->head = b->next;
+        trc_free(b);
+    }
+    a->left = 0;
+    a->next = NULL;
+}
+
+static uint64_t hash64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+/* Interned copy of s in the arena; NULL on ENOMEM. */
+static const char *intern(py_proc *p, const char *s)
+{
+    pycode_cache *c = &p->cc;
+
+    if ((c->strcount + 1) * 2 > c->strcap) {
+        size_t nc = c->strcap ? c->strcap * 2 : 1024;
+        const char **ns = trc_calloc(nc, sizeof *ns);
+        if (!ns)
+            return NULL;
+        for (size_t i = 0; i < c->strcap; i++) {
+            if (!c->str[i])
+                continue;
+            size_t j = hash_str(c->str[i]) & (nc - 1);
+            while (ns[j])
+                j = (j + 1) & (nc - 1);
+            ns[j] = c->str[i];
+        }
+        trc_free(c->str);
+        c->str = ns;
+        c->strcap = nc;
+    }
+    size_t j = hash_str(s) & (c->strcap - 1);
+    while (c->str[j]) {
+        if (strcmp(c->str[j], s) == 0)
+            return c->str[j];
+        j = (j + 1) & (c->strcap - 1);
+    }
+    size_t n = strlen(s) + 1;
+    char *copy = pyarena_alloc(&p->arena, n);
+    if (!copy)
+        return NULL;
+    memcpy(copy, s, n);
+    c->str[j] = copy;
+    c->strcount++;
+    return copy;
+}
+
+/* Appends code point cp as UTF-8; lone surrogates and out-of-range
+ * values become U+FFFD.  Returns bytes written, 0 if no room. */
+static size_t put_utf8(char *out, size_t room, uint32_t cp)
+{
+    if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+        cp = 0xfffd;
+    if (cp < 0x80) {
+        if (room < 1)
+            return 0;
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        if (room < 2)
+            return 0;
+        out[0] = (char)(0xc0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        if (room < 3)
+            return 0;
+        out[0] = (char)(0xe0 | (cp >> 12));
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        out[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    if (room < 4)
+        return 0;
+    out[0] = (char)(0xf0 | (cp >> 18));
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    out[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+int pystr_read(py_proc *p, uint64_t addr, char *buf, size_t cap)
+{
+    const py_layout *L = &p->L;
+    uint8_t hdr[128];
+    uint8_t *data = NULL;
+    int rc = -1;
+
+    if (cap == 0 || addr == 0 || (addr & 7) || L->u_compact_data > sizeof hdr)
+        return -1;
+    buf[0] = '\0';
+    if (pymem_read(&p->mem, addr, hdr, L->u_ascii_data) != 0)
+        return -1;
+    if (pysnap_u64(hdr, L->ob_type) != p->unicode_type)
+        return -1;
+    int64_t len = (int64_t)pysnap_u64(hdr, L->u_length);
+    uint32_t state = pysnap_u32(hdr, L->u_state);
+    unsigned kind = (state >> L->u_kind_shift) & 7;
+    int compact = (state >> L->u_compact_bit) & 1, ascii = (state >> L->u_ascii_bit) & 1;
+    if (L->u_ready_bit != PY_OFF_NONE && !((state >> L->u_ready_bit) & 1))
+        return -1;
+    if (len < 0 || (kind != 1 && kind != 2 && kind != 4) || (ascii && kind != 1))
+        return -1;
+    if (len > MAX_STR_CHARS)
+        len = MAX_STR_CHARS;
+    uint64_t daddr;
+    if (compact && ascii) {
+        daddr = addr + L->u_ascii_data;
+    } else if (compact) {
+        daddr = addr + L->u_compact_data;
+    } else {
+        uint8_t ptr[8];
+        if (pymem_read(&p->mem, addr + L->u_legacy_data, ptr, 8) != 0)
+            return -1;
+        daddr = pysnap_u64(ptr, 0);
+    }
+    size_t nbytes = (size_t)len * kind;
+    data = trc_malloc(nbytes + 1);
+    if (!data)
+        return -1;
+    if (nbytes && pymem_read(&p->mem, daddr, data, nbytes) != 0)
+        goto out;
+    size_t o = 0;
+    for (int64_t i = 0; i < len; i++) {
+        uint32_t cp;
+        if (kind == 1) {
+            cp = data[i];
+        } else if (kind == 2) {
+            uint16_t v;
+            memcpy(&v, data + i * 2, 2);
+            cp = v;
+        } else {
+            memcpy(&cp, data + i * 4, 4);
+        }
+        if (cp == 0)
+            cp = 0xfffd;   /* keep C strings whole */
+        size_t w = put_utf8(buf + o, cap - 1 - o, cp);
+        if (w == 0)
+            break;
+        o += w;
+    }
+    buf[o] = '\0';
+    rc = 0;
+out:
+    trc_free(data);
+    return rc;
+}
+
+/* Reads a bytes object's contents; *out is trc_malloc'd. */
+static int read_bytes(py_proc *p, uint64_t addr, uint8_t **out, size_t *n)
+{
+    const py_layout *L = &p->L;
+    uint8_t hdr[64];
+
+    *out = NULL;
+    *n = 0;
+    if (addr == 0 || L->by_sval > sizeof hdr || pymem_read(&p->mem, addr, hdr, L->by_sval) != 0)
+        return -1;
+    if (pysnap_u64(hdr, L->ob_type) != p->bytes_type)
+        return -1;
+    int64_t size = (int64_t)pysnap_u64(hdr, L->ob_size);
+    if (size < 0 || size > (int64_t)PY_LINES_MAX_TABLE)
+        return -1;
+    uint8_t *d = trc_malloc((size_t)size + 1);
+    if (!d)
+        return -1;
+    if (size > 0 && pymem_read(&p->mem, addr + L->by_sval, d, (size_t)size) != 0) {
+        trc_free(d);
+        return -1;
+    }
+    *out = d;
+    *n = (size_t)size;
+    return 0;
+}
+
+int64_t pycode_units(const py_proc *p, const uint8_t *hdr)
+{
+    return p->L.lasti_kind == PY_LASTI_POINTER ? (int64_t)pysnap_u64(hdr, p->L.ob_size) : 0;
+}
+
+static void code_free(pycode *c)
+{
+    if (!c)
+        return;
+    trc_free(c->map);
+    trc_free(c->lines);
+    trc_free(c);
+}
+
+void pycode_cache_free(pycode_cache *c)
+{
+    for (size_t i = 0; i < c->cap; i++)
+        code_free(c->slot[i]);
+    trc_free(c->slot);
+    trc_free(c->str);
+    memset(c, 0, sizeof *c);
+}
+
+/* Slot for addr (empty or holding addr); grows the table first. */
+static pycode **code_slot(pycode_cache *c, uint64_t addr)
+{
+    if ((c->count + 1) * 2 > c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 1024;
+        pycode **ns = trc_calloc(nc, sizeof *ns);
+        if (!ns)
+            return NULL;
+        for (size_t i = 0; i < c->cap; i++) {
+            if (!c->slot[i])
+                continue;
+            size_t j = hash64(c->slot[i]->addr) & (nc - 1);
+            while (ns[j])
+                j = (j + 1) & (nc - 1);
+            ns[j] = c->slot[i];
+        }
+        trc_free(c->slot);
+        c->slot = ns;
+        c->cap = nc;
+    }
+    size_t j = hash64(addr) & (c->cap - 1);
+    while (c->slot[j] && c->slot[j]->addr != addr)
+        j = (j + 1) & (c->cap - 1);
+    return &c->slot[j];
+}
+
+static void fill_validation(const py_proc *p, pycode *c, const uint8_t *hdr)
+{
+    const py_layout *L = &p->L;
+
+    c->v_type = pysnap_u64(hdr, L->ob_type);
+    c->v_file = pysnap_u64(hdr, L->co_filename);
+    c->v_name = pysnap_u64(hdr, L->use_qualname ? L->co_qualname : L->co_name);
+    c->v_lines = pysnap_u64(hdr, L->co_lines);
+    c->v_size = pycode_units(p, hdr);
+    c->v_first = (int32_t)pysnap_u32(hdr, L->co_firstlineno);
+}
+
+static int matches(const py_proc *p, const pycode *c, const uint8_t *hdr)
+{
+    pycode v;
+
+    fill_validation(p, &v, hdr);
+    return v.v_type == c->v_type && v.v_file == c->v_file && v.v_name == c->v_name &&
+           v.v_lines == c->v_lines && v.v_size == c->v_size && v.v_first == c->v_first;
+}
+
+/* Decodes the code object at addr (header hdr).  NULL on failure. */
+static pycode *code_decode(py_proc *p, uint64_t addr, const uint8_t *hdr)
+{
+    pycode *c = trc_calloc(1, sizeof *c);
+    char *s = trc_malloc(MAX_STR_CHARS * 4 + 1);
+    uint8_t *tab = NULL;
+    size_t ntab = 0;
+
+    if (!c || !s) {
+        p->last = PY_ERR_NOMEM;
+        goto fail;
+    }
+    c->addr = addr;
+    fill_validation(p, c, hdr);
+    p->last = PY_ERR_IO;
+    if (pystr_read(p, c->v_file, s, MAX_STR_CHARS * 4 + 1) != 0 || !(c->file = intern(p, s)))
+        goto fail;
+    if (pystr_read(p, c->v_name, s, MAX_STR_CHARS * 4 + 1) != 0 || !(c->function = intern(p, s)))
+        goto fail;
+    if (read_bytes(p, c->v_lines, &tab, &ntab) != 0 ||
+        py_lines_decode((int)p->L.lines_kind, tab, ntab, c->v_first, &c->map, &c->nmap) != 0)
+        goto fail;
+    trc_free(tab);
+    trc_free(s);
+    return c;
+fail:
+    trc_free(tab);
+    trc_free(s);
+    code_free(c);
+    return NULL;
+}
+
+static const py_frame_info *line_info(py_proc *p, pycode *c, uint32_t line)
+{
+    uint32_t lo = 0, hi = c->nlines;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (c->lines[mid].line < line)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < c->nlines && c->lines[lo].line == line)
+        return c->lines[lo].fi;
+    if (c->nlines == c->caplines) {
+        uint32_t nc = c->caplines ? c->caplines * 2 : 4;
+        pyline_info *nl = trc_realloc(c->lines, nc * sizeof *nl);
+        if (!nl)
+            return NULL;
+        c->lines = nl;
+        c->caplines = nc;
+    }
+    py_frame_info *fi = pyarena_alloc(&p->arena, sizeof *fi);
+    if (!fi)
+        return NULL;
+    fi->function = c->function;
+    fi->file = c->file;
+    fi->line = line;
+    fi->first_line = c->v_first > 0 ? (uint32_t)c->v_first : 0;
+    fi->user_id = 0;
+    memmove(c->lines + lo + 1, c->lines + lo, (c->nlines - lo) * sizeof *c->lines);
+    c->lines[lo] = (pyline_info){ line, fi };
+    c->nlines++;
+    return fi;
+}
+
+const py_frame_info *pycode_resolve(py_proc *p, uint64_t addr, const uint8_t *hdr, int64_t addrq)
+{
+    if (pysnap_u64(hdr, p->L.ob_type) != p->code_type) {
+        p->last = PY_ERR_IO;
+        return NULL;
+    }
+    if (p->cc.count >= MAX_CODES) {
+        /* Start the index over; interned strings and frame infos stay. */
+        for (size_t i = 0; i < p->cc.cap; i++)
+            code_free(p->cc.slot[i]);
+        memset(p->cc.slot, 0, p->cc.cap * sizeof *p->cc.slot);
+        p->cc.count = 0;
+    }
+    pycode **slot = code_slot(&p->cc, addr);
+    if (!slot) {
+        p->last = PY_ERR_NOMEM;
+        return NULL;
+    }
+    pycode *c = *slot;
+    if (c && matches(p, c, hdr)) {
+        p->stats.code_cache_hits++;
+    } else {
+        p->stats.code_cache_misses++;
+        pycode *n = code_decode(p, addr, hdr);
+        if (!n)
+            return NULL;
+        if (!c)
+            p->cc.count++;
+        code_free(c);
+        *slot = c = n;
+    }
+    uint32_t line = addrq == INT64_MIN ? 0 : py_lines_lookup(c->map, c->nmap, addrq, c->v_first);
+    const py_frame_info *fi = line_info(p, c, line);
+    if (!fi)
+        p->last = PY_ERR_NOMEM;
+    return fi;
+}

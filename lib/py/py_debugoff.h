@@ -1,0 +1,23 @@
+/*
+ * py_debugoff.h — py_layout from a target's _Py_DebugOffsets (3.13+).
+ */
+#ifndef TRC_LIB_PY_DEBUGOFF_H
+#define TRC_LIB_PY_DEBUGOFF_H
+
+#include "lib/py/py_layout.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PY_DEBUG_COOKIE "xdebugpy"
+#define PY_DEBUG_READ 1024   /* bytes of _PyRuntime to read: the whole block */
+
+/* PY_VERSION_HEX stored after the cookie, or 0 if buf does not start
+ * with the cookie.  Cannot fail. */
+uint64_t py_debugoff_version(const uint8_t *buf, size_t len);
+
+/* Fills out from the block in buf[0..len).  0, or -1 with a one-line
+ * reason in err (unknown or implausible layout). */
+int py_layout_from_debug(const uint8_t *buf, size_t len, py_layout *out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,361 @@
+/*
+ * py_elf.c — ELF64 symbol lookup and version-string scan (py_elf.h).
+ *
+ * Only little-endian ELF64 is accepted (x86-64, aarch64).  All reads
+ * go through in_file() so a truncated or crafted file cannot make us
+ * read outside the mapping.
+ */
+#include "lib/py/py_elf.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_FILE (1ull << 32)
+
+static int in_file(const pyelf *e, uint64_t off, uint64_t len)
+{
+    return off <= e->size && len <= e->size - off;
+}
+
+static const Elf64_Ehdr *ehdr(const pyelf *e)
+{
+    return (const Elf64_Ehdr *)e->data;
+}
+
+static const Elf64_Phdr *phdr(const pyelf *e, int i)
+{
+    const Elf64_Ehdr *h = ehdr(e);
+    uint64_t off = h->e_phoff + (uint64_t)i * h->e_phentsize;
+    if (h->e_phentsize < sizeof(Elf64_Phdr) || !in_file(e, off, sizeof(Elf64_Phdr)))
+        return NULL;
+    return (const Elf64_Phdr *)(e->data + off);
+}
+
+static const Elf64_Shdr *shdr(const pyelf *e, unsigned i)
+{
+    const Elf64_Ehdr *h = ehdr(e);
+    uint64_t off = h->e_shoff + (uint64_t)i * h->e_shentsize;
+    if (h->e_shoff == 0 || i >= h->e_shnum || h->e_shentsize < sizeof(Elf64_Shdr) ||
+        !in_file(e, off, sizeof(Elf64_Shdr)))
+        return NULL;
+    return (const Elf64_Shdr *)(e->data + off);
+}
+
+int pyelf_open(pyelf *e, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    int fd = -1, rc = -1;
+    void *map = MAP_FAILED;
+
+    memset(e, 0, sizeof *e);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        goto out;
+    }
+    if (st.st_size < (off_t)sizeof(Elf64_Ehdr) || (uint64_t)st.st_size > MAX_FILE) {
+        snprintf(err, errlen, "%s: not an ELF64 file (size %lld)", path, (long long)st.st_size);
+        goto out;
+    }
+    map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) {
+        snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
+        goto out;
+    }
+    e->data = map;
+    e->size = (size_t)st.st_size;
+    const Elf64_Ehdr *h = ehdr(e);
+    if (memcmp(h->e_ident, ELFMAG, SELFMAG) != 0 || h->e_ident[EI_CLASS] != ELFCLASS64 ||
+        h->e_ident[EI_DATA] != ELFDATA2LSB) {
+        snprintf(err, errlen, "%s: not a little-endian ELF64 file", path);
+        goto out;
+    }
+    e->load_vaddr = UINT64_MAX;
+    for (int i = 0; i < h->e_phnum; i++) {
+        const Elf64_Phdr *p = phdr(e, i);
+        if (p && p->p_type == PT_LOAD) {
+            uint64_t align = p->p_align > 1 ? p->p_align : 4096;
+            e->load_vaddr = p->p_vaddr & ~(align - 1);
+            break;
+        }
+    }
+    if (e->load_vaddr == UINT64_MAX) {
+        snprintf(err, errlen, "%s: ELF file has no PT_LOAD segment", path);
+        goto out;
+    }
+    rc = 0;
+out:
+    if (rc != 0 && map != MAP_FAILED) {
+        munmap(map, (size_t)st.st_size);
+        e->data = NULL;
+        e->size = 0;
+    }
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+void pyelf_close(pyelf *e)
+{
+    if (e->data)
+        munmap((void *)e->data, e->size);
+    e->data = NULL;
+    e->size = 0;
+}
+
+/* Linear search of a symbol table; strtab bounds-checked. */
+static int search_table(const pyelf *e, uint64_t symoff, uint64_t count, uint64_t stroff,
+                        uint64_t strsize, const char *name, uint64_t *value)
+{
+    size_t nlen = strlen(name);
+
+    if (!in_file(e, symoff, count * sizeof(Elf64_Sym)) || !in_file(e, stroff, strsize))
+        return -1;
+    const Elf64_Sym *sym = (const Elf64_Sym *)(e->data + symoff);
+    const char *str = (const char *)e->data + stroff;
+    for (uint64_t i = 0; i < count; i++) {
+        uint32_t n = sym[i].st_name;
+        if (sym[i].st_shndx == SHN_UNDEF || n >= strsize || strsize - n <= nlen)
+            continue;
+        if (memcmp(str + n, name, nlen + 1) == 0) {
+            *value = sym[i].st_value;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int by_sections(const pyelf *e, uint32_t type, const char *name, uint64_t *value)
+{
+    const Elf64_Ehdr *h = ehdr(e);
+
+    for (unsigned i = 0; i < h->e_shnum; i++) {
+        const Elf64_Shdr *s = shdr(e, i);
+        if (!s || s->sh_type != type || s->sh_entsize != sizeof(Elf64_Sym))
+            continue;
+        const Elf64_Shdr *str = shdr(e, s->sh_link);
+        if (!str || str->sh_type != SHT_STRTAB)
+            continue;
+        if (search_table(e, s->sh_offset, s->sh_size / sizeof(Elf64_Sym), str->sh_offset,
+                         str->sh_size, name, value) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+/* Virtual address -> file offset through the PT_LOAD segments. */
+static int vaddr_to_off(const pyelf *e, uint64_t va, uint64_t *off)
+{
+    const Elf64_Ehdr *h = ehdr(e);
+
+    for (int i = 0; i < h->e_phnum; i++) {
+        const Elf64_Phdr *p = phdr(e, i);
+        if (p && p->p_type == PT_LOAD && va >= p->p_vaddr && va - p->p_vaddr < p->p_filesz) {
+            *off = p->p_offset + (va - p->p_vaddr);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+typedef struct dyninfo {
+    uint64_t symtab, strtab, strsz, hash, gnu_hash;
+    const Elf64_Dyn *dyn;
+    uint64_t ndyn;
+} dyninfo;
+
+static int read_dynamic(const pyelf *e, dyninfo *d)
+{
+    const Elf64_Ehdr *h = ehdr(e);
+
+    memset(d, 0, sizeof *d);
+    for (int i = 0; i < h->e_phnum; i++) {
+        const Elf64_Phdr *p = phdr(e, i);
+        if (!p || p->p_type != PT_DYNAMIC)
+            continue;
+        if (!in_file(e, p->p_offset, p->p_filesz))
+            return -1;
+        d->dyn = (const Elf64_Dyn *)(e->data + p->p_offset);
+        d->ndyn = p->p_filesz / sizeof(Elf64_Dyn);
+        for (uint64_t k = 0; k < d->ndyn && d->dyn[k].d_tag != DT_NULL; k++) {
+            uint64_t v = d->dyn[k].d_un.d_ptr;
+            switch (d->dyn[k].d_tag) {
+            case DT_SYMTAB: d->symtab = v; break;
+            case DT_STRTAB: d->strtab = v; break;
+            case DT_STRSZ: d->strsz = v; break;
+            case DT_HASH: d->hash = v; break;
+            case DT_GNU_HASH: d->gnu_hash = v; break;
+            default: break;
+            }
+        }
+        return 0;
+    }
+    return -1;
+}
+
+/* Number of .dynsym entries from DT_HASH (nchain) or DT_GNU_HASH
+ * (highest symbol index reachable from a bucket, then its chain). */
+static int dyn_count(const pyelf *e, const dyninfo *d, uint64_t *count)
+{
+    uint64_t off;
+
+    if (d->hash && vaddr_to_off(e, d->hash, &off) == 0 && in_file(e, off, 8)) {
+        *count = ((const uint32_t *)(e->data + off))[1];
+        return 0;
+    }
+    if (!d->gnu_hash || vaddr_to_off(e, d->gnu_hash, &off) != 0 || !in_file(e, off, 16))
+        return -1;
+    const uint32_t *g = (const uint32_t *)(e->data + off);
+    uint32_t nbuckets = g[0], symoffset = g[1], bloom_size = g[2];
+    uint64_t buckets_off = off + 16 + (uint64_t)bloom_size * 8;
+    if (!in_file(e, buckets_off, (uint64_t)nbuckets * 4))
+        return -1;
+    const uint32_t *buckets = (const uint32_t *)(e->data + buckets_off);
+    uint64_t chain_off = buckets_off + (uint64_t)nbuckets * 4;
+    uint32_t last = 0;
+    for (uint32_t b = 0; b < nbuckets; b++)
+        if (buckets[b] > last)
+            last = buckets[b];
+    if (last < symoffset) {
+        *count = symoffset;
+        return 0;
+    }
+    for (;;) {
+        uint64_t at = chain_off + (uint64_t)(last - symoffset) * 4;
+        if (!in_file(e, at, 4))
+            return -1;
+        if (*(const uint32_t *)(e->data + at) & 1)
+            break;
+        last++;
+    }
+    *count = (uint64_t)last + 1;
+    return 0;
+}
+
+static int by_dynamic(const pyelf *e, const char *name, uint64_t *value)
+{
+    dyninfo d;
+    uint64_t symoff, stroff, count;
+
+    if (read_dynamic(e, &d) != 0 || !d.symtab || !d.strtab || !d.strsz)
+        return -1;
+    if (vaddr_to_off(e, d.symtab, &symoff) != 0 || vaddr_to_off(e, d.strtab, &stroff) != 0 ||
+        dyn_count(e, &d, &count) != 0)
+        return -1;
+    return search_table(e, symoff, count, stroff, d.strsz, name, value);
+}
+
+int pyelf_symbol(const pyelf *e, const char *name, uint64_t *value)
+{
+    if (!e->force_dynamic && ehdr(e)->e_shnum > 0) {
+        if (by_sections(e, SHT_DYNSYM, name, value) == 0 || by_sections(e, SHT_SYMTAB, name, value) == 0)
+            return 0;
+    }
+    return by_dynamic(e, name, value);
+}
+
+int pyelf_needs(const pyelf *e, const char *prefix)
+{
+    dyninfo d;
+    uint64_t stroff;
+
+    if (read_dynamic(e, &d) != 0 || !d.strtab || vaddr_to_off(e, d.strtab, &stroff) != 0 ||
+        !in_file(e, stroff, d.strsz))
+        return 0;
+    for (uint64_t k = 0; k < d.ndyn && d.dyn[k].d_tag != DT_NULL; k++) {
+        uint64_t n = d.dyn[k].d_un.d_val;
+        if (d.dyn[k].d_tag != DT_NEEDED || n >= d.strsz)
+            continue;
+        const char *s = (const char *)e->data + stroff + n;
+        size_t room = d.strsz - n;
+        if (strnlen(s, room) < room && strncmp(s, prefix, strlen(prefix)) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int is_digit(int c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* If s[0..len) ends with a version "3.M.P[abrcN][+]" whose start is the
+ * string start or follows a character that is not a digit or '.',
+ * returns its start index and minor, else -1. */
+static long version_tail(const char *s, size_t len, int *minor)
+{
+    size_t i = len;
+
+    if (i > 0 && s[i - 1] == '+')
+        i--;
+    size_t j = i;
+    while (j > 0 && is_digit(s[j - 1]))
+        j--;
+    if (j < i && j > 0 && (s[j - 1] == 'a' || s[j - 1] == 'b' || s[j - 1] == 'c')) {
+        j--;
+        if (j > 0 && s[j] == 'c' && s[j - 1] == 'r')
+            j--;
+        i = j;
+    }
+    size_t p = i;   /* patch digits end at p */
+    while (p > 0 && is_digit(s[p - 1]))
+        p--;
+    if (p == i || p < 2 || s[p - 1] != '.')
+        return -1;
+    size_t m = p - 1;
+    while (m > 0 && is_digit(s[m - 1]))
+        m--;
+    if (m == p - 1 || m < 2 || s[m - 1] != '.' || s[m - 2] != '3')
+        return -1;
+    size_t start = m - 2;
+    if (start > 0 && (is_digit(s[start - 1]) || s[start - 1] == '.'))
+        return -1;
+    int mi = 0;
+    for (size_t k = m; k < p - 1; k++)
+        mi = mi * 10 + (s[k] - '0');
+    *minor = mi;
+    return (long)start;
+}
+
+int pyelf_version_string(const pyelf *e, int minor, char *out, size_t outlen)
+{
+    const Elf64_Ehdr *h = ehdr(e);
+    char best[32] = "";
+    int nbest = 0, conflict = 0;
+
+    for (unsigned i = 0; i < h->e_shnum; i++) {
+        const Elf64_Shdr *s = shdr(e, i);
+        if (!s || s->sh_type != SHT_PROGBITS || (s->sh_flags & (SHF_WRITE | SHF_EXECINSTR)) ||
+            !(s->sh_flags & SHF_ALLOC) || !in_file(e, s->sh_offset, s->sh_size))
+            continue;
+        const char *d = (const char *)e->data + s->sh_offset;
+        size_t n = s->sh_size, a = 0;
+        for (size_t b = 0; b < n; b++) {
+            if (d[b] != '\0')
+                continue;
+            int mi;
+            long st = b - a >= 5 && b - a < 256 ? version_tail(d + a, b - a, &mi) : -1;
+            if (st >= 0 && (minor < 0 || mi == minor) && b - a - (size_t)st < sizeof best) {
+                char v[32];
+                memcpy(v, d + a + st, b - a - (size_t)st);
+                v[b - a - (size_t)st] = '\0';
+                if (nbest == 0)
+                    snprintf(best, sizeof best, "%s", v);
+                else if (strcmp(best, v) != 0)
+                    conflict = 1;
+                nbest++;
+            }
+            a = b + 1;
+        }
+    }
+    if (nbest == 0 || (conflict && minor < 0))
+        return -1;
+    snprintf(out, outlen, "%s", best);
+    return 0;
+}

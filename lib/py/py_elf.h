@@ -1,0 +1,44 @@
+/*
+ * py_elf.h — just enough ELF64 to find CPython's exported data symbols
+ * (_PyRuntime, Py_Version, PyCode_Type …) in an executable or libpython
+ * without running it (FORMATS.md §7), and to read version strings from
+ * its read-only data.
+ *
+ * The file is mapped read-only and every offset is checked against its
+ * size: a damaged or hostile file gives "not found", never a crash.
+ */
+#ifndef TRC_LIB_PY_ELF_H
+#define TRC_LIB_PY_ELF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct pyelf {
+    const uint8_t *data;
+    size_t size;
+    uint64_t load_vaddr;     /* first PT_LOAD p_vaddr, page aligned */
+    int force_dynamic;       /* test hook: ignore section headers */
+} pyelf;
+
+/* Maps path.  0, or -1 with a message in err ("not an ELF64 file", or
+ * strerror of open/mmap).  Free with pyelf_close. */
+int pyelf_open(pyelf *e, const char *path, char *err, size_t errlen);
+void pyelf_close(pyelf *e);
+
+/* Value (link-time virtual address) of a defined symbol, looked up in
+ * .dynsym and then .symtab through the section headers, or through
+ * PT_DYNAMIC (DT_SYMTAB/DT_STRTAB with DT_HASH or DT_GNU_HASH for the
+ * count) when the file has no section headers.  0 if found, else -1. */
+int pyelf_symbol(const pyelf *e, const char *name, uint64_t *value);
+
+/* Whether PT_DYNAMIC lists a DT_NEEDED whose name starts with prefix. */
+int pyelf_needs(const pyelf *e, const char *prefix);
+
+/* Finds a NUL-delimited string "3.<minor>.<patch>[abrc N][+]" in the
+ * file's read-only data (PY_VERSION as compiled into getversion.c).
+ * minor < 0 accepts any 3.x.  Writes it to out; 0 if exactly one
+ * distinct such string was found (or several, all for the wanted
+ * minor: the first is taken), else -1. */
+int pyelf_version_string(const pyelf *e, int minor, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,143 @@
+/*
+ * py_internal.h — the py_proc handle and the interfaces between the
+ * files of lib/py/ (attach, code cache, walker, tid inference).  Not
+ * for users: they include lib/py/pyproc.h.
+ */
+#ifndef TRC_LIB_PY_INTERNAL_H
+#define TRC_LIB_PY_INTERNAL_H
+
+#include "lib/py/pyproc.h"
+#include "lib/py/py_layout.h"
+#include "lib/py/py_lines.h"
+#include "lib/py/py_mem.h"
+#include "lib/py/py_snap.h"
+
+#include <pthread.h>
+#include <stdint.h>
+
+/* ---- arena: stable storage for strings and py_frame_info ---------- */
+
+typedef struct pyarena_block pyarena_block;
+typedef struct pyarena {
+    pyarena_block *head;
+    size_t left;
+    char *next;
+} pyarena;
+
+/* 8-byte aligned storage living until pyarena_free.  NULL on ENOMEM. */
+void *pyarena_alloc(pyarena *a, size_t n);
+void pyarena_free(pyarena *a);
+
+/* ---- code cache (py_code.c) ---------------------------------------- */
+
+typedef struct pyline_info {
+    uint32_t line;
+    py_frame_info *fi;
+} pyline_info;
+
+typedef struct pycode {
+    uint64_t addr;
+    /* fields compared on every hit, read from the code object */
+    uint64_t v_type, v_file, v_name, v_lines;
+    int64_t v_size;
+    int32_t v_first;
+    const char *function, *file;   /* interned, in the arena */
+    py_lineent *map;
+    uint32_t nmap;
+    pyline_info *lines;            /* sorted by line */
+    uint32_t nlines, caplines;
+} pycode;
+
+typedef struct pycode_cache {
+    pycode **slot;       /* open addressing by address */
+    size_t cap, count;
+    const char **str;    /* interned strings (open addressing) */
+    size_t strcap, strcount;
+} pycode_cache;
+
+/* ---- per-thread read plans (what the last sample touched) ---------- */
+
+#define PYMEMO_FRAMES 128
+#define PYMEMO_CODES 64
+
+typedef struct pymemo {
+    uint64_t tstate;
+    uint64_t bottom;                    /* outermost frame of the last good stack */
+    uint64_t cframe;                    /* 3.11–3.12 */
+    uint64_t chunk, chunk_end, lo, hi;  /* 3.11+: frame window in the chunk */
+    uint64_t frames[PYMEMO_FRAMES];     /* ≤3.10: frame object addresses */
+    uint64_t codes[PYMEMO_CODES];
+    int nframes, ncodes;
+} pymemo;
+
+#define PYLIST_MAX 512   /* thread-list addresses remembered between calls */
+
+typedef struct pylist_memo {
+    uint64_t interp[8];
+    int ninterp;
+    uint64_t gil[8];
+    int ngil;
+    uint64_t tstate[PYLIST_MAX];
+    uint64_t pthread[PYLIST_MAX];
+    int ntstate;
+} pylist_memo;
+
+/* ---- the handle ------------------------------------------------------ */
+
+struct py_proc {
+    pid_t pid;
+    int self;                  /* attached to the calling process */
+    char version[32];
+    py_layout L;
+    uint64_t runtime;          /* &_PyRuntime in the target */
+    uint64_t code_type, unicode_type, bytes_type, frame_type;  /* type objects */
+    pymem mem;
+    pysnap snap;
+    pthread_mutex_t lock;      /* the self-attached handle is shared by threads */
+
+    /* read spans derived from the layout; the interpreter span covers
+     * next and the thread list head, ceval.gil is read on its own */
+    uint32_t rt_lo, rt_len, is_lo, is_len, ts_len, fr_len, co_len, gil_lo, gil_len;
+
+    pyarena arena;
+    pycode_cache cc;
+    pymemo *memo;              /* open addressing by tstate */
+    size_t memocap, memocount;
+    pylist_memo lm;
+
+    int64_t tid_off;           /* ≤3.10: offset of the kernel tid in struct pthread, -1 unknown */
+    uint64_t self_tstate_tid;  /* self: last (tid, tstate) match, checked before use */
+    uint64_t self_tstate;
+
+    char name[256];            /* py_proc_thread_name result */
+    py_proc_stats stats;
+    py_status last;            /* reason for the last -1 */
+};
+
+/* Code object at addr, header bytes hdr (p->co_len of them, already
+ * read), at byte offset addrq into its bytecode (negative: not started;
+ * INT64_MIN: unknown) -> its frame info.  NULL with p->last set when the
+ * object is not a valid code object or cannot be read. */
+const py_frame_info *pycode_resolve(py_proc *p, uint64_t addr, const uint8_t *hdr, int64_t addrq);
+
+/* Number of 2-byte code units of the code object whose header is hdr
+ * (3.11+), for bounds checks; 0 if unknown. */
+int64_t pycode_units(const py_proc *p, const uint8_t *hdr);
+
+void pycode_cache_free(pycode_cache *c);
+
+/* Reads a str object as UTF-8 into buf (NUL-terminated, truncated at
+ * cap-1 bytes at a character boundary).  0, or -1 if addr is not a
+ * readable str. */
+int pystr_read(py_proc *p, uint64_t addr, char *buf, size_t cap);
+
+/* ≤3.10: finds p->tid_off (see py_tid.c).  Cannot fail (leaves -1). */
+void pytid_calibrate(py_proc *p);
+
+/* Kernel tid of the calling thread. */
+int64_t pytid_self(void);
+
+/* Maps an errno from a read to a status. */
+py_status py_status_from_errno(int e);
+
+#endif

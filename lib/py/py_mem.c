@@ -1,0 +1,219 @@
+/*
+ * py_mem.c — the two memory readers of py_mem.h.
+ *
+ * Remote: process_vm_readv, one system call for a whole batch of ranges
+ * (the kernel charges ~0.4 µs per iovec on top of ~2 µs per call here,
+ * so callers coalesce neighbouring ranges first: see py_snap.c).
+ *
+ * Local: memcpy, but only for ranges lying inside a readable mapping of
+ * the /proc/self/maps snapshot.  A range outside it is read with
+ * process_vm_readv on ourselves (never faults); where that is forbidden
+ * the snapshot is re-read, at most once per sample (~100 µs).
+ * Device mappings (/dev/..., except /dev/zero and /dev/shm) and the
+ * kernel's [vvar]/[vsyscall] pages are never considered readable: a GPU
+ * driver's mapping may not tolerate CPU reads.  Limit: memcpy trusts the
+ * snapshot, so a mapping removed after it would fault.  The walker
+ * therefore uses memcpy only for what the calling thread's own live
+ * stack references (its thread state, frames, code objects, names),
+ * which cannot be unmapped while it runs; anything that may be freed
+ * under us (other threads' states) is read in `careful` mode, by system
+ * call.  Where the system call is forbidden (seccomp), careful reads
+ * fall back to the snapshot: the remaining, documented, risk.
+ */
+#include "lib/py/py_mem.h"
+
+#include "format/alloc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REFRESH_NS 20000000ull /* 20 ms between two opportunistic map refreshes */
+
+uint64_t pymem_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void pymem_init_remote(pymem *m, pid_t pid)
+{
+    memset(m, 0, sizeof *m);
+    m->pid = pid;
+}
+
+/* Is this mapping (perms, path) one we may memcpy from? */
+static int readable_mapping(const char *perms, const char *path)
+{
+    if (perms[0] != 'r')
+        return 0;
+    if (strncmp(path, "[vvar", 5) == 0 || strcmp(path, "[vsyscall]") == 0)
+        return 0;
+    if (strncmp(path, "/dev/", 5) == 0 && strcmp(path, "/dev/zero") != 0 &&
+        strncmp(path, "/dev/shm/", 9) != 0)
+        return 0;
+    return 1;
+}
+
+/* Re-reads /proc/self/maps into m->ranges (sorted by the kernel,
+ * adjacent ranges merged).  0, or -1 with errno. */
+static int refresh_local(pymem *m)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    pymem_range *r = NULL;
+    size_t n = 0, cap = 0;
+    char line[4352];
+    int rc = -1;
+
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long s, e;
+        char perms[8];
+        int pathpos = 0;
+
+        if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &s, &e, perms, &pathpos) < 3)
+            continue;
+        char *path = pathpos > 0 ? line + pathpos : line + strlen(line);
+        path[strcspn(path, "\n")] = '\0';
+        if (!readable_mapping(perms, path))
+            continue;
+        if (n > 0 && r[n - 1].end == s) {
+            r[n - 1].end = e;
+            continue;
+        }
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 256;
+            pymem_range *nr = trc_realloc(r, nc * sizeof *nr);
+            if (!nr) {
+                errno = ENOMEM;
+                goto out;
+            }
+            r = nr;
+            cap = nc;
+        }
+        r[n].start = s;
+        r[n].end = e;
+        n++;
+    }
+    trc_free(m->ranges);
+    m->ranges = r;
+    m->nranges = n;
+    r = NULL;
+    m->refreshed_ns = pymem_now_ns();
+    rc = 0;
+out:
+    trc_free(r);
+    fclose(f);
+    return rc;
+}
+
+int pymem_init_local(pymem *m)
+{
+    memset(m, 0, sizeof *m);
+    m->pid = getpid();
+    m->local = 1;
+    return refresh_local(m);
+}
+
+void pymem_cleanup(pymem *m)
+{
+    trc_free(m->ranges);
+    m->ranges = NULL;
+    m->nranges = 0;
+}
+
+static int covered(const pymem *m, uint64_t addr, size_t len)
+{
+    size_t lo = 0, hi = m->nranges;
+    uint64_t end = addr + len;
+
+    if (end < addr)
+        return 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->ranges[mid].end <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->nranges && m->ranges[lo].start <= addr && end <= m->ranges[lo].end;
+}
+
+/* A local range outside the snapshot: a mapping made since (a new
+ * frame chunk, a new thread's stack) or a bad pointer.  process_vm_readv
+ * on ourselves answers without faulting; where a seccomp filter forbids
+ * it, the snapshot is refreshed instead (at most once per sample).
+ * Returns 0 with buf filled, or -1. */
+static int local_miss(pymem *m, uint64_t addr, void *buf, size_t len)
+{
+    if (!m->vm_blocked) {
+        struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+        ssize_t got = process_vm_readv(m->pid, &l, 1, &r, 1, 0);
+        if (got == (ssize_t)len) {
+            if (pymem_now_ns() - m->refreshed_ns >= REFRESH_NS)
+                refresh_local(m);   /* let the next reads of it be memcpy */
+            return 0;
+        }
+        if (got >= 0 || errno == EFAULT)
+            return -1;
+        m->vm_blocked = 1;
+    }
+    if (m->refreshed_epoch == m->epoch || refresh_local(m) != 0)
+        return -1;
+    m->refreshed_epoch = m->epoch;
+    if (!covered(m, addr, len))
+        return -1;
+    memcpy(buf, (const void *)(uintptr_t)addr, len);
+    return 0;
+}
+
+int pymem_readv(pymem *m, const struct iovec *local, const struct iovec *remote, int n)
+{
+    if (n <= 0)
+        return 0;
+    m->reads++;
+    if (m->local) {
+        for (int i = 0; i < n; i++) {
+            uint64_t a = (uint64_t)(uintptr_t)remote[i].iov_base;
+            size_t len = remote[i].iov_len;
+            if (len > local[i].iov_len)
+                return i;
+            if (covered(m, a, len) && (!m->careful || m->vm_blocked))
+                memcpy(local[i].iov_base, remote[i].iov_base, len);
+            else if (local_miss(m, a, local[i].iov_base, len) != 0)
+                return i;
+            m->bytes += len;
+        }
+        return n;
+    }
+    ssize_t got = process_vm_readv(m->pid, local, (unsigned long)n, remote, (unsigned long)n, 0);
+    if (got < 0) {
+        if (errno == EFAULT)
+            return 0;
+        return -1;
+    }
+    m->bytes += (uint64_t)got;
+    int done = 0;
+    size_t acc = 0;
+    while (done < n && acc + remote[done].iov_len <= (size_t)got)
+        acc += remote[done++].iov_len;
+    return done;
+}
+
+int pymem_read(pymem *m, uint64_t addr, void *buf, size_t len)
+{
+    struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+    int k = pymem_readv(m, &l, &r, 1);
+
+    if (k == 1)
+        return 0;
+    if (k == 0)
+        errno = EFAULT;
+    return -1;
+}

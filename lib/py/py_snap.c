@@ -1,0 +1,197 @@
+/*
+ * py_snap.c — batched, coalesced reads for one sample (py_snap.h).
+ */
+#include "lib/py/py_snap.h"
+
+#include "format/alloc.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define MERGE_GAP 4095u   /* below a page: merging never spans an unknown page */
+
+void pysnap_init(pysnap *s, pymem *mem)
+{
+    memset(s, 0, sizeof *s);
+    s->mem = mem;
+}
+
+void pysnap_cleanup(pysnap *s)
+{
+    trc_free(s->r);
+    trc_free(s->buf);
+    memset(s, 0, sizeof *s);
+}
+
+void pysnap_reset(pysnap *s)
+{
+    s->n = 0;
+    s->used = 0;
+    s->planned = 0;
+    s->hard_errno = 0;
+    pymem_new_sample(s->mem);
+}
+
+static int grow_ranges(pysnap *s, int need)
+{
+    if (need <= s->cap)
+        return 0;
+    int nc = s->cap ? s->cap * 2 : 128;
+    while (nc < need)
+        nc *= 2;
+    pysnap_range *nr = trc_realloc(s->r, (size_t)nc * sizeof *nr);
+    if (!nr)
+        return -1;
+    s->r = nr;
+    s->cap = nc;
+    return 0;
+}
+
+static int grow_buf(pysnap *s, size_t need)
+{
+    if (need <= s->bufcap)
+        return 0;
+    size_t nc = s->bufcap ? s->bufcap : 65536;
+    while (nc < need)
+        nc *= 2;
+    uint8_t *nb = trc_realloc(s->buf, nc);
+    if (!nb)
+        return -1;
+    s->buf = nb;
+    s->bufcap = nc;
+    return 0;
+}
+
+void pysnap_plan(pysnap *s, uint64_t addr, size_t len)
+{
+    if (addr == 0 || len == 0 || len > PYSNAP_MAX_RANGE || addr + len < addr)
+        return;
+    if (s->planned >= PYSNAP_MAX_PLAN || grow_ranges(s, s->n + 1) != 0)
+        return;
+    s->r[s->n++] = (pysnap_range){ .addr = addr, .len = (uint32_t)len, .state = 0 };
+    s->planned++;
+}
+
+/* Insertion sort by address: plans are short and mostly in order. */
+static void sort_ranges(pysnap_range *r, int n)
+{
+    for (int i = 1; i < n; i++) {
+        pysnap_range x = r[i];
+        int j = i;
+        while (j > 0 && r[j - 1].addr > x.addr) {
+            r[j] = r[j - 1];
+            j--;
+        }
+        r[j] = x;
+    }
+}
+
+/* Reads ranges [first, s->n) which must all be in state 0 and have
+ * buffer space assigned.  Marks each 1 or 2. */
+static int read_ranges(pysnap *s, int first)
+{
+    struct iovec l[PYSNAP_MAX_PLAN], r[PYSNAP_MAX_PLAN];
+    int i = first;
+
+    while (i < s->n) {
+        int k = s->n - i < PYSNAP_MAX_PLAN ? s->n - i : PYSNAP_MAX_PLAN;
+        for (int j = 0; j < k; j++) {
+            pysnap_range *x = &s->r[i + j];
+            l[j].iov_base = s->buf + x->off;
+            l[j].iov_len = x->len;
+            r[j].iov_base = (void *)(uintptr_t)x->addr;
+            r[j].iov_len = x->len;
+        }
+        int got = pymem_readv(s->mem, l, r, k);
+        if (got < 0) {
+            s->hard_errno = errno ? errno : EIO;
+            for (int j = i; j < s->n; j++)
+                s->r[j].state = 2;
+            return -1;
+        }
+        for (int j = 0; j < got; j++)
+            s->r[i + j].state = 1;
+        i += got;
+        if (got < k)
+            s->r[i++].state = 2;   /* the bad one; go on after it */
+    }
+    return 0;
+}
+
+int pysnap_fetch(pysnap *s)
+{
+    int first = 0;
+
+    while (first < s->n && s->r[first].state != 0)
+        first++;
+    if (first == s->n)
+        return 0;
+    /* Planned ranges are always the tail: earlier ones were read. */
+    pysnap_range *p = s->r + first;
+    int np = s->n - first;
+    sort_ranges(p, np);
+    s->planned = 0;
+    int w = 0;
+    for (int i = 0; i < np; i++) {
+        if (w > 0) {
+            pysnap_range *last = &p[w - 1];
+            uint64_t lend = last->addr + last->len, end = p[i].addr + p[i].len;
+            /* Merge when the gap is under a page: every byte in between then
+             * lies on a page that one of the two ranges touches. */
+            if (p[i].addr <= lend + MERGE_GAP && (end > lend ? end : lend) - last->addr <= PYSNAP_MAX_RANGE) {
+                if (end > lend)
+                    last->len = (uint32_t)(end - last->addr);
+                continue;
+            }
+        }
+        p[w++] = p[i];
+    }
+    s->n = first + w;
+    size_t need = s->used;
+    for (int i = first; i < s->n; i++)
+        need += s->r[i].len;
+    if (grow_buf(s, need) != 0) {
+        s->hard_errno = ENOMEM;
+        s->n = first;
+        return -1;
+    }
+    for (int i = first; i < s->n; i++) {
+        s->r[i].off = s->used;
+        s->used += s->r[i].len;
+    }
+    return read_ranges(s, first);
+}
+
+const void *pysnap_get(const pysnap *s, uint64_t addr, size_t len)
+{
+    uint64_t end = addr + len;
+
+    if (end < addr)
+        return NULL;
+    for (int i = s->n - 1; i >= 0; i--) {
+        const pysnap_range *x = &s->r[i];
+        if (x->state == 1 && x->addr <= addr && end <= x->addr + x->len)
+            return s->buf + x->off + (addr - x->addr);
+    }
+    return NULL;
+}
+
+const void *pysnap_need(pysnap *s, uint64_t addr, size_t len, uint64_t lo)
+{
+    const void *got = pysnap_get(s, addr, len);
+
+    if (got || addr == 0 || len == 0 || len > PYSNAP_MAX_RANGE || addr + len < addr)
+        return got;
+    if (lo > addr || addr + len - lo > PYSNAP_MAX_RANGE)
+        lo = addr;
+    if (grow_ranges(s, s->n + 1) != 0 || grow_buf(s, s->used + (addr + len - lo)) != 0) {
+        s->hard_errno = ENOMEM;
+        return NULL;
+    }
+    s->r[s->n] = (pysnap_range){ .addr = lo, .len = (uint32_t)(addr + len - lo), .state = 0, .off = s->used };
+    s->used += s->r[s->n].len;
+    s->n++;
+    if (read_ranges(s, s->n - 1) != 0)
+        return NULL;
+    return pysnap_get(s, addr, len);
+}

@@ -1,0 +1,96 @@
+/*
+ * py_snap.h — one sample's view of the target's memory: a set of ranges
+ * copied into a local buffer, filled by as few read calls as possible.
+ *
+ * A sample plans the ranges it expects to need (what the previous sample
+ * of the same thread used: thread state, frame window, code objects),
+ * fetches them in one batched read (neighbours coalesced), then walks
+ * with pysnap_get(); whatever was not foreseen is read on demand with
+ * pysnap_need().  The copies are consistent to within one system call,
+ * which narrows (but cannot close) the window for torn reads: the
+ * walker still validates everything it reads.
+ */
+#ifndef TRC_LIB_PY_SNAP_H
+#define TRC_LIB_PY_SNAP_H
+
+#include "lib/py/py_mem.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PYSNAP_MAX_PLAN 256     /* planned ranges per fetch */
+#define PYSNAP_MAX_RANGE 65536  /* bytes per range */
+
+typedef struct pysnap_range {
+    uint64_t addr;
+    uint32_t len;
+    uint32_t state;   /* 0 planned, 1 copied, 2 unreadable */
+    size_t off;       /* into buf */
+} pysnap_range;
+
+typedef struct pysnap {
+    pymem *mem;
+    pysnap_range *r;
+    int n, cap;
+    int planned;      /* ranges planned since the last fetch */
+    uint8_t *buf;
+    size_t used, bufcap;
+    int hard_errno;   /* EPERM/ESRCH seen by the last read, else 0 */
+} pysnap;
+
+void pysnap_init(pysnap *s, pymem *mem);
+void pysnap_cleanup(pysnap *s);
+
+/* Forgets every range (keeps the memory).  Cannot fail. */
+void pysnap_reset(pysnap *s);
+
+/* Adds [addr, addr+len) to the next fetch.  Silently ignored when the
+ * plan is full or the range is absurd (the walker then reads on demand).
+ * Plan only between pysnap_reset and pysnap_fetch.  Cannot fail. */
+void pysnap_plan(pysnap *s, uint64_t addr, size_t len);
+
+/* Reads every planned range: sorted, neighbours closer than 2 KiB merged
+ * (never across a page that neither touches, so no unmapped hole is
+ * read), one system call; an unreadable range costs one more call for
+ * the ranges after it.  Returns 0, or -1 on a hard error (hard_errno is
+ * EPERM, ESRCH or ENOMEM). */
+int pysnap_fetch(pysnap *s);
+
+/* Local copy of [addr, addr+len) if it lies inside one copied range,
+ * else NULL.  Cannot fail. */
+const void *pysnap_get(const pysnap *s, uint64_t addr, size_t len);
+
+/* Like pysnap_get, and when missing reads it now, starting at lo
+ * (lo <= addr; the caller knows [lo, addr) is mapped, e.g. the rest of
+ * a frame chunk or addr's own page) so that neighbours come along.
+ * NULL when unreadable (hard_errno set for EPERM/ESRCH/ENOMEM). */
+const void *pysnap_need(pysnap *s, uint64_t addr, size_t len, uint64_t lo);
+
+/* Reads one range exactly, on demand. */
+static inline const void *pysnap_need_exact(pysnap *s, uint64_t addr, size_t len)
+{
+    return pysnap_need(s, addr, len, addr);
+}
+
+/* Start of addr's page: always as mapped as addr itself. */
+static inline uint64_t pysnap_page(uint64_t addr)
+{
+    return addr & ~(uint64_t)4095;
+}
+
+/* Helpers for little-endian fields inside a copied range. */
+static inline uint64_t pysnap_u64(const void *base, uint32_t off)
+{
+    uint64_t v;
+    __builtin_memcpy(&v, (const char *)base + off, sizeof v);
+    return v;
+}
+
+static inline uint32_t pysnap_u32(const void *base, uint32_t off)
+{
+    uint32_t v;
+    __builtin_memcpy(&v, (const char *)base + off, sizeof v);
+    return v;
+}
+
+#endif

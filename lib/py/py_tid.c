@@ -1,0 +1,170 @@
+/*
+ * py_tid.c — the kernel thread id of a Python thread before 3.11, which
+ * has no native_thread_id field (FORMATS.md §7).
+ *
+ * Method: PyThreadState.thread_id is the thread's pthread_t, which in
+ * glibc and musl is the address of the thread's control block, and that
+ * block holds the kernel tid at a fixed offset for a given C library.
+ * We find the offset in our own control block (where gettid() appears
+ * in pthread_self()'s first 2 KiB) and accept it only if, in the
+ * target, every thread state's control block holds at that offset a tid
+ * listed in /proc/PID/task, all distinct.  If our C library's offset
+ * does not fit (a container with another libc), the target's own blocks
+ * are searched for an offset that fits every thread.  When nothing fits
+ * the offset stays -1 and tids are reported unknown (-1).
+ */
+#include "lib/py/py_internal.h"
+
+#include "format/alloc.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define SEARCH 2048   /* bytes of struct pthread searched */
+#define MAX_CAND 16
+#define MAX_TS 64
+
+int64_t pytid_self(void)
+{
+    return (int64_t)syscall(SYS_gettid);
+}
+
+/* Offsets in our own struct pthread holding our tid. */
+static int local_candidates(int64_t *cand, int max)
+{
+    const uint8_t *self = (const uint8_t *)(uintptr_t)pthread_self();
+    int32_t tid = (int32_t)pytid_self();
+    int n = 0;
+
+    /* The block may be shorter than SEARCH bytes before a mapping ends:
+     * read it through the validated local reader, halving on failure. */
+    pymem m;
+    uint8_t buf[SEARCH];
+    if (pymem_init_local(&m) != 0)
+        return 0;
+    size_t len = SEARCH;
+    while (len >= 64 && pymem_read(&m, (uint64_t)(uintptr_t)self, buf, len) != 0)
+        len /= 2;
+    pymem_cleanup(&m);
+    if (len < 64)
+        return 0;
+    for (size_t off = 0; off + 4 <= len && n < max; off += 4) {
+        int32_t v;
+        memcpy(&v, buf + off, 4);
+        if (v == tid)
+            cand[n++] = (int64_t)off;
+    }
+    return n;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sorted tids of the target's tasks; count or -1. */
+static int list_tasks(pid_t pid, int64_t **out)
+{
+    char fn[64];
+    DIR *d;
+    struct dirent *e;
+    int64_t *t = NULL;
+    int n = 0, cap = 0;
+
+    snprintf(fn, sizeof fn, "/proc/%d/task", (int)pid);
+    d = opendir(fn);
+    if (!d)
+        return -1;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        if (n == cap) {
+            int nc = cap ? cap * 2 : 64;
+            int64_t *nt = trc_realloc(t, (size_t)nc * sizeof *nt);
+            if (!nt) {
+                trc_free(t);
+                closedir(d);
+                return -1;
+            }
+            t = nt;
+            cap = nc;
+        }
+        t[n++] = atoll(e->d_name);
+    }
+    closedir(d);
+    qsort(t, (size_t)n, sizeof *t, cmp_i64);
+    *out = t;
+    return n;
+}
+
+static int has_task(const int64_t *t, int n, int64_t tid)
+{
+    return tid > 0 && bsearch(&tid, t, (size_t)n, sizeof *t, cmp_i64) != NULL;
+}
+
+/* Does off give a distinct live tid for every control block? */
+static int fits(py_proc *p, const uint64_t *pth, int npth, const int64_t *tasks, int ntasks, int64_t off)
+{
+    int64_t seen[MAX_TS];
+
+    for (int i = 0; i < npth; i++) {
+        uint8_t b[4];
+        int32_t v;
+        if (pymem_read(&p->mem, pth[i] + (uint64_t)off, b, 4) != 0)
+            return 0;
+        memcpy(&v, b, 4);
+        if (!has_task(tasks, ntasks, v))
+            return 0;
+        for (int k = 0; k < i; k++)
+            if (seen[k] == v)
+                return 0;
+        seen[i] = v;
+    }
+    return npth > 0;
+}
+
+void pytid_calibrate(py_proc *p)
+{
+    py_thread_info ti[MAX_TS];
+    uint64_t pth[MAX_TS];
+    int64_t cand[MAX_CAND], *tasks = NULL;
+    int npth = 0;
+
+    p->tid_off = -1;
+    int n = -1;
+    for (int tries = 0; tries < 3 && n < 0; tries++)
+        n = py_proc_threads(p, ti, MAX_TS, 0);
+    for (int i = 0; i < n; i++)
+        if (ti[i].pthread_id && !(ti[i].pthread_id & 7))
+            pth[npth++] = ti[i].pthread_id;
+    int ntasks = list_tasks(p->pid, &tasks);
+    if (npth == 0 || ntasks <= 0)
+        goto out;
+    int nc = local_candidates(cand, MAX_CAND);
+    for (int i = 0; i < nc; i++) {
+        if (fits(p, pth, npth, tasks, ntasks, cand[i])) {
+            p->tid_off = cand[i];
+            goto out;
+        }
+    }
+    /* Another C library: search the target's first control block. */
+    uint8_t buf[SEARCH];
+    size_t len = SEARCH;
+    while (len >= 64 && pymem_read(&p->mem, pth[0], buf, len) != 0)
+        len /= 2;
+    for (size_t off = 0; len >= 64 && off + 4 <= len; off += 4) {
+        int32_t v;
+        memcpy(&v, buf + off, 4);
+        if (has_task(tasks, ntasks, v) && fits(p, pth, npth, tasks, ntasks, (int64_t)off)) {
+            p->tid_off = (int64_t)off;
+            break;
+        }
+    }
+out:
+    trc_free(tasks);
+}

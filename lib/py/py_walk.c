@@ -1,0 +1,581 @@
+/*
+ * py_walk.c — interpreters → thread states → frames (FORMATS.md §7).
+ *
+ * Each call is one "sample": it plans the reads the previous call for
+ * the same thread needed (thread state, the window of the frame chunk
+ * or the frame objects, the code objects), fetches them in one batched
+ * read, walks, and reads whatever was not foreseen on demand.  In the
+ * steady state a stack costs one system call.
+ *
+ * Frames:  ≤3.10  PyFrameObject via f_back (ob_type checked);
+ *          3.11+  _PyInterpreterFrame via previous; frames whose owner
+ *                 is the C stack or the interpreter (3.12+) are not
+ *                 Python frames and are skipped; 3.14's f_executable
+ *                 is a tagged reference (masked).
+ * Nothing is invented: an unexpected type, owner, alignment, a cycle
+ * (Brent's algorithm over frame addresses) or more frames than the
+ * caller's room makes the whole stack invalid (-1).
+ *
+ * The target keeps running while we read, so one read call is not an
+ * atomic snapshot.  Before 3.11 a frame that returns goes to a free
+ * list shared by all threads and is soon reused, possibly by another
+ * thread: a chain followed through it would be invented.  Three checks:
+ *  - every PyFrameObject on the chain must be executing (f_executing /
+ *    f_state); freed frames are not;
+ *  - 3.11+: inside the thread's frame chunk, each caller lies below its
+ *    callee and every frame below datastack_top; the outermost frame
+ *    must be one that can be (an entry frame in 3.12+; never a
+ *    generator's, whose link is cleared when it yields);
+ *  - the outermost frame must be the one this thread's last good stack
+ *    ended with (it lives as long as the thread's outermost call); when
+ *    it is not (first sample, or a new outermost call), the thread
+ *    state and the leaf frame are read again and must not have changed
+ *    meanwhile, like a sequence lock.
+ */
+#include "lib/py/py_internal.h"
+
+#include "format/alloc.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define MAX_INTERPS 64
+#define MAX_THREADS 100000
+#define CHUNK_WINDOW 32768u   /* most of a frame chunk planned per sample */
+#define WINDOW_SLACK 1024u    /* room planned above the last top */
+#define MEMO_LIMIT 4096       /* thread memos kept before starting over */
+#define TORN_TRIES 3          /* walks of one stack before calling it invalid */
+
+static int fail(py_proc *p, py_status st)
+{
+    p->last = st;
+    return -1;
+}
+
+/* Status for a failed snapshot read: hard errors keep their cause. */
+static py_status snap_status(const py_proc *p)
+{
+    return p->snap.hard_errno ? py_status_from_errno(p->snap.hard_errno) : PY_ERR_IO;
+}
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 31;
+    x *= 0x9e3779b97f4a7c15ull;
+    return x ^ (x >> 29);
+}
+
+/* The memo of tstate, created empty if new.  NULL on ENOMEM. */
+static pymemo *memo_get(py_proc *p, uint64_t tstate)
+{
+    if (p->memocount >= MEMO_LIMIT) {
+        memset(p->memo, 0, p->memocap * sizeof *p->memo);
+        p->memocount = 0;
+    }
+    if ((p->memocount + 1) * 2 > p->memocap) {
+        size_t nc = p->memocap ? p->memocap * 2 : 64;
+        pymemo *nm = trc_calloc(nc, sizeof *nm);
+        if (!nm)
+            return NULL;
+        for (size_t i = 0; i < p->memocap; i++) {
+            if (!p->memo[i].tstate)
+                continue;
+            size_t j = mix(p->memo[i].tstate) & (nc - 1);
+            while (nm[j].tstate)
+                j = (j + 1) & (nc - 1);
+            nm[j] = p->memo[i];
+        }
+        trc_free(p->memo);
+        p->memo = nm;
+        p->memocap = nc;
+    }
+    size_t j = mix(tstate) & (p->memocap - 1);
+    while (p->memo[j].tstate && p->memo[j].tstate != tstate)
+        j = (j + 1) & (p->memocap - 1);
+    if (!p->memo[j].tstate) {
+        memset(&p->memo[j], 0, sizeof p->memo[j]);
+        p->memo[j].tstate = tstate;
+        p->memocount++;
+    }
+    return &p->memo[j];
+}
+
+static void plan_stack(py_proc *p, const pymemo *m, uint64_t tstate)
+{
+    pysnap_plan(&p->snap, tstate, p->ts_len);
+    if (m->cframe)
+        pysnap_plan(&p->snap, m->cframe + p->L.cf_current_frame, 8);
+    if (m->hi > m->lo)
+        pysnap_plan(&p->snap, m->lo, m->hi - m->lo);
+    for (int i = 0; i < m->nframes; i++)
+        pysnap_plan(&p->snap, m->frames[i], p->fr_len);
+    for (int i = 0; i < m->ncodes; i++)
+        pysnap_plan(&p->snap, m->codes[i], p->co_len);
+}
+
+typedef struct walk {
+    const py_frame_info **out;
+    int max, depth;
+    uint64_t leaf, leaf_code, leaf_prev, bottom;  /* first and last frame of the chain */
+    int full;             /* failed for want of room in out[] */
+    pymemo next;          /* what this sample touched, for the next plan */
+    uint64_t chunk_data, top, chunk_end;
+    uint64_t flo, fhi;    /* frames seen inside the current chunk */
+} walk;
+
+static void note_code(walk *w, uint64_t code)
+{
+    for (int i = 0; i < w->next.ncodes; i++)
+        if (w->next.codes[i] == code)
+            return;
+    if (w->next.ncodes < PYMEMO_CODES)
+        w->next.codes[w->next.ncodes++] = code;
+}
+
+/* Resolves one Python frame and appends it.  0, or -1 (p->last set). */
+static int emit(py_proc *p, walk *w, uint64_t code, int64_t lasti_or_instr)
+{
+    const py_layout *L = &p->L;
+
+    if (w->depth >= w->max) {
+        w->full = 1;   /* deterministic: not worth a retry */
+        return fail(p, PY_ERR_IO);
+    }
+    if (code == 0 || (code & 7))
+        return fail(p, PY_ERR_IO);
+    const uint8_t *hdr = pysnap_get(&p->snap, code, p->co_len);
+    if (!hdr && !(hdr = pysnap_need_exact(&p->snap, code, p->co_len)))
+        return fail(p, snap_status(p));
+    int64_t addrq;
+    if (L->lasti_kind == PY_LASTI_POINTER) {
+        uint64_t start = code + L->co_code_adaptive, instr = (uint64_t)lasti_or_instr;
+        int64_t units = pycode_units(p, hdr);
+        if (instr + 2 == start)
+            addrq = -2;                       /* pushed, not started */
+        else if (instr >= start && (instr - start) / 2 < (uint64_t)units && !((instr - start) & 1))
+            addrq = (int64_t)(instr - start);
+        else if (L->tlbc)
+            addrq = INT64_MIN;                /* per-thread bytecode: line unknown */
+        else
+            return fail(p, PY_ERR_IO);        /* instruction of another code object: torn */
+    } else {
+        int64_t lasti = lasti_or_instr;
+        addrq = lasti < 0 ? -1 : L->lasti_kind == PY_LASTI_UNITS ? lasti * 2 : lasti;
+    }
+    const py_frame_info *fi = pycode_resolve(p, code, hdr, addrq);
+    if (!fi)
+        return -1;
+    w->out[w->depth++] = fi;
+    note_code(w, code);
+    return 0;
+}
+
+/* Where to start an on-demand read of the frame at f: inside the
+ * current chunk, take up to 4 KiB below (older frames live there);
+ * elsewhere the frame's own page. */
+static uint64_t frame_lo(const walk *w, uint64_t f)
+{
+    if (w->chunk_data && f >= w->chunk_data && f < w->top)
+        return f - w->chunk_data > 4096 ? f - 4096 : w->chunk_data;
+    return pysnap_page(f);
+}
+
+/* Sets up chunk bounds from the thread state (3.11+). */
+static void chunk_bounds(py_proc *p, walk *w, const pymemo *m, const uint8_t *ts)
+{
+    const py_layout *L = &p->L;
+    uint64_t chunk = pysnap_u64(ts, L->ts_datastack_chunk), top = pysnap_u64(ts, L->ts_datastack_top);
+    uint64_t end = 0;
+
+    if (!chunk || (chunk & 7))
+        return;
+    if (chunk == m->chunk) {
+        end = m->chunk_end;
+    } else {
+        const uint8_t *c = pysnap_need_exact(&p->snap, chunk + L->sc_size, 8);
+        if (!c)
+            return;
+        uint64_t size = pysnap_u64(c, 0);
+        if (size < 64 || size > (1u << 30))
+            return;
+        end = chunk + size;
+    }
+    if (top < chunk + L->sc_data || top > end)
+        return;
+    w->chunk_data = chunk + L->sc_data;
+    w->top = top;
+    w->chunk_end = end;
+    w->next.chunk = chunk;
+    w->next.chunk_end = end;
+}
+
+static int walk_frames(py_proc *p, walk *w, uint64_t frame)
+{
+    const py_layout *L = &p->L;
+    uint64_t saved = 0;
+    unsigned power = 1, lam = 0, steps = 0, limit = (unsigned)w->max * 4 + 256;
+
+    w->flo = UINT64_MAX;
+    w->fhi = 0;
+    while (frame) {
+        if (frame == saved || ++steps > limit || (frame & 7))
+            return fail(p, PY_ERR_IO);   /* cycle, runaway or garbage */
+        if (++lam == power) {
+            saved = frame;
+            power *= 2;
+            lam = 0;
+        }
+        const uint8_t *fr = pysnap_get(&p->snap, frame, p->fr_len);
+        if (!fr && !(fr = pysnap_need(&p->snap, frame, p->fr_len, frame_lo(w, frame))))
+            return fail(p, snap_status(p));
+        if (w->chunk_data && frame >= w->chunk_data && frame < w->top) {
+            if (frame < w->flo)
+                w->flo = frame;
+            if (frame + p->fr_len > w->fhi)
+                w->fhi = frame + p->fr_len;
+        } else if (w->next.nframes < PYMEMO_FRAMES) {
+            /* frame objects, generator frames, 3.12+ entry frames on the C stack */
+            w->next.frames[w->next.nframes++] = frame;
+        }
+        uint64_t code, prev;
+        if (L->frame_objects) {
+            int state = (int8_t)fr[L->fo_state];
+            if (pysnap_u64(fr, L->ob_type) != p->frame_type ||
+                (state != L->fo_state_run && state != L->fo_state_unwind))
+                return fail(p, PY_ERR_IO);   /* freed, reused or not running */
+            code = pysnap_u64(fr, L->fo_code);
+            prev = pysnap_u64(fr, L->fo_back);
+            if (emit(p, w, code, (int32_t)pysnap_u32(fr, L->fo_lasti)) != 0)
+                return -1;
+        } else {
+            unsigned owner = fr[L->if_owner];
+            if (owner > L->owner_max)
+                return fail(p, PY_ERR_IO);
+            prev = pysnap_u64(fr, L->if_previous);
+            code = pysnap_u64(fr, L->if_code) & L->code_ptr_mask;
+            if (w->chunk_data && frame >= w->chunk_data && frame < w->top &&
+                (frame + p->fr_len > w->top ||
+                 (prev >= w->chunk_data && prev < w->top && prev >= frame)))
+                return fail(p, PY_ERR_IO);   /* callers lie below callees */
+            if (owner < L->owner_skip_min &&
+                emit(p, w, code, (int64_t)pysnap_u64(fr, L->if_instr)) != 0)
+                return -1;
+            if (!prev && !(L->owner_bottom & (1u << owner)))
+                return fail(p, PY_ERR_IO);   /* e.g. a generator that just yielded */
+        }
+        if (!w->leaf) {
+            w->leaf = frame;
+            w->leaf_code = code;
+            w->leaf_prev = prev;
+        }
+        w->bottom = frame;
+        frame = prev;
+    }
+    return 0;
+}
+
+/* Current frame pointer from a thread state copy (and its cframe). */
+static int current_frame(py_proc *p, walk *w, const uint8_t *ts, uint64_t *frame)
+{
+    const py_layout *L = &p->L;
+
+    if (L->frame_objects) {
+        *frame = pysnap_u64(ts, L->ts_frame);
+    } else if (L->ts_current_frame != PY_OFF_NONE) {
+        *frame = pysnap_u64(ts, L->ts_current_frame);
+    } else {
+        uint64_t cf = pysnap_u64(ts, L->ts_cframe);
+        const uint8_t *c = cf ? pysnap_need_exact(&p->snap, cf + L->cf_current_frame, 8) : NULL;
+        if (cf && !c)
+            return -1;
+        *frame = c ? pysnap_u64(c, 0) : 0;
+        w->next.cframe = cf;
+    }
+    return 0;
+}
+
+/* Reads the thread state and the leaf frame again: 1 if the thread is
+ * still in the same leaf frame with the same code and caller, 0 if not,
+ * -1 if the read failed. */
+static int unchanged(py_proc *p, uint64_t tstate, const walk *w)
+{
+    const py_layout *L = &p->L;
+    walk again;
+    uint64_t frame;
+
+    memset(&again, 0, sizeof again);
+    pysnap_reset(&p->snap);
+    pysnap_plan(&p->snap, tstate, p->ts_len);
+    if (w->next.cframe)
+        pysnap_plan(&p->snap, w->next.cframe + L->cf_current_frame, 8);
+    pysnap_plan(&p->snap, w->leaf, p->fr_len);
+    if (pysnap_fetch(&p->snap) != 0 && p->snap.hard_errno)
+        return -1;
+    const uint8_t *ts = pysnap_need_exact(&p->snap, tstate, p->ts_len);
+    if (!ts || current_frame(p, &again, ts, &frame) != 0)
+        return -1;
+    if (frame != w->leaf || again.next.cframe != w->next.cframe)
+        return 0;
+    const uint8_t *fr = pysnap_need_exact(&p->snap, w->leaf, p->fr_len);
+    if (!fr)
+        return -1;
+    uint64_t code = pysnap_u64(fr, L->frame_objects ? L->fo_code : L->if_code);
+    uint64_t prev = pysnap_u64(fr, L->frame_objects ? L->fo_back : L->if_previous);
+    if (!L->frame_objects)
+        code &= L->code_ptr_mask;
+    return code == w->leaf_code && prev == w->leaf_prev;
+}
+
+/* One walk of tstate's stack; *full set when it failed for want of
+ * room.  Caller holds the lock. */
+static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames, int max, int *full)
+{
+    const py_layout *L = &p->L;
+    walk w;
+
+    if (!tstate || (tstate & 7) || max < 0)
+        return fail(p, PY_ERR_IO);
+    pymemo *m = memo_get(p, tstate);
+    if (!m)
+        return fail(p, PY_ERR_NOMEM);
+    memset(&w, 0, sizeof w);
+    w.out = frames;
+    w.max = max;
+    w.next.tstate = tstate;
+    pysnap_reset(&p->snap);
+    plan_stack(p, m, tstate);
+    if (pysnap_fetch(&p->snap) != 0 && p->snap.hard_errno)
+        return fail(p, snap_status(p));
+    const uint8_t *ts = pysnap_need_exact(&p->snap, tstate, p->ts_len);
+    if (!ts)
+        return fail(p, snap_status(p));
+    uint64_t frame;
+    if (!L->frame_objects)
+        chunk_bounds(p, &w, m, ts);
+    if (current_frame(p, &w, ts, &frame) != 0)
+        return fail(p, snap_status(p));
+    if (walk_frames(p, &w, frame) != 0) {
+        *full = w.full;
+        return -1;
+    }
+    if (w.bottom && w.bottom != m->bottom) {
+        int same = unchanged(p, tstate, &w);
+        if (same <= 0)
+            return fail(p, same < 0 ? snap_status(p) : PY_ERR_IO);
+    }
+    w.next.bottom = w.bottom;
+    if (w.fhi > w.flo) {
+        uint64_t hi = w.top + WINDOW_SLACK < w.chunk_end ? w.top + WINDOW_SLACK : w.chunk_end;
+        uint64_t lo = hi - w.flo > CHUNK_WINDOW ? hi - CHUNK_WINDOW : w.flo;
+        w.next.lo = lo;
+        w.next.hi = hi;
+    }
+    *m = w.next;
+    return w.depth;
+}
+
+/* A walk that met an inconsistent (torn) read is tried again at once:
+ * the target moved while we read, and a fresh read usually succeeds. */
+static int stack_locked(py_proc *p, uint64_t tstate, const py_frame_info **frames, int max)
+{
+    int n = -1, full = 0;
+
+    for (int t = 0; t < TORN_TRIES; t++) {
+        n = stack_once(p, tstate, frames, max, &full);
+        if (n >= 0 || full || p->last != PY_ERR_IO)
+            break;
+        p->stats.torn_retries++;
+    }
+    return n;
+}
+
+int py_proc_stack(py_proc *p, uint64_t tstate, const py_frame_info **frames, int max)
+{
+    pthread_mutex_lock(&p->lock);
+    int n = stack_locked(p, tstate, frames, max);
+    if (n < 0)
+        p->stats.invalid_stacks++;
+    pthread_mutex_unlock(&p->lock);
+    return n;
+}
+
+/* ---- thread list ----------------------------------------------------- */
+
+static void plan_list(py_proc *p, int want_gil)
+{
+    const pylist_memo *lm = &p->lm;
+
+    pysnap_plan(&p->snap, p->runtime + p->rt_lo, p->rt_len);
+    for (int i = 0; i < lm->ninterp; i++) {
+        pysnap_plan(&p->snap, lm->interp[i] + p->is_lo, p->is_len);
+        if (want_gil && p->L.is_ceval_gil != PY_OFF_NONE)
+            pysnap_plan(&p->snap, lm->interp[i] + p->L.is_ceval_gil, 8);
+    }
+    for (int i = 0; want_gil && i < lm->ngil; i++)
+        pysnap_plan(&p->snap, lm->gil[i] + p->gil_lo, p->gil_len);
+    for (int i = 0; i < lm->ntstate; i++) {
+        pysnap_plan(&p->snap, lm->tstate[i], p->ts_len);
+        if (p->tid_off >= 0 && lm->pthread[i])
+            pysnap_plan(&p->snap, lm->pthread[i] + (uint64_t)p->tid_off, 4);
+    }
+}
+
+/* Kernel tid of a thread before 3.11: read from its struct pthread. */
+static int64_t pthread_tid(py_proc *p, uint64_t pthread)
+{
+    if (p->tid_off < 0 || !pthread)
+        return -1;
+    uint64_t at = pthread + (uint64_t)p->tid_off;
+    const uint8_t *t = pysnap_get(&p->snap, at, 4);
+    if (!t && !(t = pysnap_need_exact(&p->snap, at, 4)))
+        return -1;
+    int32_t tid = (int32_t)pysnap_u32(t, 0);
+    return tid > 0 ? tid : -1;
+}
+
+static int list_locked(py_proc *p, py_thread_info *out, int max, int want_gil)
+{
+    const py_layout *L = &p->L;
+    pylist_memo next;
+    int n = 0, total = 0;
+    uint64_t holder_rt = 0;
+
+    memset(&next, 0, sizeof next);
+    pysnap_reset(&p->snap);
+    plan_list(p, want_gil);
+    if (pysnap_fetch(&p->snap) != 0 && p->snap.hard_errno)
+        return fail(p, snap_status(p));
+    const uint8_t *rt = pysnap_need_exact(&p->snap, p->runtime + p->rt_lo, p->rt_len);
+    if (!rt)
+        return fail(p, snap_status(p));
+    if (L->rt_tstate_current != PY_OFF_NONE)
+        holder_rt = pysnap_u64(rt, L->rt_tstate_current - p->rt_lo);
+    uint64_t interp = pysnap_u64(rt, L->rt_interp_head - p->rt_lo);
+    for (int ni = 0; interp; ni++) {
+        if (ni >= MAX_INTERPS || (interp & 7))
+            return fail(p, PY_ERR_IO);
+        const uint8_t *is = pysnap_need_exact(&p->snap, interp + p->is_lo, p->is_len);
+        if (!is)
+            return fail(p, snap_status(p));
+        if (next.ninterp < 8)
+            next.interp[next.ninterp++] = interp;
+        int gil_known = 0, locked = 0;
+        uint64_t holder = 0;
+        if (want_gil && L->is_ceval_gil != PY_OFF_NONE) {
+            const uint8_t *gp = pysnap_need_exact(&p->snap, interp + L->is_ceval_gil, 8);
+            uint64_t gil = gp ? pysnap_u64(gp, 0) : 0;
+            const uint8_t *g = gil && !(gil & 7) ? pysnap_need_exact(&p->snap, gil + p->gil_lo, p->gil_len) : NULL;
+            if (g) {
+                locked = pysnap_u32(g, L->gil_locked - p->gil_lo) != 0;
+                holder = pysnap_u64(g, L->gil_last_holder - p->gil_lo);
+                gil_known = 1;
+                if (next.ngil < 8)
+                    next.gil[next.ngil++] = gil;
+            }
+        } else if (want_gil && L->rt_tstate_current != PY_OFF_NONE) {
+            holder = holder_rt;
+            locked = holder != 0;
+            gil_known = 1;
+        }
+        uint64_t ts = pysnap_u64(is, L->is_tstate_head - p->is_lo);
+        while (ts) {
+            if (++total > MAX_THREADS || (ts & 7))
+                return fail(p, PY_ERR_IO);
+            const uint8_t *t = pysnap_need_exact(&p->snap, ts, p->ts_len);
+            if (!t)
+                return fail(p, snap_status(p));
+            if (pysnap_u64(t, L->ts_interp) != interp)
+                return fail(p, PY_ERR_IO);   /* torn: freed or reused */
+            uint64_t pth = pysnap_u64(t, L->ts_thread_id);
+            if (next.ntstate < PYLIST_MAX) {
+                next.tstate[next.ntstate] = ts;
+                next.pthread[next.ntstate++] = pth;
+            }
+            if (n < max) {
+                py_thread_info *o = &out[n++];
+                o->tstate = ts;
+                o->pthread_id = pth;
+                if (L->ts_native_thread_id != PY_OFF_NONE) {
+                    int64_t tid = (int64_t)pysnap_u64(t, L->ts_native_thread_id);
+                    o->tid = tid > 0 && tid < (1ll << 32) ? tid : -1;
+                } else {
+                    o->tid = pthread_tid(p, pth);
+                }
+                o->holds_gil = gil_known ? (locked && holder == ts) : -1;
+            }
+            ts = pysnap_u64(t, L->ts_next);
+        }
+        interp = pysnap_u64(is, L->is_next - p->is_lo);
+    }
+    p->lm = next;
+    return n;
+}
+
+int py_proc_threads(py_proc *p, py_thread_info *out, int max, int want_gil)
+{
+    int n = -1;
+
+    pthread_mutex_lock(&p->lock);
+    for (int t = 0; t < TORN_TRIES && n < 0; t++) {
+        n = list_locked(p, out, max, want_gil);
+        if (n < 0 && p->last != PY_ERR_IO)
+            break;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return n;
+}
+
+/* ---- the calling thread (py_proc_attach_self) -------------------------- */
+
+#define SELF_SCAN 512
+
+int py_proc_stack_self_thread(py_proc *p, const py_frame_info **frames, int max)
+{
+    int64_t tid = pytid_self();
+    uint64_t me = (uint64_t)pthread_self();
+    const py_layout *L = &p->L;
+    int n = -1;
+
+    pthread_mutex_lock(&p->lock);
+    /* Other threads' states may be freed while we look: p->mem.careful
+     * stays set (as for every self-attached read) until our own stack. */
+    uint64_t ts = 0;
+    if (p->self_tstate && p->self_tstate_tid == (uint64_t)tid) {
+        /* Still ours?  Same interpreter thread state, same owner. */
+        uint8_t b[1024];
+        if (p->ts_len <= sizeof b && pymem_read(&p->mem, p->self_tstate, b, p->ts_len) == 0 &&
+            pysnap_u64(b, L->ts_thread_id) == me &&
+            (L->ts_native_thread_id == PY_OFF_NONE ||
+             (int64_t)pysnap_u64(b, L->ts_native_thread_id) == tid))
+            ts = p->self_tstate;
+    }
+    if (!ts) {
+        py_thread_info *all = trc_malloc(SELF_SCAN * sizeof *all);
+        if (!all) {
+            p->last = PY_ERR_NOMEM;
+            goto out;
+        }
+        int k = list_locked(p, all, SELF_SCAN, 0);
+        for (int i = 0; i < k && !ts; i++)
+            if (all[i].pthread_id == me && (L->ts_native_thread_id == PY_OFF_NONE || all[i].tid == tid))
+                ts = all[i].tstate;
+        trc_free(all);
+        if (!ts) {
+            if (k >= 0)
+                n = 0;    /* not a Python thread: no Python frames */
+            goto out;
+        }
+        p->self_tstate = ts;
+        p->self_tstate_tid = (uint64_t)tid;
+    }
+    /* Our own thread state and everything our live frames hold stay
+     * mapped while we are in this call. */
+    p->mem.careful = 0;
+    n = stack_locked(p, ts, frames, max);
+out:
+    p->mem.careful = p->self;
+    if (n < 0)
+        p->stats.invalid_stacks++;
+    pthread_mutex_unlock(&p->lock);
+    return n;
+}

@@ -1,0 +1,77 @@
+/*
+ * rec.h — the recorder behind `trec` (issue 3): start or attach to a
+ * CPython program, sample every thread of it (and optionally of its
+ * descendants) at a fixed rate from outside, and write a .trc trace.
+ *
+ * This is the surface tools/trec.c uses; the pieces it is built from are
+ * declared in lib/rec/rec_int.h.  Internal API, not installed.  The
+ * recorder never prints: messages go through rec_config.message and the
+ * closing figures come back in a rec_result for the tool to print.
+ *
+ * Design: ARCHITECTURE.md "The recorder"; CPython side: lib/py/pyproc.h.
+ */
+#ifndef TRC_LIB_REC_REC_H
+#define TRC_LIB_REC_REC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef enum rec_msg_level { REC_MSG_NOTE, REC_MSG_WARN, REC_MSG_ERROR } rec_msg_level;
+
+/* One line, no trailing newline.  ctx is rec_config.message_ctx. */
+typedef void (*rec_message_fn)(void *ctx, rec_msg_level level, const char *text);
+
+typedef struct rec_config {
+    const char *output;        /* path template ("%p" = pid, "%%" = '%'), or "-" */
+    pid_t pid;                 /* > 0: attach to it; 0: start argv */
+    char *const *argv;         /* program to start (NULL-terminated) when pid == 0 */
+    double rate_hz;            /* ticks per second (every thread sampled each tick) */
+    int64_t duration_ns;       /* stop recording after this long; 0 = until the end */
+    int subprocesses;          /* follow descendants too */
+    int gil;                   /* record which thread holds the GIL */
+    const char *command_line;  /* trec's own command line, for the segment header */
+    int self_timing;           /* measure the recorder's CPU per sample (rec_result.cost_*) */
+    rec_message_fn message;    /* may be NULL (messages dropped) */
+    void *message_ctx;
+} rec_config;
+
+typedef struct rec_result {
+    int exit_status;           /* what trec exits with (see rec_run) */
+    int trace_written;         /* 1 if an output was opened and closed */
+    uint64_t samples;          /* thread samples written */
+    uint64_t threads;          /* distinct threads sampled */
+    uint64_t processes;        /* processes recorded */
+    uint64_t ticks;            /* sampling ticks taken */
+    uint64_t late_ticks;       /* ticks taken later than half a period */
+    uint64_t missed_ticks;     /* ticks skipped because the recorder fell behind */
+    uint64_t invalid;          /* thread samples dropped as torn/inconsistent */
+    int64_t duration_ns;       /* recording time */
+    uint64_t bytes;            /* trace bytes written */
+    int64_t cpu_ns;            /* the recorder's CPU time (user + system), all of it */
+    /* With self_timing: the distribution of the recorder's thread CPU time
+     * per sample within a tick (reading, interning, writing), in ns. */
+    int64_t cost_p50_ns, cost_p90_ns, cost_p99_ns, cost_max_ns;
+    uint64_t cost_n;
+    char output_path[4096];    /* the expanded path, "<stdout>" for "-" */
+} rec_result;
+
+/* Run one recording.  Returns (and stores in res->exit_status):
+ *   - when trec started the program: the program's exit status, or
+ *     128 + signal if it died of a signal; 127 (not found) / 126 (not
+ *     executable) if it could not be started;
+ *   - with --pid: 0 when recording ended normally (duration, Ctrl-C,
+ *     target exit), 2 when the target cannot be recorded;
+ *   - 2 for an output that cannot be opened.
+ * Errors and warnings are reported through cfg->message.  Installs
+ * signal handlers (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGPIPE)
+ * for its duration.  Call once per process. */
+int rec_run(const rec_config *cfg, rec_result *res);
+
+/* "GPU support: off (...)" or a description of the GPU support built
+ * in, for `trec --version`.  Defined by the GPU part of the project
+ * (lib/gpu/gpu_support.c, declared there in lib/gpu/trec_gpu.h too).
+ * Cannot fail; the string is static. */
+const char *trec_gpu_support(void);
+
+#endif /* TRC_LIB_REC_REC_H */

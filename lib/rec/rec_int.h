@@ -1,0 +1,338 @@
+/*
+ * rec_int.h — the pieces the recorder (lib/rec/) is built from, one file
+ * each: /proc readers (procfs.c), pacing (pace.c), spawning (spawn.c),
+ * signals (signals.c), the output file (output.c), stack interning
+ * (stacks.c), the thread table (threads.c), one recorded process
+ * (target.c), descendant discovery (children.c), loss accounting
+ * (losses.c) and the loop that ties them together (session.c).
+ *
+ * Prefix rec_.  Nothing here prints; functions that can fail say how.
+ */
+#ifndef TRC_LIB_REC_REC_INT_H
+#define TRC_LIB_REC_REC_INT_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/py/pyproc.h"
+#include "lib/rec/rec.h"
+#include "trc/trc.h"
+
+/* Deepest stack read per sample; deeper ones are invalid (spec limit). */
+#define REC_MAX_DEPTH 4096
+
+/* ------------------------------------------------------------------ */
+/* procfs.c — small /proc readers                                      */
+/* ------------------------------------------------------------------ */
+
+typedef struct rec_stat {
+    char state;              /* 'R', 'S', 'D', 'Z', ... */
+    pid_t ppid;
+    uint64_t starttime;      /* clock ticks after boot (field 22) */
+    uint64_t startstack;     /* field 28: changes on exec (ASLR) */
+    int exit_code;           /* field 52, a wait status; -1 if absent */
+} rec_stat;
+
+/* Parse the text of a /proc/.../stat file.  Returns 0, or -1 when the
+ * text does not look like one. */
+int rec_stat_parse(const char *text, size_t len, rec_stat *out);
+
+/* Open /proc/PID/stat (tid <= 0) or /proc/PID/task/TID/stat read-only,
+ * close-on-exec.  Returns the fd or -1 (errno set). */
+int rec_proc_open(pid_t pid, pid_t tid, const char *leaf);
+
+/* pread the whole (small) file behind fd into buf (NUL-terminated).
+ * Returns the length, or -1 (errno set; ESRCH once the task is gone). */
+ssize_t rec_fd_read(int fd, char *buf, size_t cap);
+
+/* The scheduler state letter from an open stat fd; 0 on failure. */
+char rec_fd_state(int fd);
+
+/* The same from an open /proc/PID/task/TID/syscall fd, which the kernel
+ * makes about three times faster than stat: "running" (the thread is
+ * runnable: 'R'), else the syscall it is blocked in ('S').  0 on failure. */
+char rec_fd_syscall_state(int fd);
+
+/* Read and parse /proc/PID/stat (or the task's).  0 or -1. */
+int rec_proc_stat(pid_t pid, pid_t tid, rec_stat *out);
+
+/* Command line, arguments joined by single spaces.  0 or -1. */
+int rec_proc_cmdline(pid_t pid, char *buf, size_t cap);
+
+/* Target of /proc/PID/exe.  0 or -1. */
+int rec_proc_exe(pid_t pid, char *buf, size_t cap);
+
+/* /proc/PID/task/TID/comm without the newline.  0 or -1. */
+int rec_proc_comm(pid_t pid, pid_t tid, char *buf, size_t cap);
+
+/* Resident set size in bytes from an open /proc/PID/statm fd; -1 on error. */
+int64_t rec_fd_rss_bytes(int fd);
+
+/* Children of pid (all its threads'), up to max.  Uses
+ * /proc/PID/task/TID/children, or a scan of /proc when the kernel lacks
+ * it.  Returns the count (may exceed max: only max are stored), -1 if pid
+ * is gone. */
+int rec_proc_children(pid_t pid, pid_t *out, int max);
+
+/* Process start on the trace clock from a stat starttime; 0 if unknown. */
+int64_t rec_start_ns(uint64_t starttime);
+
+/* ------------------------------------------------------------------ */
+/* pace.c — absolute-deadline pacing                                    */
+/* ------------------------------------------------------------------ */
+
+typedef struct rec_pacer {
+    int64_t period_ns;
+    int64_t origin_ns;       /* deadline k is origin + k * period + jitter_k */
+    uint64_t k;
+    int64_t jitter_max_ns;
+    uint64_t rng;            /* xorshift state for the jitter */
+    int64_t deadline_ns;     /* the current tick's deadline */
+} rec_pacer;
+
+typedef struct rec_tick {
+    int64_t now_ns;          /* when the tick was taken (trace clock) */
+    int64_t lateness_ns;     /* now - deadline, >= 0 */
+    int late;                /* lateness > period / 2 */
+    uint64_t missed;         /* whole periods skipped before this tick */
+} rec_tick;
+
+/* Start the grid at start_ns; jitter is up to a tenth of the period
+ * (at most 100 us), drawn from seed.  Cannot fail. */
+void rec_pacer_init(rec_pacer *p, int64_t period_ns, int64_t start_ns, uint64_t seed);
+
+/* Sleep until the current deadline.  Returns 1 and fills *t when the
+ * deadline was reached (the pacer then moves to the next deadline,
+ * skipping the ones already passed), 0 when a signal interrupted the
+ * sleep first (call again; the deadline is unchanged). */
+int rec_pacer_wait(rec_pacer *p, rec_tick *t);
+
+/* Classification used by rec_pacer_wait (exposed for tests): lateness
+ * over half a period is late; each whole period of lateness is a
+ * missed tick.  Cannot fail. */
+void rec_pace_classify(int64_t period_ns, int64_t lateness_ns, int *late, uint64_t *missed);
+
+/* ------------------------------------------------------------------ */
+/* spawn.c — starting the program                                       */
+/* ------------------------------------------------------------------ */
+
+typedef struct rec_child {
+    pid_t pid;               /* -1 when not started */
+    int go_fd;               /* parent's end: one byte lets the child exec */
+    int status_fd;           /* parent's end: errno of a failed exec, EOF on success */
+} rec_child;
+
+/* Fork a child that waits (before exec) until rec_spawn_release.  The
+ * child gets default signal dispositions and an empty signal mask; with
+ * stdout_to_stderr its stdout is trec's stderr.  Returns 0, or -1 with
+ * a message in err. */
+int rec_spawn_prepare(char *const *argv, int stdout_to_stderr, rec_child *c, char *err,
+                      size_t errlen);
+
+/* Let the child exec and wait for the outcome.  Returns 0 when the exec
+ * succeeded, else the exec's errno (the child has then exited 127). */
+int rec_spawn_release(rec_child *c);
+
+/* Abandon a prepared child (it exits without running anything) and reap it. */
+void rec_spawn_abort(rec_child *c);
+
+/* ------------------------------------------------------------------ */
+/* signals.c                                                            */
+/* ------------------------------------------------------------------ */
+
+/* launched: trec started child_pid.  SIGINT/SIGQUIT from the terminal
+ * reach the child by themselves and trec ignores them; the same signals
+ * sent to trec alone (kill), and SIGTERM/SIGHUP, are forwarded to the
+ * child.  Attached (child_pid <= 0): SIGINT/SIGTERM/SIGHUP/SIGQUIT ask
+ * the loop to stop.  SIGPIPE is ignored (write errors are reported);
+ * SIGCHLD sets a flag.  Returns 0 or -1. */
+int rec_signals_install(pid_t child_pid);
+void rec_signals_set_child(pid_t child_pid);
+void rec_signals_restore(void);
+int rec_signals_stop_requested(void);
+/* Returns and clears the SIGCHLD flag. */
+int rec_signals_take_sigchld(void);
+
+/* ------------------------------------------------------------------ */
+/* output.c                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Expand "%p" (pid) and "%%" in tmpl into path.  0, or -1 when it does
+ * not fit or holds another '%' sequence. */
+int rec_output_expand(const char *tmpl, pid_t pid, char *path, size_t cap);
+
+/* Open the trace output: "-" = standard output (refused when it is a
+ * terminal), else the expanded path, created or truncated (written in
+ * place, not renamed: a killed recorder leaves what it flushed).
+ * Returns the fd (1 for stdout) or -1 with a message in err. */
+int rec_output_open(const char *tmpl, pid_t pid, char *path, size_t cap, char *err,
+                    size_t errlen);
+
+/* ------------------------------------------------------------------ */
+/* losses.c — counting losses and writing them as LOSS records          */
+/* ------------------------------------------------------------------ */
+
+typedef struct rec_lossacc {
+    trc_loss_kind kind;
+    int64_t pid;
+    uint64_t count;          /* pending, not yet written */
+    uint64_t total;
+    int64_t first_ns, last_ns;
+} rec_lossacc;
+
+void rec_loss_init(rec_lossacc *a, trc_loss_kind kind, int64_t pid);
+void rec_loss_add(rec_lossacc *a, uint64_t n, int64_t now_ns);
+/* Write the pending count (if any) as one LOSS record. */
+trc_status rec_loss_flush(rec_lossacc *a, trc_writer *w, const char *detail);
+
+/* ------------------------------------------------------------------ */
+/* stacks.c — py frames -> writer frame and stack ids                   */
+/* ------------------------------------------------------------------ */
+
+/* The last stack interned for one thread, root first, so the next
+ * sample only interns the frames past the common prefix. */
+typedef struct rec_stackcache {
+    const py_frame_info **frames;
+    uint32_t *ids;
+    int depth, cap;
+} rec_stackcache;
+
+void rec_stackcache_cleanup(rec_stackcache *c);
+
+/* Intern frames[0..depth) (LEAF FIRST, as py_proc_stack gives them) as a
+ * writer stack, root to leaf; *stack = 0 for depth 0.  Frame ids are
+ * kept in each py_frame_info's user_id.  Returns TRC_OK or the writer's
+ * error (TRC_ERR_NOMEM also for the cache). */
+trc_status rec_stack_intern(trc_writer *w, rec_stackcache *c, const py_frame_info **frames,
+                            int depth, uint32_t *stack);
+
+/* ------------------------------------------------------------------ */
+/* threads.c — the threads of one process                               */
+/* ------------------------------------------------------------------ */
+
+typedef struct rec_thread {
+    int64_t tid;             /* OS thread id, or a key < 0 when unknown */
+    uint64_t tstate;
+    uint32_t wid;            /* writer thread id */
+    int state_fd;            /* /proc/PID/task/TID/syscall or stat, -1 if none */
+    int state_is_stat;       /* state_fd is the stat file (syscall unreadable) */
+    uint32_t seen;           /* generation last seen in the thread list */
+    int64_t next_name_ns;    /* when to look at the names again */
+    int64_t name_interval_ns;
+    char name[64];           /* name last written */
+    rec_stackcache cache;
+} rec_thread;
+
+typedef struct rec_threads {
+    rec_thread *v;
+    size_t n, cap;
+    uint64_t distinct;       /* threads ever defined */
+} rec_threads;
+
+/* Find the thread (tid, tstate), adding it (writer definition, stat fd,
+ * names) if new.  Returns NULL on allocation or writer failure (*st). */
+rec_thread *rec_threads_get(rec_threads *t, trc_writer *w, py_proc *py, pid_t pid,
+                            const py_thread_info *ti, int64_t now_ns, trc_status *st);
+/* Re-read the OS and threading names when due; rename in the writer if changed. */
+trc_status rec_thread_refresh_name(rec_thread *th, trc_writer *w, py_proc *py, pid_t pid,
+                                   int64_t now_ns);
+/* Drop threads missing from the last 3 thread lists up to generation gen
+ * (closing their fds). */
+void rec_threads_prune(rec_threads *t, uint32_t gen);
+void rec_threads_cleanup(rec_threads *t);
+
+/* ------------------------------------------------------------------ */
+/* target.c — one process being recorded                                */
+/* ------------------------------------------------------------------ */
+
+typedef enum rec_tstate {
+    REC_T_WAITING,           /* not attached yet: retrying */
+    REC_T_NOT_PYTHON,        /* gave up for now; retried if it execs */
+    REC_T_ATTACHED,
+    REC_T_ENDED              /* exited (or left behind); nothing more to do */
+} rec_tstate;
+
+typedef struct rec_target {
+    pid_t pid, ppid;
+    int is_root;
+    int launched;            /* trec is its parent (waitpid gives the status) */
+    rec_tstate state;
+    py_proc *py;
+    uint64_t starttime, startstack;
+    char exe[512];
+    int64_t found_ns;        /* when first seen */
+    int64_t attach_since_ns; /* first attach attempt on this image */
+    int64_t next_try_ns;     /* next attach attempt */
+    int64_t give_up_ns;      /* NOT_PYTHON after this (grace for loading) */
+    int64_t next_check_ns;   /* liveness / exec check */
+    int64_t next_rss_ns;
+    int warned;
+    int process_written;     /* PROCESS written for the current image */
+    unsigned process_records;
+    py_status last_err;
+    char err[512];           /* pyproc's explanation of the last failure */
+    int stat_fd, statm_fd;
+    uint32_t rss_counter;    /* 0 = not defined yet */
+    rec_threads threads;
+    uint32_t gen;
+    py_thread_info *tinfo;
+    int tcap;
+    const py_frame_info **frames;
+    rec_lossacc invalid;
+    uint64_t samples;
+} rec_target;
+
+/* What a step of a target reports to the session. */
+typedef struct rec_tick_ctx {
+    trc_writer *w;
+    int64_t now_ns;
+    int gil;
+    uint64_t samples;        /* thread samples written (added to) */
+    uint64_t invalid;        /* added to */
+    uint32_t max_wid;        /* highest writer thread id met (raised) */
+} rec_tick_ctx;
+
+/* Initialise for pid (not attached); 0 or -1 (NOMEM). */
+int rec_target_init(rec_target *t, pid_t pid, int is_root, int launched, int64_t now_ns);
+void rec_target_cleanup(rec_target *t);
+
+/* Try to attach now.  Returns PY_OK, or pyproc's status with t->err set. */
+py_status rec_target_try_attach(rec_target *t, int64_t now_ns);
+
+/* Write the PROCESS record (once; again after an exec). */
+trc_status rec_target_write_process(rec_target *t, trc_writer *w, int64_t now_ns);
+
+/* One tick: attach retries, samples of every thread, RSS, exec and
+ * liveness checks.  Returns TRC_OK or a writer error (which ends the
+ * recording).  Sets t->state = REC_T_ENDED when the process is gone
+ * (writing PROCESS_EXIT if the process had been recorded and the exit
+ * was seen; for a launched root the session writes it from waitpid). */
+trc_status rec_target_step(rec_target *t, rec_tick_ctx *ctx);
+
+/* Record the end of t with a wait status (or status < 0 = unknown) and
+ * mark it ended.  Writes PROCESS (if not yet) and PROCESS_EXIT. */
+trc_status rec_target_exited(rec_target *t, trc_writer *w, int64_t now_ns, int wait_status);
+
+/* ------------------------------------------------------------------ */
+/* children.c — following descendants                                  */
+/* ------------------------------------------------------------------ */
+
+typedef struct rec_targets {
+    rec_target **v;
+    size_t n, cap;
+} rec_targets;
+
+rec_target *rec_targets_find(rec_targets *ts, pid_t pid);
+/* Add a target for pid; NULL on allocation failure. */
+rec_target *rec_targets_add(rec_targets *ts, pid_t pid, int is_root, int launched,
+                            int64_t now_ns);
+void rec_targets_cleanup(rec_targets *ts);
+
+/* Add every descendant of the live targets (and of `self` when it is a
+ * subreaper, > 0) not yet known.  Returns the number added, -1 on
+ * allocation failure. */
+int rec_children_scan(rec_targets *ts, pid_t self, int64_t now_ns);
+
+#endif /* TRC_LIB_REC_REC_INT_H */

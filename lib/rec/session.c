@@ -1,0 +1,497 @@
+/*
+ * session.c — one recording from start to end (rec_run, contract in
+ * rec.h): start or attach, open the output, then tick until the program
+ * ends, the duration is over or (with --pid) the user interrupts; finish
+ * the trace; for a started program, wait for it and pass on its status.
+ *
+ * The loop is single-threaded.  Each tick: wake at the pacer's deadline,
+ * count lateness, reap children, step every target (attach retries,
+ * samples, RSS, exit checks), look for new descendants every 50 ms,
+ * write pending loss counts every second, and let the writer close its
+ * chunk when it is 100 ms old (trc_writer_tick) so a pipe reader sees
+ * data live and a killed recorder loses at most that much.
+ *
+ * A started program's stdout: with -o - the trace owns trec's stdout,
+ * so the program's stdout is trec's stderr (spawn.c); otherwise the
+ * program keeps the terminal as if trec were not there.
+ */
+#include "lib/rec/rec_int.h"
+
+#include "format/alloc.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ATTACH_WAIT_NS 2000000000LL  /* --pid: wait this long for a starting runtime */
+#define SCAN_NS 50000000LL           /* descendants: 20 Hz */
+#define LOSS_FLUSH_NS 1000000000LL   /* loss records: 1 Hz */
+#define COST_BUCKET_NS 50            /* self-timing histogram: 50 ns buckets ... */
+#define COST_BUCKETS 4000            /* ... up to 200 us; above that, only the max */
+
+typedef struct out_sink {
+    int fd;
+    uint64_t bytes;
+    int err;                 /* errno of the first failed write */
+} out_sink;
+
+typedef struct session {
+    const rec_config *cfg;
+    rec_result *res;
+    int launched;
+    pid_t root_pid;
+    rec_child child;
+    rec_targets targets;
+    rec_target *root;
+    int root_reaped;
+    int root_status;         /* wait status once reaped */
+    out_sink sink;
+    trc_writer *w;
+    int recording;           /* 0 once the trace is finished */
+    rec_pacer pacer;
+    rec_lossacc late, missed;
+    int64_t start_ns, next_scan_ns, next_loss_ns;
+    uint64_t samples, invalid, ticks;
+    uint32_t max_wid;
+    uint32_t *cost_hist;     /* self-timing histogram (NULL when off) */
+    uint64_t cost_n, cost_over;
+    int64_t cost_max;
+} session;
+
+static void say(const session *s, rec_msg_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void say(const session *s, rec_msg_level level, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (s->cfg->message)
+        s->cfg->message(s->cfg->message_ctx, level, buf);
+}
+
+static int sink_write(void *ctx, const void *buf, size_t len)
+{
+    out_sink *o = ctx;
+    const char *p = buf;
+    while (len) {
+        ssize_t n = write(o->fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (!o->err)
+                o->err = n < 0 ? errno : EIO;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+        o->bytes += (uint64_t)n;
+    }
+    return 0;
+}
+
+static trc_writer *open_writer(session *s, trc_status *st)
+{
+    char rate[32], pid[32];
+    snprintf(rate, sizeof rate, "%g", s->cfg->rate_hz);
+    snprintf(pid, sizeof pid, "%d", (int)s->root_pid);
+    trc_kv meta[] = {
+        {"trec.mode", s->launched ? "launch" : "attach"},
+        {"trec.rate_hz", rate},
+        {"trec.pid", pid},
+        {"trec.subprocesses", s->cfg->subprocesses ? "1" : "0"},
+        {"trec.gil", s->cfg->gil ? "1" : "0"},
+        {"trec.stdout", s->launched && strcmp(s->cfg->output, "-") == 0 ? "program stdout sent to stderr"
+                                                                        : "program stdout untouched"},
+    };
+    trc_writer_options o;
+    memset(&o, 0, sizeof o);
+    o.recorder = "trec " TRC_VERSION_STRING;
+    o.command_line = s->cfg->command_line;
+    o.metadata = meta;
+    o.n_metadata = sizeof meta / sizeof meta[0];
+    o.period_ns = (uint64_t)(1e9 / s->cfg->rate_hz);
+    o.compression_level = -1;
+    return trc_writer_open_callback(sink_write, &s->sink, &o, st);
+}
+
+/* Report a writer failure once and stop recording (a started program
+ * still runs to its end; its status is still what trec returns). */
+static void writer_failed(session *s, trc_status st)
+{
+    if (!s->recording)
+        return;
+    if (s->sink.err)
+        say(s, REC_MSG_ERROR, "%s: writing the trace failed: %s; recording stopped",
+            s->res->output_path, strerror(s->sink.err));
+    else
+        say(s, REC_MSG_ERROR, "%s: writing the trace failed: %s; recording stopped",
+            s->res->output_path, trc_status_str(st));
+    s->recording = 0;
+}
+
+static void flush_losses(session *s)
+{
+    trc_status st = rec_loss_flush(&s->late, s->w, "samples taken over half a period late");
+    if (st == TRC_OK)
+        st = rec_loss_flush(&s->missed, s->w, "ticks skipped: the recorder fell behind");
+    for (size_t i = 0; st == TRC_OK && i < s->targets.n; i++)
+        st = rec_loss_flush(&s->targets.v[i]->invalid, s->w, "torn or inconsistent stacks");
+    if (st != TRC_OK)
+        writer_failed(s, st);
+}
+
+/* Collect exited children: the root's status, and with --subprocesses
+ * the exit of any descendant re-parented to trec (the subreaper). */
+static void reap(session *s, int64_t now_ns)
+{
+    if (!s->launched)
+        return;
+    for (;;) {
+        int status;
+        pid_t pid = waitpid(s->cfg->subprocesses ? -1 : s->root_pid, &status, WNOHANG);
+        if (pid <= 0)
+            break;
+        rec_target *t = rec_targets_find(&s->targets, pid);
+        if (t && s->recording) {
+            trc_status st = rec_target_exited(t, s->w, now_ns, status);
+            if (st != TRC_OK)
+                writer_failed(s, st);
+        } else if (t) {
+            rec_target_exited(t, NULL, now_ns, status);
+        }
+        if (pid == s->root_pid) {
+            s->root_reaped = 1;
+            s->root_status = status;
+        }
+    }
+}
+
+/* Warn once about a process that cannot be sampled. */
+static void warn_unsampled(session *s, rec_target *t)
+{
+    if (t->state != REC_T_NOT_PYTHON || t->warned)
+        return;
+    t->warned = 1;
+    if (t->is_root && s->launched) {
+        say(s, REC_MSG_WARN, "%s; running it to completion without samples",
+            t->err[0] ? t->err : "not a Python program");
+    } else if (t->last_err == PY_ERR_PERM || t->last_err == PY_ERR_VERSION) {
+        say(s, REC_MSG_WARN, "subprocess %d not recorded: %s", (int)t->pid, t->err);
+    }
+}
+
+static int64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void cost_add(session *s, int64_t per_sample_ns)
+{
+    s->cost_n++;
+    if (per_sample_ns > s->cost_max)
+        s->cost_max = per_sample_ns;
+    int64_t b = per_sample_ns / COST_BUCKET_NS;
+    if (b < COST_BUCKETS)
+        s->cost_hist[b]++;
+    else
+        s->cost_over++;
+}
+
+/* The smallest cost with at least q of the samples at or below it. */
+static int64_t cost_quantile(const session *s, double q)
+{
+    uint64_t want = (uint64_t)(q * (double)s->cost_n + 0.5), seen = 0;
+    for (int b = 0; b < COST_BUCKETS; b++) {
+        seen += s->cost_hist[b];
+        if (seen >= want && seen > 0)
+            return (int64_t)(b + 1) * COST_BUCKET_NS;
+    }
+    return s->cost_max;
+}
+
+static void tick(session *s, const rec_tick *tk)
+{
+    int64_t now = tk->now_ns;
+    s->ticks++;
+    if (tk->late)
+        rec_loss_add(&s->late, 1, now);
+    rec_loss_add(&s->missed, tk->missed, now);
+    reap(s, now);
+    if (!s->recording)
+        return;
+    rec_tick_ctx ctx = {.w = s->w, .now_ns = now, .gil = s->cfg->gil};
+    int64_t cpu0 = s->cost_hist ? thread_cpu_ns() : 0;
+    for (size_t i = 0; i < s->targets.n; i++) {
+        rec_target *t = s->targets.v[i];
+        trc_status st = rec_target_step(t, &ctx);
+        if (st != TRC_OK) {
+            writer_failed(s, st);
+            return;
+        }
+        warn_unsampled(s, t);
+    }
+    if (s->cost_hist && ctx.samples)
+        cost_add(s, (thread_cpu_ns() - cpu0) / (int64_t)ctx.samples);
+    s->samples += ctx.samples;
+    if (ctx.max_wid > s->max_wid)
+        s->max_wid = ctx.max_wid;
+    s->invalid += ctx.invalid;
+    if (s->cfg->subprocesses && now >= s->next_scan_ns) {
+        s->next_scan_ns = now + SCAN_NS;
+        if (rec_children_scan(&s->targets, s->launched ? getpid() : 0, now) < 0)
+            say(s, REC_MSG_WARN, "out of memory: not following new subprocesses");
+    }
+    if (now >= s->next_loss_ns) {
+        s->next_loss_ns = now + LOSS_FLUSH_NS;
+        flush_losses(s);
+    }
+    if (s->recording) {
+        trc_status st = trc_writer_tick(s->w, now);
+        if (st != TRC_OK)
+            writer_failed(s, st);
+    }
+}
+
+static int should_stop(session *s, int64_t now_ns)
+{
+    if (s->launched && s->root_reaped)
+        return 1;
+    if (!s->launched && (rec_signals_stop_requested() || s->root->state == REC_T_ENDED))
+        return 1;
+    if (s->cfg->duration_ns > 0 && now_ns - s->start_ns >= s->cfg->duration_ns)
+        return 1;
+    return !s->recording;
+}
+
+/* Close the trace; fills the result's figures. */
+static void finish_trace(session *s)
+{
+    if (!s->w)
+        return;
+    int64_t end = trc_now_ns();
+    if (s->recording)
+        flush_losses(s);
+    trc_status st = trc_writer_close(s->w, end);
+    s->w = NULL;
+    if (st != TRC_OK && s->recording)
+        writer_failed(s, st);
+    s->recording = 0;
+    rec_result *r = s->res;
+    r->trace_written = 1;
+    r->samples = s->samples;
+    r->invalid = s->invalid;
+    r->ticks = s->ticks;
+    r->late_ticks = s->late.total;
+    r->missed_ticks = s->missed.total;
+    r->duration_ns = end - s->start_ns;
+    r->bytes = s->sink.bytes;
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        r->cpu_ns = ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
+                    ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
+    if (s->cost_hist && s->cost_n) {
+        r->cost_n = s->cost_n;
+        r->cost_p50_ns = cost_quantile(s, 0.50);
+        r->cost_p90_ns = cost_quantile(s, 0.90);
+        r->cost_p99_ns = cost_quantile(s, 0.99);
+        r->cost_max_ns = s->cost_max;
+    }
+    r->threads = s->max_wid; /* writer thread ids are dense and per (pid, tid) */
+    r->processes = 0;
+    for (size_t i = 0; i < s->targets.n; i++)
+        r->processes += s->targets.v[i]->process_records > 0;
+}
+
+/* --pid: attach before anything is written, so a target that cannot be
+ * recorded leaves no file behind.  Returns 0 or -1 (message given). */
+static int attach_existing(session *s)
+{
+    int64_t t0 = trc_now_ns();
+    for (;;) {
+        py_status ps = rec_target_try_attach(s->root, trc_now_ns());
+        if (ps == PY_OK)
+            return 0;
+        if (ps != PY_ERR_NOT_READY || trc_now_ns() - t0 > ATTACH_WAIT_NS ||
+            rec_signals_stop_requested()) {
+            say(s, REC_MSG_ERROR, "%s", s->root->err[0] ? s->root->err : "cannot read the process");
+            return -1;
+        }
+        usleep(10000);
+    }
+}
+
+static int wait_status_to_exit(int status)
+{
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return 1;
+}
+
+/* Block until the started program ends (after the trace is finished
+ * early by --duration or a write error). */
+static void wait_root(session *s)
+{
+    while (!s->root_reaped) {
+        int status;
+        pid_t pid = waitpid(s->root_pid, &status, 0);
+        if (pid == s->root_pid) {
+            s->root_reaped = 1;
+            s->root_status = status;
+        } else if (pid < 0 && errno != EINTR) {
+            break;
+        }
+    }
+}
+
+static int start(session *s)
+{
+    const rec_config *cfg = s->cfg;
+    char err[1024];
+    int to_stderr = strcmp(cfg->output, "-") == 0;
+    if (s->launched) {
+        if (cfg->subprocesses)
+            prctl(PR_SET_CHILD_SUBREAPER, 1);
+        if (rec_spawn_prepare(cfg->argv, to_stderr, &s->child, err, sizeof err) != 0) {
+            say(s, REC_MSG_ERROR, "%s", err);
+            return 2;
+        }
+        s->root_pid = s->child.pid;
+        rec_signals_install(s->root_pid);
+    } else {
+        s->root_pid = cfg->pid;
+        rec_signals_install(0);
+        if (kill(cfg->pid, 0) != 0 && errno == ESRCH) {
+            say(s, REC_MSG_ERROR, "no process with pid %d", (int)cfg->pid);
+            return 2;
+        }
+        s->root = rec_targets_add(&s->targets, s->root_pid, 1, 0, trc_now_ns());
+        if (!s->root) {
+            say(s, REC_MSG_ERROR, "out of memory");
+            return 2;
+        }
+        if (attach_existing(s) != 0)
+            return 2;
+    }
+
+    int fd = rec_output_open(cfg->output, s->root_pid, s->res->output_path,
+                             sizeof s->res->output_path, err, sizeof err);
+    if (fd < 0) {
+        say(s, REC_MSG_ERROR, "%s", err);
+        return 2;
+    }
+    s->sink.fd = fd;
+    trc_status st;
+    s->w = open_writer(s, &st);
+    if (!s->w) {
+        say(s, REC_MSG_ERROR, "%s: cannot start the trace: %s", s->res->output_path,
+            trc_status_str(st));
+        return 2;
+    }
+    s->recording = 1;
+
+    if (s->launched) {
+        int e = rec_spawn_release(&s->child);
+        if (e) {
+            say(s, REC_MSG_ERROR, "cannot run '%s': %s", cfg->argv[0], strerror(e));
+            trc_writer_close(s->w, 0);
+            s->w = NULL;
+            s->recording = 0;
+            if (fd != STDOUT_FILENO)
+                unlink(s->res->output_path);
+            wait_root(s);
+            return e == ENOENT ? 127 : 126;
+        }
+        s->root = rec_targets_add(&s->targets, s->root_pid, 1, 1, trc_now_ns());
+        if (!s->root) {
+            say(s, REC_MSG_ERROR, "out of memory");
+            s->recording = 0;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int rec_run(const rec_config *cfg, rec_result *res)
+{
+    session s;
+    memset(&s, 0, sizeof s);
+    memset(res, 0, sizeof *res);
+    s.cfg = cfg;
+    s.res = res;
+    s.launched = cfg->pid <= 0;
+    s.root_pid = -1;
+    s.child.pid = -1;
+    s.child.go_fd = s.child.status_fd = -1;
+    s.sink.fd = -1;
+    int status = 2;
+
+    /* the default 50 us timer slack would be most of a 10 kHz period */
+    prctl(PR_SET_TIMERSLACK, 1UL);
+
+    if (cfg->self_timing)
+        s.cost_hist = trc_calloc(COST_BUCKETS, sizeof *s.cost_hist);
+    int rc = start(&s);
+    if (rc > 0) {
+        status = rc;
+        goto out;
+    }
+
+    s.start_ns = trc_now_ns();
+    rec_pacer_init(&s.pacer, (int64_t)(1e9 / cfg->rate_hz), s.start_ns,
+                   (uint64_t)s.start_ns ^ ((uint64_t)getpid() << 32));
+    rec_loss_init(&s.late, TRC_LOSS_SAMPLES_LATE, -1);
+    rec_loss_init(&s.missed, TRC_LOSS_SAMPLES_MISSED, -1);
+    s.next_scan_ns = s.start_ns;
+    s.next_loss_ns = s.start_ns + LOSS_FLUSH_NS;
+
+    while (s.recording) {
+        rec_tick tk;
+        if (!rec_pacer_wait(&s.pacer, &tk)) {
+            int64_t now = trc_now_ns();
+            if (rec_signals_take_sigchld())
+                reap(&s, now);
+            if (should_stop(&s, now))
+                break;
+            continue;
+        }
+        rec_signals_take_sigchld();
+        tick(&s, &tk);
+        if (should_stop(&s, tk.now_ns))
+            break;
+    }
+    /* a root that exited during the last tick: record its end */
+    reap(&s, trc_now_ns());
+    finish_trace(&s);
+
+    if (s.launched) {
+        wait_root(&s);
+        status = s.root_reaped ? wait_status_to_exit(s.root_status) : 1;
+    } else {
+        status = 0;
+    }
+out:
+    if (s.w)
+        trc_writer_close(s.w, 0);
+    if (s.child.go_fd >= 0)
+        rec_spawn_abort(&s.child);
+    if (s.sink.fd > STDOUT_FILENO)
+        close(s.sink.fd);
+    rec_targets_cleanup(&s.targets);
+    trc_free(s.cost_hist);
+    rec_signals_restore();
+    res->exit_status = status;
+    return status;
+}

@@ -1,0 +1,92 @@
+/*
+ * stacks.c — turning a stack read by lib/py (leaf first) into a writer
+ * stack id (a prefix tree, root to leaf: spec record 4, STACK).
+ *
+ * Two caches keep this cheap.  Frames: py_frame_info entries live for
+ * the whole py_proc and are unique per (code object, line), so the
+ * writer's frame id is kept in the entry's user_id and a frame is
+ * interned once.  Stacks: consecutive samples of a thread share most of
+ * their root side, so each thread remembers its last stack (frame
+ * pointers and stack ids, root first) and only frames past the common
+ * prefix go to trc_writer_stack.  A 500-frame recursion that moves one
+ * line costs one call, not 500.
+ */
+#include "lib/rec/rec_int.h"
+
+#include "format/alloc.h"
+
+#include <string.h>
+
+void rec_stackcache_cleanup(rec_stackcache *c)
+{
+    trc_free(c->frames);
+    trc_free(c->ids);
+    memset(c, 0, sizeof *c);
+}
+
+static int reserve(rec_stackcache *c, int depth)
+{
+    if (depth <= c->cap)
+        return 0;
+    int cap = c->cap ? c->cap : 64;
+    while (cap < depth)
+        cap *= 2;
+    const py_frame_info **f = trc_realloc(c->frames, (size_t)cap * sizeof *f);
+    if (!f)
+        return -1;
+    c->frames = f;
+    uint32_t *ids = trc_realloc(c->ids, (size_t)cap * sizeof *ids);
+    if (!ids)
+        return -1;
+    c->ids = ids;
+    c->cap = cap;
+    return 0;
+}
+
+static trc_status frame_id(trc_writer *w, const py_frame_info *f, uint32_t *id)
+{
+    if (f->user_id) {
+        *id = f->user_id;
+        return TRC_OK;
+    }
+    trc_status st = trc_writer_frame(w, TRC_FRAME_PYTHON, f->function ? f->function : "",
+                                     f->file ? f->file : "", f->line, f->first_line, id);
+    if (st == TRC_OK)
+        ((py_frame_info *)f)->user_id = *id; /* user_id is the caller's by contract */
+    return st;
+}
+
+trc_status rec_stack_intern(trc_writer *w, rec_stackcache *c, const py_frame_info **frames,
+                            int depth, uint32_t *stack)
+{
+    *stack = 0;
+    if (depth <= 0) {
+        c->depth = 0;
+        return TRC_OK;
+    }
+    if (reserve(c, depth) != 0) {
+        c->depth = 0;
+        return TRC_ERR_NOMEM;
+    }
+    int common = 0;
+    while (common < depth && common < c->depth && c->frames[common] == frames[depth - 1 - common])
+        common++;
+    uint32_t parent = common ? c->ids[common - 1] : 0;
+    for (int i = common; i < depth; i++) {
+        const py_frame_info *f = frames[depth - 1 - i];
+        uint32_t fid, sid;
+        trc_status st = frame_id(w, f, &fid);
+        if (st == TRC_OK)
+            st = trc_writer_stack(w, parent, fid, &sid);
+        if (st != TRC_OK) {
+            c->depth = i; /* what is cached so far is still right */
+            return st;
+        }
+        c->frames[i] = f;
+        c->ids[i] = sid;
+        parent = sid;
+    }
+    c->depth = depth;
+    *stack = parent;
+    return TRC_OK;
+}

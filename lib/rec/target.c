@@ -1,0 +1,363 @@
+/*
+ * target.c — one process being recorded: attaching (with retries while
+ * it starts), its PROCESS record, one tick of samples of every thread,
+ * its RSS counter, and noticing exec and exit.
+ *
+ * Attaching.  A program trec has just started is not Python yet for a
+ * moment: right after exec only the executable and the dynamic loader
+ * are mapped (a pyenv build maps libpython later), a shim script may
+ * exec the real interpreter, and the runtime is not initialised until
+ * Py_Initialize has run.  So NOT_PYTHON, NOT_READY and VERSION (an
+ * executable seen before its libpython is mapped can pass for an old
+ * Python) are retried (every 1 ms, backing off to 50 ms) for a grace
+ * period of 2 s, which starts again whenever the process execs.  Other
+ * failures (permission) are final until an exec.
+ *
+ * Samples.  Each tick reads the thread list, then for each thread its
+ * scheduler state (one pread, see procfs.c) and its stack.  A stack
+ * lib/py finds inconsistent is dropped and counted (TRC_LOSS_SAMPLES_
+ * INVALID), never replaced by a guess.  A thread that ended between the
+ * list and its stat read is skipped silently: it no longer exists.
+ *
+ * Exec is noticed by the stack start address in /proc/PID/stat changing
+ * (the new image gets a new, randomised stack; the executable path may
+ * stay the same, as with subprocess running sys.executable).
+ */
+#include "lib/rec/rec_int.h"
+
+#include "format/alloc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define GRACE_NS 2000000000LL        /* keep retrying attach this long */
+#define RETRY_FIRST_NS 1000000LL     /* 1 ms */
+#define RETRY_MAX_NS 50000000LL      /* 50 ms */
+#define CHECK_NS 50000000LL          /* liveness/exec check: 20 Hz */
+#define RSS_NS 100000000LL           /* RSS counter: 10 Hz */
+#define MAX_THREADS 65536
+
+int rec_target_init(rec_target *t, pid_t pid, int is_root, int launched, int64_t now_ns)
+{
+    memset(t, 0, sizeof *t);
+    t->pid = pid;
+    t->ppid = -1;
+    t->is_root = is_root;
+    t->launched = launched;
+    t->state = REC_T_WAITING;
+    t->found_ns = now_ns;
+    t->attach_since_ns = now_ns;
+    t->next_try_ns = now_ns;
+    t->give_up_ns = now_ns + GRACE_NS;
+    t->next_check_ns = now_ns + CHECK_NS;
+    t->stat_fd = t->statm_fd = -1;
+    t->last_err = PY_ERR_NOT_READY;
+    rec_loss_init(&t->invalid, TRC_LOSS_SAMPLES_INVALID, pid);
+    rec_stat st;
+    if (rec_proc_stat(pid, 0, &st) == 0) {
+        t->ppid = st.ppid;
+        t->starttime = st.starttime;
+        t->startstack = st.startstack;
+    }
+    if (rec_proc_exe(pid, t->exe, sizeof t->exe) != 0)
+        t->exe[0] = '\0';
+    t->stat_fd = rec_proc_open(pid, 0, "stat");
+    t->tcap = 16;
+    t->tinfo = trc_calloc((size_t)t->tcap, sizeof *t->tinfo);
+    t->frames = trc_calloc(REC_MAX_DEPTH, sizeof *t->frames);
+    if (!t->tinfo || !t->frames) {
+        rec_target_cleanup(t);
+        return -1;
+    }
+    return 0;
+}
+
+static void detach(rec_target *t)
+{
+    rec_threads_cleanup(&t->threads);
+    if (t->py)
+        py_proc_free(t->py);
+    t->py = NULL;
+}
+
+void rec_target_cleanup(rec_target *t)
+{
+    detach(t);
+    if (t->stat_fd >= 0)
+        close(t->stat_fd);
+    if (t->statm_fd >= 0)
+        close(t->statm_fd);
+    t->stat_fd = t->statm_fd = -1;
+    trc_free(t->tinfo);
+    trc_free(t->frames);
+    t->tinfo = NULL;
+    t->frames = NULL;
+}
+
+py_status rec_target_try_attach(rec_target *t, int64_t now_ns)
+{
+    py_proc *py = NULL;
+    t->err[0] = '\0';
+    py_status st = py_proc_attach(t->pid, &py, t->err, sizeof t->err);
+    t->last_err = st;
+    if (st != PY_OK)
+        return st;
+    t->py = py;
+    t->state = REC_T_ATTACHED;
+    t->process_written = 0;
+    return PY_OK;
+}
+
+trc_status rec_target_write_process(rec_target *t, trc_writer *w, int64_t now_ns)
+{
+    char cmdline[8192], interp[64];
+    trc_process p;
+    memset(&p, 0, sizeof p);
+    p.pid = t->pid;
+    p.ppid = t->ppid;
+    (void)rec_proc_exe(t->pid, t->exe, sizeof t->exe); /* keeps the last one read if gone */
+    p.executable = t->exe;
+    interp[0] = '\0';
+    if (t->py)
+        snprintf(interp, sizeof interp, "CPython %s", py_proc_version(t->py));
+    p.interpreter = interp;
+    if (rec_proc_cmdline(t->pid, cmdline, sizeof cmdline) != 0)
+        cmdline[0] = '\0';
+    p.command_line = cmdline;
+    p.start_ns = rec_start_ns(t->starttime);
+    if (p.start_ns == 0)
+        p.start_ns = t->found_ns;
+    trc_status st = trc_writer_process(w, &p);
+    if (st == TRC_OK) {
+        t->process_written = 1;
+        t->process_records++;
+        if (t->statm_fd < 0)
+            t->statm_fd = rec_proc_open(t->pid, 0, "statm");
+        t->next_rss_ns = now_ns;
+    }
+    return st;
+}
+
+trc_status rec_target_exited(rec_target *t, trc_writer *w, int64_t now_ns, int wait_status)
+{
+    trc_status st = TRC_OK;
+    if (t->state == REC_T_ENDED)
+        return TRC_OK;
+    if (w && !t->process_written && (t->is_root || t->py))
+        st = rec_target_write_process(t, w, now_ns);
+    if (w && st == TRC_OK && t->process_written) {
+        trc_process_exit e;
+        memset(&e, 0, sizeof e);
+        e.pid = t->pid;
+        e.time_ns = now_ns;
+        if (wait_status < 0) {
+            e.exit_code = -1; /* unknown: the exit was not seen */
+        } else if (WIFSIGNALED(wait_status)) {
+            e.signal = WTERMSIG(wait_status);
+        } else {
+            e.exit_code = WEXITSTATUS(wait_status);
+        }
+        st = trc_writer_process_exit(w, &e);
+    }
+    if (w && st == TRC_OK)
+        st = rec_loss_flush(&t->invalid, w, "torn or inconsistent stacks");
+    detach(t);
+    t->state = REC_T_ENDED;
+    return st;
+}
+
+/* Liveness and exec check.  Returns TRC_OK or a writer error. */
+static trc_status check_process(rec_target *t, rec_tick_ctx *ctx)
+{
+    char buf[1024];
+    rec_stat s;
+    ssize_t n = t->stat_fd >= 0 ? rec_fd_read(t->stat_fd, buf, sizeof buf) : -1;
+    int gone = n <= 0 || rec_stat_parse(buf, (size_t)n, &s) != 0;
+    if (!gone && t->starttime && s.starttime != t->starttime)
+        gone = 1; /* the pid now belongs to another process */
+    if (gone || s.state == 'Z' || s.state == 'X') {
+        /* trec's own child: waitpid gives the exact status (session) */
+        if (t->launched)
+            return TRC_OK;
+        return rec_target_exited(t, ctx->w, ctx->now_ns, gone ? -1 : s.exit_code);
+    }
+    char exe[sizeof t->exe];
+    if (rec_proc_exe(t->pid, exe, sizeof exe) != 0)
+        memcpy(exe, t->exe, sizeof exe);
+    if (s.startstack != t->startstack || strcmp(exe, t->exe) != 0) {
+        /* exec: a new image, maybe another interpreter or none */
+        t->startstack = s.startstack;
+        memcpy(t->exe, exe, sizeof exe);
+        detach(t);
+        t->state = REC_T_WAITING;
+        t->process_written = 0;
+        t->next_try_ns = ctx->now_ns;
+        t->give_up_ns = ctx->now_ns + GRACE_NS;
+        t->attach_since_ns = ctx->now_ns;
+        t->warned = 0;
+    }
+    return TRC_OK;
+}
+
+static void schedule_retry(rec_target *t, int64_t now_ns)
+{
+    int64_t since = now_ns - t->attach_since_ns;
+    int64_t wait = since < RETRY_FIRST_NS ? RETRY_FIRST_NS : since / 4;
+    if (wait > RETRY_MAX_NS)
+        wait = RETRY_MAX_NS;
+    t->next_try_ns = now_ns + wait;
+}
+
+static trc_status step_attach(rec_target *t, rec_tick_ctx *ctx)
+{
+    py_status ps = rec_target_try_attach(t, ctx->now_ns);
+    if (ps == PY_OK)
+        return rec_target_write_process(t, ctx->w, ctx->now_ns);
+    if (ps == PY_ERR_GONE)
+        return TRC_OK; /* check_process records the end */
+    /* VERSION too: while the loader is still mapping libpython, an
+     * executable can look like an unsupported Python for a moment */
+    if ((ps == PY_ERR_NOT_PYTHON || ps == PY_ERR_NOT_READY || ps == PY_ERR_VERSION) &&
+        ctx->now_ns < t->give_up_ns) {
+        schedule_retry(t, ctx->now_ns);
+        return TRC_OK;
+    }
+    t->state = REC_T_NOT_PYTHON;
+    /* the program trec runs is recorded even when it is not Python */
+    if (t->is_root && !t->process_written)
+        return rec_target_write_process(t, ctx->w, ctx->now_ns);
+    return TRC_OK;
+}
+
+/* Read the thread list, growing the buffer when it was full. */
+static int read_threads(rec_target *t, int gil)
+{
+    for (;;) {
+        int n = py_proc_threads(t->py, t->tinfo, t->tcap, gil);
+        if (n < t->tcap || t->tcap >= MAX_THREADS)
+            return n;
+        int cap = t->tcap * 2;
+        py_thread_info *v = trc_realloc(t->tinfo, (size_t)cap * sizeof *v);
+        if (!v)
+            return n;
+        t->tinfo = v;
+        t->tcap = cap;
+    }
+}
+
+/* Is the process still there and not a zombie? */
+static int alive(rec_target *t)
+{
+    char buf[1024];
+    rec_stat s;
+    ssize_t n = t->stat_fd >= 0 ? rec_fd_read(t->stat_fd, buf, sizeof buf) : -1;
+    if (n <= 0 || rec_stat_parse(buf, (size_t)n, &s) != 0)
+        return 0;
+    return s.state != 'Z' && s.state != 'X';
+}
+
+static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
+{
+    trc_status st = TRC_OK;
+    int n = read_threads(t, ctx->gil);
+    if (n < 0) {
+        if (py_proc_last_error(t->py) != PY_ERR_GONE && alive(t)) {
+            uint64_t k = t->threads.n ? t->threads.n : 1;
+            rec_loss_add(&t->invalid, k, ctx->now_ns);
+            ctx->invalid += k;
+        }
+        return TRC_OK;
+    }
+    t->gen++;
+    for (int i = 0; i < n; i++) {
+        const py_thread_info *ti = &t->tinfo[i];
+        rec_thread *th = rec_threads_get(&t->threads, ctx->w, t->py, t->pid, ti, ctx->now_ns, &st);
+        if (!th)
+            return st;
+        th->seen = t->gen;
+        if (th->wid > ctx->max_wid)
+            ctx->max_wid = th->wid;
+        st = rec_thread_refresh_name(th, ctx->w, t->py, t->pid, ctx->now_ns);
+        if (st != TRC_OK)
+            return st;
+        char state = 0;
+        if (th->state_fd >= 0) {
+            state = th->state_is_stat ? rec_fd_state(th->state_fd)
+                                      : rec_fd_syscall_state(th->state_fd);
+            if (state == 0 || state == 'Z' || state == 'X')
+                continue; /* the thread ended */
+        }
+        int depth = py_proc_stack(t->py, ti->tstate, t->frames, REC_MAX_DEPTH);
+        if (depth < 0 && py_proc_last_error(t->py) == PY_ERR_GONE)
+            break; /* the process exited under us: not a torn read */
+        if (depth < 0) {
+            rec_loss_add(&t->invalid, 1, ctx->now_ns);
+            ctx->invalid++;
+            continue;
+        }
+        uint32_t stack;
+        st = rec_stack_intern(ctx->w, &th->cache, t->frames, depth, &stack);
+        if (st != TRC_OK)
+            return st;
+        uint32_t flags = state == 'R' ? TRC_SAMPLE_ON_CPU : 0;
+        if (ctx->gil && ti->holds_gil >= 0)
+            flags |= TRC_SAMPLE_GIL_KNOWN | (ti->holds_gil ? TRC_SAMPLE_HOLDS_GIL : 0);
+        st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, stack, flags, 0);
+        if (st != TRC_OK)
+            return st;
+        t->samples++;
+        ctx->samples++;
+    }
+    rec_threads_prune(&t->threads, t->gen);
+    return TRC_OK;
+}
+
+static trc_status sample_rss(rec_target *t, rec_tick_ctx *ctx)
+{
+    if (ctx->now_ns < t->next_rss_ns || t->statm_fd < 0)
+        return TRC_OK;
+    t->next_rss_ns = ctx->now_ns + RSS_NS;
+    int64_t rss = rec_fd_rss_bytes(t->statm_fd);
+    if (rss < 0)
+        return TRC_OK;
+    trc_status st = TRC_OK;
+    if (!t->rss_counter)
+        st = trc_writer_counter_def(ctx->w, "rss", "bytes", t->pid, -1, &t->rss_counter);
+    if (st == TRC_OK)
+        st = trc_writer_counter(ctx->w, t->rss_counter, ctx->now_ns, (double)rss);
+    return st;
+}
+
+trc_status rec_target_step(rec_target *t, rec_tick_ctx *ctx)
+{
+    trc_status st = TRC_OK;
+    if (t->state == REC_T_ENDED)
+        return TRC_OK;
+    if (ctx->now_ns >= t->next_check_ns) {
+        t->next_check_ns = ctx->now_ns + CHECK_NS;
+        st = check_process(t, ctx);
+        if (st != TRC_OK || t->state == REC_T_ENDED)
+            return st;
+    }
+    if (t->state == REC_T_WAITING && ctx->now_ns >= t->next_try_ns) {
+        st = step_attach(t, ctx);
+        if (st != TRC_OK)
+            return st;
+    }
+    if (t->state == REC_T_ATTACHED) {
+        if (!t->process_written) {
+            st = rec_target_write_process(t, ctx->w, ctx->now_ns);
+            if (st != TRC_OK)
+                return st;
+        }
+        st = sample_threads(t, ctx);
+        if (st != TRC_OK)
+            return st;
+    }
+    if (t->process_written)
+        st = sample_rss(t, ctx);
+    return st;
+}

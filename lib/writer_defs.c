@@ -1,0 +1,396 @@
+/*
+ * lib/writer_defs.c — the writer's interning of definitions: strings,
+ * frames, stacks, threads, processes, counters, GPU devices
+ * (spec/DESIGN-NOTES.md "Interned ids", record types 2-6, 8, 10).
+ *
+ * Each table maps content to a segment id through a trci_map; the
+ * definition record goes into the open chunk the first time the content
+ * is seen, so it always precedes its first use.  The record is encoded
+ * before the map entry is added: if that insert then fails the call
+ * reports TRC_ERR_NOMEM and a later call defines the content again under
+ * a fresh id, which a reader accepts (it merges by content).
+ */
+#include "lib/writer_int.h"
+
+#include <string.h>
+
+#include "format/alloc.h"
+#include "format/limits.h"
+#include "format/records.h"
+
+static int same_process(const trcw_process *a, const trcw_process *b)
+{
+    return a->ppid == b->ppid && a->start_ns == b->start_ns && a->executable == b->executable &&
+           a->interpreter == b->interpreter && a->command_line == b->command_line;
+}
+
+static int same_device(const trcw_device *a, const trcw_device *b)
+{
+    return a->name == b->name && memcmp(a->uuid, b->uuid, 16) == 0 && a->sm_count == b->sm_count &&
+           a->memory_bytes == b->memory_bytes && a->cc_major == b->cc_major &&
+           a->cc_minor == b->cc_minor;
+}
+
+/* Grow an array of elements to hold index `need` (zeroing new slots). */
+static trc_status grow_array(void **arr, size_t *cap, size_t elem, size_t need)
+{
+    size_t n = *cap ? *cap : 16;
+    void *p;
+
+    if (need < *cap)
+        return TRC_OK;
+    while (n <= need)
+        n *= 2;
+    p = trc_realloc(*arr, n * elem);
+    if (!p)
+        return TRC_ERR_NOMEM;
+    memset((char *)p + *cap * elem, 0, (n - *cap) * elem);
+    *arr = p;
+    *cap = n;
+    return TRC_OK;
+}
+
+trc_status trc_writer_string(trc_writer *w, const char *s, size_t len, uint32_t *id)
+{
+    trcf_body b;
+    uint64_t h;
+    trc_status st;
+    uint32_t nid;
+
+    if (!w || !id || (!s && len))
+        return TRC_ERR_ARG;
+    if (w->err)
+        return w->err;
+    if (len == 0) {
+        *id = 0;
+        return TRC_OK;
+    }
+    if (len > TRC_MAX_STRING)
+        return TRC_ERR_LIMIT;
+    h = trci_hash(s, len);
+    if (trci_find(&w->strings, s, len, h, id))
+        return TRC_OK;
+    if (memchr(s, 0, len))
+        return TRC_ERR_ARG;
+    if (w->n_strings >= TRC_MAX_IDS)
+        return TRC_ERR_LIMIT;
+    nid = w->n_strings + 1;
+    b.string.id = nid;
+    b.string.s.p = s;
+    b.string.s.len = len;
+    st = trcw_put(w, TRCF_STRING, TRCW_T_NONE, 0, &b);
+    if (st != TRC_OK)
+        return st;
+    w->n_strings = nid;
+    st = trci_insert(&w->strings, &w->arena, s, len, h, nid, NULL);
+    if (st != TRC_OK)
+        return st;
+    *id = nid;
+    return TRC_OK;
+}
+
+trc_status trcw_cstr(trc_writer *w, const char *s, uint32_t *id)
+{
+    if (!s)
+        s = "";
+    return trc_writer_string(w, s, strlen(s), id);
+}
+
+trc_status trc_writer_frame(trc_writer *w, trc_frame_kind kind, const char *function,
+                            const char *file, uint32_t line, uint32_t first_line, uint32_t *id)
+{
+    uint32_t key[5], fn, fl, nid;
+    uint64_t h;
+    trcf_body b;
+    trc_status st;
+
+    if (!w || !id || (unsigned)kind > TRC_FRAME_OTHER)
+        return TRC_ERR_ARG;
+    st = trcw_cstr(w, function, &fn);
+    if (st == TRC_OK)
+        st = trcw_cstr(w, file, &fl);
+    if (st != TRC_OK)
+        return st;
+    key[0] = (uint32_t)kind;
+    key[1] = fn;
+    key[2] = fl;
+    key[3] = line;
+    key[4] = first_line;
+    h = trci_hash(key, sizeof key);
+    if (trci_find(&w->frames, key, sizeof key, h, id))
+        return TRC_OK;
+    if (w->n_frames >= TRC_MAX_IDS)
+        return TRC_ERR_LIMIT;
+    nid = w->n_frames + 1;
+    b.frame.id = nid;
+    b.frame.kind = (uint64_t)kind;
+    b.frame.function = fn;
+    b.frame.file = fl;
+    b.frame.line = line;
+    b.frame.first_line = first_line;
+    st = trcw_put(w, TRCF_FRAME, TRCW_T_NONE, 0, &b);
+    if (st != TRC_OK)
+        return st;
+    w->n_frames = nid;
+    st = trci_insert(&w->frames, &w->arena, key, sizeof key, h, nid, NULL);
+    if (st != TRC_OK)
+        return st;
+    *id = nid;
+    return TRC_OK;
+}
+
+trc_status trc_writer_stack(trc_writer *w, uint32_t parent, uint32_t frame, uint32_t *id)
+{
+    uint32_t key[2], depth, nid;
+    uint64_t h;
+    trcf_body b;
+    trc_status st;
+
+    if (!w || !id || frame == 0 || frame > w->n_frames || parent > w->n_stacks)
+        return TRC_ERR_ARG;
+    if (w->err)
+        return w->err;
+    key[0] = parent;
+    key[1] = frame;
+    h = trci_hash(key, sizeof key);
+    if (trci_find(&w->stacks, key, sizeof key, h, id))
+        return TRC_OK;
+    depth = parent ? w->stack_depth[parent] + 1 : 1;
+    if (depth > TRC_MAX_DEPTH || w->n_stacks >= TRC_MAX_IDS)
+        return TRC_ERR_LIMIT;
+    nid = w->n_stacks + 1;
+    st = grow_array((void **)&w->stack_depth, &w->stack_depth_cap, sizeof *w->stack_depth, nid);
+    if (st != TRC_OK)
+        return st;
+    b.stack.id = nid;
+    b.stack.parent = parent;
+    b.stack.frame = frame;
+    st = trcw_put(w, TRCF_STACK, TRCW_T_NONE, 0, &b);
+    if (st != TRC_OK)
+        return st;
+    w->n_stacks = nid;
+    w->stack_depth[nid] = depth;
+    st = trci_insert(&w->stacks, &w->arena, key, sizeof key, h, nid, NULL);
+    if (st != TRC_OK)
+        return st;
+    *id = nid;
+    return TRC_OK;
+}
+
+static trc_status put_thread(trc_writer *w, uint32_t id, int64_t pid, int64_t tid, uint32_t name)
+{
+    trcf_body b;
+
+    b.thread.id = id;
+    b.thread.pid = pid;
+    b.thread.tid = tid;
+    b.thread.name = name;
+    return trcw_put(w, TRCF_THREAD, TRCW_T_NONE, 0, &b);
+}
+
+trc_status trc_writer_thread(trc_writer *w, int64_t pid, int64_t tid, const char *name, uint32_t *id)
+{
+    int64_t key[2];
+    uint32_t nm, nid;
+    uint64_t h;
+    trc_status st;
+
+    if (!w || !id)
+        return TRC_ERR_ARG;
+    st = trcw_cstr(w, name, &nm);
+    if (st != TRC_OK)
+        return st;
+    key[0] = pid;
+    key[1] = tid;
+    h = trci_hash(key, sizeof key);
+    if (trci_find(&w->threads, key, sizeof key, h, &nid)) {
+        if (w->thread[nid].name != nm) {
+            st = put_thread(w, nid, pid, tid, nm);     /* a rename */
+            if (st != TRC_OK)
+                return st;
+            w->thread[nid].name = nm;
+        }
+        *id = nid;
+        return TRC_OK;
+    }
+    if (w->n_threads >= TRC_MAX_IDS)
+        return TRC_ERR_LIMIT;
+    nid = w->n_threads + 1;
+    st = grow_array((void **)&w->thread, &w->thread_cap, sizeof *w->thread, nid);
+    if (st == TRC_OK)
+        st = grow_array((void **)&w->pending, &w->pending_cap, sizeof *w->pending, nid);
+    if (st == TRC_OK)
+        st = put_thread(w, nid, pid, tid, nm);
+    if (st != TRC_OK)
+        return st;
+    w->n_threads = nid;
+    memset(&w->thread[nid], 0, sizeof w->thread[nid]);
+    w->thread[nid].pid = pid;
+    w->thread[nid].tid = tid;
+    w->thread[nid].name = nm;
+    st = trci_insert(&w->threads, &w->arena, key, sizeof key, h, nid, NULL);
+    if (st != TRC_OK)
+        return st;
+    *id = nid;
+    return TRC_OK;
+}
+
+trc_status trc_writer_process(trc_writer *w, const trc_process *p)
+{
+    trcw_process cur;
+    uint32_t idx;
+    uint64_t h;
+    int known;
+    trcf_body b;
+    trc_status st;
+
+    if (!w || !p)
+        return TRC_ERR_ARG;
+    memset(&cur, 0, sizeof cur);
+    cur.ppid = p->ppid;
+    cur.start_ns = p->start_ns;
+    st = trcw_cstr(w, p->executable, &cur.executable);
+    if (st == TRC_OK)
+        st = trcw_cstr(w, p->interpreter, &cur.interpreter);
+    if (st == TRC_OK)
+        st = trcw_cstr(w, p->command_line, &cur.command_line);
+    if (st != TRC_OK)
+        return st;
+    h = trci_hash(&p->pid, sizeof p->pid);
+    known = trci_find(&w->processes, &p->pid, sizeof p->pid, h, &idx);
+    if (known && same_process(&w->proc[idx], &cur))
+        return TRC_OK;
+    if (!known) {
+        idx = w->n_procs;
+        st = grow_array((void **)&w->proc, &w->proc_cap, sizeof *w->proc, idx);
+        if (st != TRC_OK)
+            return st;
+    }
+    b.process.pid = p->pid;
+    b.process.ppid = p->ppid;
+    b.process.executable = cur.executable;
+    b.process.interpreter = cur.interpreter;
+    b.process.command_line = cur.command_line;
+    b.process.start_ns = p->start_ns;
+    st = trcw_put(w, TRCF_PROCESS, p->start_ns ? TRCW_T_REAL : TRCW_T_UNKNOWN, p->start_ns, &b);
+    if (st != TRC_OK)
+        return st;
+    w->proc[idx] = cur;
+    if (!known) {
+        st = trci_insert(&w->processes, &w->arena, &p->pid, sizeof p->pid, h, idx, NULL);
+        if (st != TRC_OK)
+            return st;
+        w->n_procs++;
+    }
+    return TRC_OK;
+}
+
+trc_status trc_writer_counter_def(trc_writer *w, const char *name, const char *unit,
+                                  int64_t pid, int32_t device, uint32_t *id)
+{
+    int64_t key[4];
+    uint32_t nm, un, nid;
+    uint64_t h;
+    trcf_body b;
+    trc_status st;
+
+    if (!w || !id)
+        return TRC_ERR_ARG;
+    st = trcw_cstr(w, name, &nm);
+    if (st == TRC_OK)
+        st = trcw_cstr(w, unit, &un);
+    if (st != TRC_OK)
+        return st;
+    key[0] = nm;
+    key[1] = un;
+    key[2] = pid;
+    key[3] = device;
+    h = trci_hash(key, sizeof key);
+    if (trci_find(&w->counters, key, sizeof key, h, id))
+        return TRC_OK;
+    if (w->n_counters >= TRC_MAX_IDS)
+        return TRC_ERR_LIMIT;
+    nid = w->n_counters + 1;
+    b.counter_def.id = nid;
+    b.counter_def.name = nm;
+    b.counter_def.unit = un;
+    b.counter_def.pid = pid;
+    b.counter_def.device = device;
+    st = trcw_put(w, TRCF_COUNTER_DEF, TRCW_T_NONE, 0, &b);
+    if (st != TRC_OK)
+        return st;
+    w->n_counters = nid;
+    st = trci_insert(&w->counters, &w->arena, key, sizeof key, h, nid, NULL);
+    if (st != TRC_OK)
+        return st;
+    *id = nid;
+    return TRC_OK;
+}
+
+trc_status trc_writer_gpu_device(trc_writer *w, const trc_gpu_device *d)
+{
+    trcw_device cur;
+    uint64_t dev, h;
+    uint32_t idx;
+    int known;
+    trcf_body b;
+    trc_status st;
+
+    if (!w || !d)
+        return TRC_ERR_ARG;
+    memset(&cur, 0, sizeof cur);
+    st = trcw_cstr(w, d->name, &cur.name);
+    if (st != TRC_OK)
+        return st;
+    memcpy(cur.uuid, d->uuid, 16);
+    cur.sm_count = d->sm_count;
+    cur.memory_bytes = d->memory_bytes;
+    cur.cc_major = d->cc_major;
+    cur.cc_minor = d->cc_minor;
+    dev = d->device;
+    h = trci_hash(&dev, sizeof dev);
+    known = trci_find(&w->devices, &dev, sizeof dev, h, &idx);
+    if (known && same_device(&w->dev[idx], &cur))
+        return TRC_OK;
+    if (!known) {
+        idx = w->n_devs;
+        st = grow_array((void **)&w->dev, &w->dev_cap, sizeof *w->dev, idx);
+        if (st != TRC_OK)
+            return st;
+    }
+    memset(&b, 0, sizeof b);
+    b.gpu_device.device = dev;
+    b.gpu_device.name = cur.name;
+    memcpy(b.gpu_device.uuid, cur.uuid, 16);
+    b.gpu_device.sm_count = cur.sm_count;
+    b.gpu_device.memory_bytes = cur.memory_bytes;
+    b.gpu_device.cc_major = cur.cc_major;
+    b.gpu_device.cc_minor = cur.cc_minor;
+    st = trcw_put(w, TRCF_GPU_DEVICE, TRCW_T_NONE, 0, &b);
+    if (st != TRC_OK)
+        return st;
+    w->dev[idx] = cur;
+    if (!known) {
+        st = trci_insert(&w->devices, &w->arena, &dev, sizeof dev, h, idx, NULL);
+        if (st != TRC_OK)
+            return st;
+        w->n_devs++;
+    }
+    return TRC_OK;
+}
+
+void trcw_defs_free(trc_writer *w)
+{
+    trci_free(&w->strings);
+    trci_free(&w->frames);
+    trci_free(&w->stacks);
+    trci_free(&w->threads);
+    trci_free(&w->counters);
+    trci_free(&w->processes);
+    trci_free(&w->devices);
+    trca_free_all(&w->arena);
+    trc_free(w->stack_depth);
+    trc_free(w->thread);
+    trc_free(w->proc);
+    trc_free(w->dev);
+}

@@ -1,0 +1,10 @@
+# trec (issue 3): helper programs the recorder's end-to-end tests and
+# benchmark use.  They read traces through the public API only.
+TREC_TEST_TOOLS := $(BUILD)/tests/tools/trc_stacks $(BUILD)/tests/tools/trc_shares
+
+$(BUILD)/tests/tools/%: tests/e2e/tools/%.c $(LIBTRC_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBTRC_A) $(LDFLAGS_EXTRA) $(LDLIBS_BASE)
+
+TEST_EXTRA_DEPS += $(TREC_TEST_TOOLS)
+BENCH_DEPS += $(TREC_TEST_TOOLS)

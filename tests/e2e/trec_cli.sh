@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# trec's command line and process behaviour (one interpreter suffices):
+# --version/--help, usage errors, a program that cannot be started, a
+# non-Python program (warned about, run to completion, its status
+# passed on), exit status and signal pass-through, "%p" in the output
+# name, --pid errors (no such process, not Python, no permission), and
+# --quiet.
+. "$(dirname "$0")/lib/trec_common.sh"
+
+PY=$(echo "$PYTHONS" | head -n1 | cut -d' ' -f1)
+T="$TMPD"
+
+expect_rc() { # WANT DESCRIPTION CMD...
+  local want=$1 what=$2 rc=0
+  shift 2
+  "$@" >"$T/out" 2>"$T/err" || rc=$?
+  [ $rc -eq "$want" ] || fail "$what: exit $rc, want $want; stderr: $(head -c 400 "$T/err")"
+}
+
+# version and help
+"$TREC" --version >"$T/v" || fail "--version failed"
+grep -q "^trec [0-9]" "$T/v" && grep -q "GPU support:" "$T/v" || fail "--version: $(cat "$T/v")"
+"$TREC" -o x.trc --version >"$T/v" && grep -q "GPU support:" "$T/v" || fail "--version after -o"
+"$TREC" --help >"$T/h" || fail "--help failed"
+grep -q -- "--rate" "$T/h" && grep -q "1 ms" "$T/h" || fail "--help lacks the --rate rationale"
+
+# usage errors
+expect_rc 2 "no program" "$TREC" -o "$T/a.trc"
+expect_rc 2 "--pid and a program" "$TREC" --pid 1 -o "$T/a.trc" "$PY" -c pass
+expect_rc 2 "--rate 0" "$TREC" --rate 0 -o "$T/a.trc" "$PY" -c pass
+expect_rc 2 "bad %-sequence" "$TREC" -o "$T/a%q.trc" "$PY" -c pass
+
+# a program that cannot be started: 127, no trace left behind
+expect_rc 127 "missing program" "$TREC" -o "$T/missing.trc" -- /nonexistent/program
+[ ! -e "$T/missing.trc" ] || fail "a trace was left for a program that never ran"
+grep -q "nonexistent/program" "$T/err" || fail "missing program: message $(cat "$T/err")"
+
+# a non-Python program: warned about once, still run, its status passed on
+expect_rc 5 "non-Python program" "$TREC" -o "$T/sh.trc" -- sh -c 'sleep 2.5; exit 5'
+[ "$(grep -c "warning" "$T/err")" -eq 1 ] || fail "non-Python: want one warning: $(cat "$T/err")"
+"$STACKS" "$T/sh.trc" >"$T/sh.txt" || fail "non-Python trace unreadable"
+grep -q "^exit	[0-9]*	5	0$" "$T/sh.txt" || fail "non-Python: exit 5 not recorded"
+
+# exit status and signals pass through; the trace is complete each time
+expect_rc 3 "exit status" "$TREC" -q -o "$T/e.trc" "$PY" -c 'import sys; sys.exit(3)'
+[ ! -s "$T/err" ] || fail "--quiet still printed: $(cat "$T/err")"
+"$STACKS" "$T/e.trc" | grep -q "^exit	[0-9]*	3	0$" || fail "exit 3 not recorded"
+for sig in TERM INT HUP; do
+  "$TREC" -q -o "$T/sig.trc" "$PY" -c 'import time; time.sleep(30)' &
+  pid=$!
+  sleep 1
+  kill -$sig $pid
+  rc=0
+  wait $pid || rc=$?
+  want=$((128 + $(kill -l $sig)))
+  [ $rc -eq $want ] || fail "kill -$sig trec: exit $rc, want $want (signal passed to the program)"
+  "$STACKS" "$T/sig.trc" >"$T/sig.txt" && grep -q "^end" "$T/sig.txt" || fail "SIG$sig: trace incomplete"
+done
+
+# summary line and %p
+rc=0
+"$TREC" -o "$T/run-%p.trc" "$PY" -c 'import os; print(os.getpid())' >"$T/pid" 2>"$T/err" || rc=$?
+[ $rc -eq 0 ] || fail "%p run: exit $rc"
+f="$T/run-$(cat "$T/pid").trc"
+[ -s "$f" ] || fail "%p not expanded to the program's pid ($(ls "$T"))"
+grep -q "^trec: .* samples, .* written to $f$" "$T/err" || fail "summary line: $(cat "$T/err")"
+
+# --pid errors: no such process, not Python, not allowed
+expect_rc 2 "--pid of no process" "$TREC" -o "$T/p.trc" --pid 999999999
+expect_rc 2 "--pid of no process (range)" "$TREC" -o "$T/p.trc" --pid 4000000
+sleep 20 &
+sleeper=$!
+expect_rc 2 "--pid of a non-Python process" "$TREC" -o "$T/p.trc" --pid $sleeper
+[ -s "$T/err" ] || fail "--pid non-Python: no message"
+[ ! -e "$T/p.trc" ] || fail "--pid non-Python left a trace"
+kill $sleeper
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+  "$PY" -c 'import time; time.sleep(20)' &
+  victim=$!
+  sleep 0.5
+  expect_rc 2 "--pid without permission" setpriv --reuid=65534 --regid=65534 --clear-groups \
+    "$TREC" -o /dev/null --pid $victim
+  grep -qi "ptrace\|permission\|CAP_SYS_PTRACE" "$T/err" || fail "permission message: $(cat "$T/err")"
+  [ "$(wc -l <"$T/err")" -eq 1 ] || fail "permission message is not one line: $(cat "$T/err")"
+  kill $victim
+else
+  note "not root or no setpriv: permission case not run"
+fi
+
+finish

@@ -1,0 +1,436 @@
+/*
+ * tests/gpu/fake_cupti.c — the scripted CUPTI (contracts in fake_cupti.h).
+ *
+ * Records are CUPTI 13's own structs from the installed headers, packed
+ * back to back at their sizes (what libcupti's GetNextRecord walks), so
+ * the injection's decoder reads exactly the bytes a real CUPTI would
+ * hand it.
+ */
+#include "tests/gpu/fake_cupti.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_CBID 1024
+#define BIG_QUEUE (1u << 22)
+
+static struct {
+    pthread_mutex_t mu;
+    fake_cupti_opts opts;
+    CUpti_CallbackFunc cb;
+    void *cb_data;
+    int subscribed;
+    uint8_t enabled_kind[CUPTI_ACTIVITY_KIND_COUNT];
+    uint8_t cb_enabled[CUPTI_CB_DOMAIN_SIZE][MAX_CBID];
+    uint8_t api_disabled[3][MAX_CBID];
+    CUpti_BuffersCallbackRequestFunc req;
+    CUpti_BuffersCallbackCompleteFunc done;
+    CUpti_TimestampCallbackFunc ts;
+    uint8_t *queue;
+    size_t queued;
+    size_t dropped;
+    uint32_t next_corr;
+    unsigned flushes, forced, buffers;
+} F = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/* ---- names ------------------------------------------------------------ */
+
+typedef struct fake_name { CUpti_CallbackDomain dom; uint32_t cbid; const char *name; } fake_name;
+
+#define RT(n) { CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##n, #n }
+#define DRV(n) { CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##n, #n }
+static const fake_name names[] = {
+    RT(cudaLaunchKernel_v7000), RT(cudaLaunchKernel_ptsz_v7000), RT(cudaMemcpyAsync_v3020),
+    RT(cudaMemcpy_v3020), RT(cudaMemsetAsync_v3020), RT(cudaStreamSynchronize_v3020),
+    RT(cudaDeviceSynchronize_v3020), RT(cudaEventSynchronize_v3020), RT(cudaGetDevice_v3020),
+    RT(cudaStreamQuery_v3020), RT(cudaGetLastError_v3020), RT(cudaMemcpyPeerAsync_v4000),
+    RT(cudaDeviceReset_v3020), RT(cudaMalloc_v3020), RT(cudaEventRecord_v3020),
+    RT(cudaStreamWaitEvent_v3020),
+    DRV(cuLaunchKernel), DRV(cuLaunchKernel_ptsz), DRV(cuLaunchKernelEx), DRV(cuCtxGetCurrent),
+    DRV(cuMemcpyHtoDAsync_v2), DRV(cuCtxDestroy_v2), DRV(cuStreamQuery),
+};
+
+static CUptiResult f_GetCallbackName(CUpti_CallbackDomain d, uint32_t cbid, const char **out)
+{
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].dom == d && names[i].cbid == cbid) {
+            *out = names[i].name;
+            return CUPTI_SUCCESS;
+        }
+    return CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+static CUptiResult f_GetResultString(CUptiResult r, const char **out)
+{
+    *out = r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+               ? "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED" : "CUPTI_ERROR_UNKNOWN";
+    return CUPTI_SUCCESS;
+}
+
+/* ---- subscription and enabling ---------------------------------------- */
+
+static CUptiResult subscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc cb, void *ud,
+                             CUpti_SubscriberParams *p)
+{
+    if (F.opts.refuse_holder || F.subscribed) {
+        if (p && p->oldSubscriberName && p->oldSubscriberSize)
+            snprintf(p->oldSubscriberName, p->oldSubscriberSize, "%s",
+                     F.opts.refuse_holder ? F.opts.refuse_holder : "trec");
+        return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    }
+    F.cb = cb;
+    F.cb_data = ud;
+    F.subscribed = 1;
+    *h = (CUpti_SubscriberHandle)&F;
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult f_Subscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc cb, void *ud)
+{
+    return subscribe(h, cb, ud, NULL);
+}
+
+static CUptiResult f_Subscribe_v2(CUpti_SubscriberHandle *h, CUpti_CallbackFunc cb, void *ud,
+                                  CUpti_SubscriberParams *p)
+{
+    if (p && p->structSize < CUpti_SubscriberParams_STRUCT_SIZE)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    return subscribe(h, cb, ud, p);
+}
+
+static CUptiResult f_Unsubscribe(CUpti_SubscriberHandle h)
+{
+    if (!F.subscribed || h != (CUpti_SubscriberHandle)&F)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    F.subscribed = 0;
+    F.cb = NULL;
+    memset(F.cb_enabled, 0, sizeof F.cb_enabled);
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult f_EnableCallback(uint32_t en, CUpti_SubscriberHandle h, CUpti_CallbackDomain d,
+                                    CUpti_CallbackId id)
+{
+    if (!F.subscribed || h != (CUpti_SubscriberHandle)&F || d >= CUPTI_CB_DOMAIN_SIZE ||
+        id >= MAX_CBID)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    F.cb_enabled[d][id] = en != 0;
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult f_ActivityEnable(CUpti_ActivityKind k)
+{
+    if ((unsigned)k >= CUPTI_ACTIVITY_KIND_COUNT)
+        return CUPTI_ERROR_INVALID_KIND;
+    F.enabled_kind[k] = 1;
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult f_ActivityDisable(CUpti_ActivityKind k)
+{
+    if ((unsigned)k >= CUPTI_ACTIVITY_KIND_COUNT)
+        return CUPTI_ERROR_INVALID_KIND;
+    F.enabled_kind[k] = 0;
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult f_EnableRuntimeApi(CUpti_CallbackId id, uint8_t en)
+{
+    if (id < MAX_CBID)
+        F.api_disabled[CUPTI_CB_DOMAIN_RUNTIME_API][id] = !en;
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult f_EnableDriverApi(CUpti_CallbackId id, uint8_t en)
+{
+    if (id < MAX_CBID)
+        F.api_disabled[CUPTI_CB_DOMAIN_DRIVER_API][id] = !en;
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult f_RegisterCallbacks(CUpti_BuffersCallbackRequestFunc r,
+                                       CUpti_BuffersCallbackCompleteFunc c)
+{
+    if (!r || !c)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    F.req = r;
+    F.done = c;
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult f_RegisterTimestampCallback(CUpti_TimestampCallbackFunc f)
+{
+    if (!f)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    F.ts = f;
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult f_SetThreadIdType(CUpti_ActivityThreadIdType t)
+{
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult f_GetTimestamp(uint64_t *ts)
+{
+    *ts = fake_cupti_now();
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult f_GetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *n)
+{
+    pthread_mutex_lock(&F.mu);
+    *n = F.dropped;
+    F.dropped = 0;
+    pthread_mutex_unlock(&F.mu);
+    return CUPTI_SUCCESS;
+}
+
+/* ---- records and buffers -------------------------------------------- */
+
+size_t fake_cupti_record_size(CUpti_ActivityKind kind)
+{
+    switch (kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
+    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
+    case CUPTI_ACTIVITY_KIND_MARKER: return sizeof(CUpti_ActivityMarker2);
+    case CUPTI_ACTIVITY_KIND_MARKER_DATA: return sizeof(CUpti_ActivityMarkerData2);
+    case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
+    case CUPTI_ACTIVITY_KIND_CONTEXT: return sizeof(CUpti_ActivityContext3);
+    default: return 0;
+    }
+}
+
+CUptiResult fake_cupti_next_record(uint8_t *buffer, size_t valid, CUpti_Activity **rec)
+{
+    size_t off = 0;
+    if (*rec) {
+        size_t sz = fake_cupti_record_size((*rec)->kind);
+        if (!sz)
+            return CUPTI_ERROR_INVALID_KIND;
+        off = (size_t)((uint8_t *)*rec - buffer) + sz;
+    }
+    if (off + sizeof(CUpti_Activity) > valid)
+        return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    CUpti_Activity *r = (CUpti_Activity *)(buffer + off);
+    size_t sz = fake_cupti_record_size(r->kind);
+    if (!sz)
+        return CUPTI_ERROR_INVALID_KIND;
+    if (off + sz > valid)
+        return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    *rec = r;
+    return CUPTI_SUCCESS;
+}
+
+void fake_cupti_add(const void *record, size_t size)
+{
+    pthread_mutex_lock(&F.mu);
+    if (F.queued + size <= BIG_QUEUE) {
+        memcpy(F.queue + F.queued, record, size);
+        F.queued += size;
+    }
+    pthread_mutex_unlock(&F.mu);
+}
+
+void fake_cupti_drop(size_t n)
+{
+    pthread_mutex_lock(&F.mu);
+    F.dropped += n;
+    pthread_mutex_unlock(&F.mu);
+}
+
+/* Hand everything queued to the injection, buffer by buffer. */
+static CUptiResult f_FlushAll(uint32_t flags)
+{
+    uint8_t *take;
+    size_t n, off = 0;
+
+    pthread_mutex_lock(&F.mu);
+    F.flushes++;
+    if (flags & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)
+        F.forced++;
+    n = F.queued;
+    take = n ? malloc(n) : NULL;
+    if (take)
+        memcpy(take, F.queue, n);
+    F.queued = 0;
+    pthread_mutex_unlock(&F.mu);
+    if (!F.req || !F.done)
+        n = 0;
+    while (off < n) {
+        uint8_t *buf = NULL;
+        size_t size = 0, maxrec = 0, valid = 0, count = 0;
+        F.req(&buf, &size, &maxrec);
+        if (!buf) {
+            /* no buffer: CUPTI drops the records and counts them */
+            while (off < n) {
+                off += fake_cupti_record_size(((CUpti_Activity *)(take + off))->kind);
+                fake_cupti_drop(1);
+            }
+            break;
+        }
+        while (off < n) {
+            size_t sz = fake_cupti_record_size(((CUpti_Activity *)(take + off))->kind);
+            if (valid + sz > size || (F.opts.buffer_records && count == F.opts.buffer_records))
+                break;
+            memcpy(buf + valid, take + off, sz);
+            valid += sz;
+            off += sz;
+            count++;
+        }
+        pthread_mutex_lock(&F.mu);
+        F.buffers++;
+        pthread_mutex_unlock(&F.mu);
+        F.done(NULL, 0, buf, size, valid);
+    }
+    free(take);
+    return CUPTI_SUCCESS;
+}
+
+/* ---- table ------------------------------------------------------------- */
+
+void fake_cupti_table(cupti_api *api, const fake_cupti_opts *opts)
+{
+    uint8_t *q = F.queue;
+    memset(&F, 0, sizeof F);
+    pthread_mutex_init(&F.mu, NULL);
+    F.queue = q ? q : malloc(BIG_QUEUE);
+    F.next_corr = 1;
+    if (opts)
+        F.opts = *opts;
+    memset(api, 0, sizeof *api);
+    api->GetResultString = f_GetResultString;
+    api->GetCallbackName = f_GetCallbackName;
+    api->Subscribe = f_Subscribe;
+    api->Subscribe_v2 = F.opts.no_subscribe_v2 ? NULL : f_Subscribe_v2;
+    api->Unsubscribe = f_Unsubscribe;
+    api->EnableCallback = f_EnableCallback;
+    api->ActivityEnable = f_ActivityEnable;
+    api->ActivityDisable = f_ActivityDisable;
+    api->ActivityEnableRuntimeApi = f_EnableRuntimeApi;
+    api->ActivityEnableDriverApi = f_EnableDriverApi;
+    api->ActivityRegisterCallbacks = f_RegisterCallbacks;
+    api->ActivityRegisterTimestampCallback =
+        F.opts.no_timestamp_callback ? NULL : f_RegisterTimestampCallback;
+    api->ActivityFlushAll = f_FlushAll;
+    api->ActivityGetNextRecord = fake_cupti_next_record;
+    api->ActivityGetNumDroppedRecords = f_GetNumDroppedRecords;
+    api->SetThreadIdType = f_SetThreadIdType;
+    api->GetTimestamp = f_GetTimestamp;
+}
+
+uint64_t fake_cupti_now(void)
+{
+    struct timespec ts;
+    if (F.ts)
+        return F.ts();
+    clock_gettime(CLOCK_REALTIME, &ts);   /* what CUPTI uses by itself on Linux */
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void fire(CUpti_CallbackDomain d, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
+                 uint32_t corr)
+{
+    CUpti_CallbackData cb;
+    const char *name = "";
+    if (!F.cb || d >= CUPTI_CB_DOMAIN_SIZE || cbid >= MAX_CBID || !F.cb_enabled[d][cbid])
+        return;
+    f_GetCallbackName(d, cbid, &name);
+    memset(&cb, 0, sizeof cb);
+    cb.callbackSite = site;
+    cb.functionName = name;
+    cb.correlationId = corr;
+    F.cb(F.cb_data, d, cbid, &cb);
+}
+
+uint32_t fake_cupti_api_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    uint32_t corr;
+    pthread_mutex_lock(&F.mu);
+    corr = F.next_corr++;
+    pthread_mutex_unlock(&F.mu);
+    fire(domain, cbid, CUPTI_API_ENTER, corr);
+    return corr;
+}
+
+void fake_cupti_api_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint32_t corr)
+{
+    fire(domain, cbid, CUPTI_API_EXIT, corr);
+}
+
+void fake_cupti_resource(CUpti_CallbackId cbid)
+{
+    CUpti_ResourceData rd;
+    if (!F.cb || cbid >= MAX_CBID || !F.cb_enabled[CUPTI_CB_DOMAIN_RESOURCE][cbid])
+        return;
+    memset(&rd, 0, sizeof rd);
+    F.cb(F.cb_data, CUPTI_CB_DOMAIN_RESOURCE, cbid, &rd);
+}
+
+uint32_t fake_cupti_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint64_t start,
+                         uint64_t dur, uint32_t tid)
+{
+    CUpti_ActivityAPI a;
+    uint32_t corr = fake_cupti_api_enter(domain, cbid);
+    fake_cupti_api_exit(domain, cbid, corr);
+    memset(&a, 0, sizeof a);
+    a.kind = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? CUPTI_ACTIVITY_KIND_RUNTIME
+                                                   : CUPTI_ACTIVITY_KIND_DRIVER;
+    a.cbid = cbid;
+    a.start = start;
+    a.end = start + dur;
+    a.processId = fake_cupti_pid();
+    a.threadId = tid ? tid : (uint32_t)gettid();
+    a.correlationId = corr;
+    if (domain >= CUPTI_CB_DOMAIN_SIZE || cbid >= MAX_CBID || !F.api_disabled[domain][cbid])
+        fake_cupti_add(&a, sizeof a);
+    else
+        a.kind = CUPTI_ACTIVITY_KIND_INVALID;   /* disabled at the source, as CUPTI would */
+    return corr;
+}
+
+int fake_cupti_kind_enabled(CUpti_ActivityKind kind)
+{
+    return (unsigned)kind < CUPTI_ACTIVITY_KIND_COUNT && F.enabled_kind[kind];
+}
+
+int fake_cupti_callback_enabled(CUpti_CallbackDomain d, CUpti_CallbackId cbid)
+{
+    return d < CUPTI_CB_DOMAIN_SIZE && cbid < MAX_CBID && F.cb_enabled[d][cbid];
+}
+
+int fake_cupti_api_activity_disabled(CUpti_CallbackDomain d, CUpti_CallbackId cbid)
+{
+    return d < 3 && cbid < MAX_CBID && F.api_disabled[d][cbid];
+}
+
+uint32_t fake_cupti_pid(void)
+{
+    return F.opts.pid ? F.opts.pid : (uint32_t)getpid();
+}
+
+int fake_cupti_subscribed(void) { return F.subscribed; }
+int fake_cupti_timestamp_callback_registered(void) { return F.ts != NULL; }
+unsigned fake_cupti_flushes(void) { return F.flushes; }
+unsigned fake_cupti_forced_flushes(void) { return F.forced; }
+unsigned fake_cupti_buffers(void) { return F.buffers; }
+
+size_t fake_cupti_pending(void)
+{
+    size_t n;
+    pthread_mutex_lock(&F.mu);
+    n = F.queued;
+    pthread_mutex_unlock(&F.mu);
+    return n;
+}

@@ -1,0 +1,102 @@
+/*
+ * tests/gpu/fake_cupti.h — a scripted CUPTI for tests (issue 5).
+ *
+ * fake_cupti_table() fills a cupti_api whose functions record what the
+ * injection asks for (subscriptions, enabled kinds and callbacks) and
+ * feed it what a real CUPTI would: API callbacks on the calling thread,
+ * and activity buffers — obtained through the injection's own request
+ * callback, filled with records of CUPTI 13's own structs, handed back
+ * through its completion callback on flush.  Timestamps come from the
+ * timestamp callback the injection registers (as CUPTI's would), or
+ * CLOCK_REALTIME when it refuses that callback (fake_cupti_opts).
+ *
+ * Single test at a time; not thread-safe except fake_cupti_launch,
+ * which may run on several threads (it takes a lock).
+ */
+#ifndef TRC_TESTS_GPU_FAKE_CUPTI_H
+#define TRC_TESTS_GPU_FAKE_CUPTI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/cupti/cupti_api.h"
+
+typedef struct fake_cupti_opts {
+    const char *refuse_holder;   /* non-NULL: Subscribe fails MULTIPLE_SUBSCRIBERS naming it */
+    int no_subscribe_v2;         /* table without cuptiSubscribe_v2 */
+    int no_timestamp_callback;   /* RegisterTimestampCallback unavailable */
+    size_t buffer_records;       /* deliver at most this many records per buffer (0 = no cap) */
+    uint32_t pid;                /* process id in records; 0 = getpid() */
+} fake_cupti_opts;
+
+/* The process id records carry (opts.pid or getpid()). */
+uint32_t fake_cupti_pid(void);
+
+/* Reset all fake state and fill *api.  opts may be NULL. */
+void fake_cupti_table(cupti_api *api, const fake_cupti_opts *opts);
+
+/* Now on the clock CUPTI would stamp records with. */
+uint64_t fake_cupti_now(void);
+
+/* Fire API_ENTER for (domain, cbid) on the calling thread if the
+ * injection enabled that callback; returns the correlation id the fake
+ * assigned.  fake_cupti_api_exit fires API_EXIT. */
+uint32_t fake_cupti_api_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+void fake_cupti_api_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint32_t corr);
+
+/* Fire a resource-domain callback (e.g. context destroy). */
+void fake_cupti_resource(CUpti_CallbackId cbid);
+
+/* Queue one activity record (copied; its size is its struct's size). */
+void fake_cupti_add(const void *record, size_t size);
+
+/* Records CUPTI "dropped": reported by the next GetNumDroppedRecords. */
+void fake_cupti_drop(size_t n);
+
+/* A complete API call as CUPTI reports it: ENTER/EXIT callbacks on this
+ * thread and a CUpti_ActivityAPI record [start, start+dur] for tid.
+ * Returns the correlation id. */
+uint32_t fake_cupti_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint64_t start,
+                         uint64_t dur, uint32_t tid);
+
+/* Inspection. */
+int fake_cupti_kind_enabled(CUpti_ActivityKind kind);
+int fake_cupti_callback_enabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+int fake_cupti_api_activity_disabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+int fake_cupti_subscribed(void);
+int fake_cupti_timestamp_callback_registered(void);
+unsigned fake_cupti_flushes(void);          /* FlushAll calls */
+unsigned fake_cupti_forced_flushes(void);
+unsigned fake_cupti_buffers(void);          /* buffers delivered */
+size_t fake_cupti_pending(void);            /* records queued, not yet delivered */
+
+/* The walker used by the fake's GetNextRecord: records packed back to
+ * back at their struct sizes, as libcupti lays them out (checked
+ * against the real libcupti in test_gpu_decode when it loads). */
+CUptiResult fake_cupti_next_record(uint8_t *buffer, size_t valid, CUpti_Activity **rec);
+size_t fake_cupti_record_size(CUpti_ActivityKind kind);   /* 0 = unknown kind */
+
+/* ---- the standard scenario ------------------------------------------- */
+
+/* What fake_cupti_scenario produced, for tests to compare against. */
+typedef struct fake_scenario {
+    unsigned kernels, memcpys, memsets, syncs, markers_range, markers_instant, overheads;
+    unsigned api_recorded;       /* API records that should reach the trace */
+    unsigned api_noisy;          /* API records that must be filtered */
+    unsigned launches;           /* API calls that launch GPU work */
+    unsigned bad_time;           /* records with missing timestamps */
+    unsigned dropped;            /* records reported dropped */
+    unsigned copies_by_kind[11]; /* by CUpti_ActivityMemcpyKind */
+    unsigned streams;            /* distinct streams used */
+} fake_scenario;
+
+/* Queue a small training-like run: two devices, three streams,
+ * overlapping kernels (one mangled C++ name), copies of every kind
+ * (HtoD, DtoH, DtoD, PtoP), a memset, stream/context/event syncs, noisy
+ * query calls, NVTX push/pop and start/end ranges with a colour and an
+ * instant, a CUPTI overhead record, a kernel with zero timestamps, and
+ * dropped records.  API callbacks fire on the calling thread (tid in
+ * records = tid, 0 = the caller's).  Records are queued, not flushed. */
+void fake_cupti_scenario(fake_scenario *out, uint32_t tid);
+
+#endif

@@ -1,0 +1,234 @@
+/*
+ * test_conv_select.c — the converters' shared selections
+ * (tools/common/select.c) and loss accounting (tools/common/losses.c):
+ * on-CPU default, --idle, --gil, --thread by name and tid (and renames),
+ * --pid, --from/--to clipping folded samples, the loss summary line.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/support/conv_traces.h"
+#include "tools/common/convert.h"
+
+#define ON (TRC_SAMPLE_ON_CPU | TRC_SAMPLE_HOLDS_GIL | TRC_SAMPLE_GIL_KNOWN)
+#define ON_NOGIL (TRC_SAMPLE_ON_CPU | TRC_SAMPLE_GIL_KNOWN)
+#define IDLE TRC_SAMPLE_GIL_KNOWN
+
+typedef struct kept {
+    uint64_t samples, events;
+    uint64_t per_tid[4]; /* tids 1..3 */
+    int64_t first_ns, last_ns;
+} kept;
+
+static void run(conv_tb *b, conv_selection *sel, kept *k)
+{
+    memset(k, 0, sizeof *k);
+    conv_selection_prepare(sel);
+    trc_reader *r = conv_tb_reader(b);
+    assert_non_null(r);
+    const trc_event *ev;
+    trc_event scratch;
+    while (trc_reader_next(r, &ev) == TRC_OK) {
+        const trc_event *e = conv_selection_filter(sel, r, ev, &scratch);
+        assert_int_equal(conv_selection_keep(sel, r, ev), e != NULL);
+        if (!e || e->type != TRC_EV_SAMPLE)
+            continue;
+        const trc_sample *s = &e->u.sample;
+        if (!k->events)
+            k->first_ns = s->time_ns;
+        k->last_ns = s->time_ns + (int64_t)s->span_ns;
+        k->events++;
+        k->samples += s->count;
+        const trc_thread *t = trc_reader_thread(r, s->thread);
+        assert_non_null(t);
+        k->per_tid[t->tid] += s->count;
+    }
+    trc_reader_free(r);
+    conv_selection_cleanup(sel);
+}
+
+/* Sets a selection list (conv_selection_cleanup frees the array). */
+static void set_list(cli_list *l, const char *a, const char *b)
+{
+    l->items = calloc(2, sizeof *l->items);
+    assert_non_null(l->items);
+    l->items[0] = a;
+    l->items[1] = b;
+    l->n = b ? 2 : 1;
+    l->cap = 2;
+}
+
+/* Threads: tid 1 "main" (pid 10), tid 2 "io" (pid 10, renamed "net"
+ * after 5 ms), tid 3 "other" (pid 20). */
+static conv_tb *three_threads(void)
+{
+    conv_tb *b = conv_tb_new();
+    uint32_t t1 = conv_tb_thread(b, 10, 1, "main");
+    uint32_t t2 = conv_tb_thread(b, 10, 2, "io");
+    uint32_t t3 = conv_tb_thread(b, 20, 3, "other");
+    uint32_t f = conv_tb_frame(b, "f", "a.py", 1, 1);
+    uint32_t s = conv_tb_stack(b, 1, &f);
+    for (int i = 0; i < 10; i++) {
+        if (i == 5) {
+            /* flush first: pending folded runs belong to the old name */
+            assert_int_equal(trc_writer_flush(conv_tb_writer(b)), TRC_OK);
+            conv_tb_thread(b, 10, 2, "net");
+        }
+        conv_tb_sample(b, i, t1, s, i < 8 ? ON : IDLE, 0);
+        conv_tb_sample(b, i + 0.1, t2, s, i % 2 ? ON_NOGIL : ON, 0);
+        conv_tb_sample(b, i + 0.2, t3, s, ON, 0);
+    }
+    assert_int_equal(conv_tb_status(b), TRC_OK);
+    return b;
+}
+
+static void test_cpu_idle_gil(void **state)
+{
+    conv_tb *b = three_threads();
+    conv_selection sel;
+    kept k;
+    memset(&sel, 0, sizeof sel);
+    run(b, &sel, &k);
+    assert_int_equal(k.samples, 28); /* 2 idle samples of main left out */
+    assert_int_equal(k.per_tid[1], 8);
+
+    memset(&sel, 0, sizeof sel);
+    sel.idle = 1;
+    run(b, &sel, &k);
+    assert_int_equal(k.samples, 30);
+
+    memset(&sel, 0, sizeof sel);
+    sel.gil = 1;
+    run(b, &sel, &k);
+    assert_int_equal(k.per_tid[1], 8);
+    assert_int_equal(k.per_tid[2], 5);
+    assert_int_equal(k.per_tid[3], 10);
+    conv_tb_free(b);
+}
+
+static void test_threads_and_pids(void **state)
+{
+    conv_tb *b = three_threads();
+    conv_selection sel;
+    kept k;
+
+    memset(&sel, 0, sizeof sel);
+    set_list(&sel.threads, "main", NULL);
+    run(b, &sel, &k);
+    assert_int_equal(k.samples, 8);
+    assert_int_equal(k.per_tid[1], 8);
+
+    memset(&sel, 0, sizeof sel);
+    set_list(&sel.threads, "3", NULL); /* by tid */
+    run(b, &sel, &k);
+    assert_int_equal(k.per_tid[3], 10);
+    assert_int_equal(k.samples, 10);
+
+    memset(&sel, 0, sizeof sel);
+    set_list(&sel.threads, "io", NULL); /* the name it had for its first 5 samples */
+    run(b, &sel, &k);
+    assert_int_equal(k.per_tid[2], 5);
+    assert_int_equal(k.samples, 5);
+
+    memset(&sel, 0, sizeof sel);
+    set_list(&sel.pids, "10", NULL);
+    run(b, &sel, &k);
+    assert_int_equal(k.samples, 18);
+    assert_int_equal(k.per_tid[3], 0);
+
+    memset(&sel, 0, sizeof sel);
+    set_list(&sel.pids, "10", "20");
+    run(b, &sel, &k);
+    assert_int_equal(k.samples, 28);
+    conv_tb_free(b);
+}
+
+/* A folded run of 10 samples at 0..9 ms, window [2.5 ms, 6 ms): the
+ * samples at 3, 4 and 5 ms are kept, as one clipped event. */
+static void test_time_window_clips_runs(void **state)
+{
+    conv_tb *b = conv_tb_new();
+    uint32_t t = conv_tb_thread(b, 1, 1, "main");
+    uint32_t f = conv_tb_frame(b, "f", "a.py", 1, 1);
+    uint32_t s = conv_tb_stack(b, 1, &f);
+    for (int i = 0; i < 10; i++)
+        conv_tb_sample(b, i, t, s, ON, 0);
+    assert_int_equal(conv_tb_status(b), TRC_OK);
+    conv_selection sel;
+    kept k;
+
+    memset(&sel, 0, sizeof sel);
+    sel.from = "0.0025";
+    sel.to = "0.006";
+    run(b, &sel, &k);
+    assert_int_equal(k.events, 1);
+    assert_int_equal(k.samples, 3);
+    assert_int_equal(k.first_ns, CONV_START_NS + 3 * CONV_MS);
+    assert_int_equal(k.last_ns, CONV_START_NS + 5 * CONV_MS);
+
+    memset(&sel, 0, sizeof sel);
+    sel.from = "0.009"; /* the last sample only */
+    run(b, &sel, &k);
+    assert_int_equal(k.samples, 1);
+    assert_int_equal(k.first_ns, CONV_START_NS + 9 * CONV_MS);
+
+    memset(&sel, 0, sizeof sel);
+    sel.to = "0.0000001"; /* the first sample only */
+    run(b, &sel, &k);
+    assert_int_equal(k.samples, 1);
+
+    memset(&sel, 0, sizeof sel);
+    sel.from = "0.0091";
+    run(b, &sel, &k);
+    assert_int_equal(k.samples, 0);
+    conv_tb_free(b);
+}
+
+static void test_loss_summary(void **state)
+{
+    conv_losses l;
+    char buf[512];
+    conv_losses_reset(&l);
+    assert_false(conv_losses_any(&l));
+    conv_losses_describe(&l, buf, sizeof buf);
+    assert_string_equal(buf, "");
+
+    trc_loss late = {TRC_LOSS_SAMPLES_LATE, 9, -1, 0, 0, 0, 0, "", 0};
+    conv_losses_add(&l, &late);
+    assert_false(conv_losses_any(&l)); /* late samples are kept: no loss */
+
+    trc_loss missed = {TRC_LOSS_SAMPLES_MISSED, 120, -1, 0, 0, 0, 0, "", 0};
+    trc_loss crc = {TRC_LOSS_CHUNK_DAMAGED, 1, -1, 0, 0, 0, 0x1a3, "bad CRC", 1};
+    trc_loss crc2 = {TRC_LOSS_CHUNK_DAMAGED, 1, -1, 0, 0, 0, 0x4000, "bad CRC", 1};
+    trc_loss trunc = {TRC_LOSS_TRUNCATED, 77, -1, 0, 0, 0, 0x5000, "", 1};
+    conv_losses_add(&l, &missed);
+    conv_losses_add(&l, &crc);
+    conv_losses_add(&l, &crc2);
+    conv_losses_add(&l, &trunc);
+    assert_true(conv_losses_any(&l));
+    assert_int_equal(l.events, 5);
+    conv_losses_describe(&l, buf, sizeof buf);
+    assert_string_equal(buf, "120 samples missed by the recorder, 2 damaged chunks skipped, "
+                             "input truncated, first damage at offset 0x1a3");
+    /* a short buffer is cut, still terminated */
+    conv_losses_describe(&l, buf, 10);
+    assert_int_equal(strlen(buf), 9);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cpu_idle_gil),
+        cmocka_unit_test(test_threads_and_pids),
+        cmocka_unit_test(test_time_window_clips_runs),
+        cmocka_unit_test(test_loss_summary),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,613 @@
+/*
+ * tests/unit/test_gpu_inject.c — the whole CUDA injection (lib/cupti/)
+ * driven in-process through the fake CUPTI (tests/gpu/fake_cupti.c):
+ * set-up, buffers, launch callbacks, flusher thread, refusal by another
+ * subscriber, fork after init, exit; the side trace is checked record by
+ * record with the public reader.  Built with the CUPTI headers by
+ * mk/cupti.mk; without them it only reports a skip.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#ifndef TRC_HAVE_CUPTI
+int main(void)
+{
+    printf("skip: built without the CUPTI headers\n");
+    return 0;
+}
+#else
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/cupti/inject.h"
+#include "tests/gpu/fake_cupti.h"
+#include "tests/gpu/trace_check.h"
+
+#define RT CUPTI_CB_DOMAIN_RUNTIME_API
+#define DRV CUPTI_CB_DOMAIN_DRIVER_API
+
+static char warnings[4096];
+static int n_warnings;
+
+static void capture_warning(const char *line)
+{
+    size_t len = strlen(warnings);
+    snprintf(warnings + len, sizeof warnings - len, "%s\n", line);
+    n_warnings++;
+}
+
+static void tmp_path(char *buf, size_t len, const char *tag)
+{
+    snprintf(buf, len, "/tmp/trc-gpu-inject-%d-%s.trc", (int)getpid(), tag);
+}
+
+static trec_cupti_config config(const char *path, int flusher)
+{
+    trec_cupti_config c;
+    memset(&c, 0, sizeof c);
+    c.path = path;
+    c.no_flush_thread = !flusher;
+    c.warn = capture_warning;
+    warnings[0] = 0;
+    n_warnings = 0;
+    return c;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+/* The checks every complete scenario trace must pass. */
+static void check_scenario(const tc_trace *t, const fake_scenario *sc)
+{
+    size_t launches = 0, overlap = 0;
+    uint32_t streams[8];
+    size_t n_streams = 0;
+    unsigned kinds[11] = { 0 };
+
+    assert_int_equal(t->reader_losses, 0);
+    assert_int_equal(tc_count(t, TRC_EV_GPU_DEVICE), 2);
+    assert_int_equal(tc_count(t, TRC_EV_GPU_KERNEL), sc->kernels);
+    assert_int_equal(tc_count(t, TRC_EV_GPU_MEMCPY), sc->memcpys);
+    assert_int_equal(tc_count(t, TRC_EV_GPU_MEMSET), sc->memsets);
+    assert_int_equal(tc_count(t, TRC_EV_GPU_SYNC), sc->syncs);
+    assert_int_equal(tc_count(t, TRC_EV_API_CALL), sc->api_recorded);
+    assert_int_equal(tc_count(t, TRC_EV_MARKER),
+                     sc->markers_range + sc->markers_instant + sc->overheads);
+    assert_true(tc_count(t, TRC_EV_CLOCK_SYNC) >= 2);
+
+    /* dropped records and the zero-timestamp kernel, each one loss */
+    uint64_t dropped = 0, bad = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const tc_event *e = &t->ev[i];
+        if (e->type != TRC_EV_LOSS)
+            continue;
+        assert_int_equal(e->u.loss.kind, TRC_LOSS_GPU_DROPPED);
+        if (strstr(e->detail, "timestamps"))
+            bad += e->u.loss.count;
+        else
+            dropped += e->u.loss.count;
+    }
+    assert_int_equal(bad, sc->bad_time);
+    assert_int_equal(dropped, sc->dropped);
+
+    for (size_t i = 0; i < t->n; i++) {
+        const tc_event *e = &t->ev[i];
+        const trc_gpu_where *w = NULL;
+        int64_t start = 0, end = 0;
+        switch (e->type) {
+        case TRC_EV_GPU_KERNEL:
+            w = &e->u.kernel.where; start = e->u.kernel.start_ns; end = e->u.kernel.end_ns;
+            break;
+        case TRC_EV_GPU_MEMCPY:
+            w = &e->u.memcpy.where; start = e->u.memcpy.start_ns; end = e->u.memcpy.end_ns;
+            kinds[e->u.memcpy.copy_kind]++;
+            break;
+        case TRC_EV_GPU_MEMSET:
+            w = &e->u.memset.where; start = e->u.memset.start_ns; end = e->u.memset.end_ns;
+            break;
+        case TRC_EV_GPU_SYNC:
+            w = &e->u.sync.where; start = e->u.sync.start_ns; end = e->u.sync.end_ns;
+            break;
+        case TRC_EV_API_CALL:
+            if (e->u.api.flags & TRC_API_LAUNCH) {
+                launches++;
+                /* no Python in this test program */
+                assert_true(e->u.api.flags & TRC_API_NO_PYTHON);
+                assert_int_equal(e->u.api.stack, 0);
+            }
+            assert_string_not_equal(e->name, "cudaGetDevice");
+            assert_string_not_equal(e->name, "cudaStreamQuery");
+            assert_string_not_equal(e->name, "cuCtxGetCurrent");
+            break;
+        default:
+            break;
+        }
+        if (!w)
+            continue;
+        /* every activity correlates to a recorded API call, and starts
+         * no earlier than that call (both on the trace clock) */
+        const tc_event *api = tc_api_by_corr(t, w->correlation);
+        assert_non_null(api);
+        assert_true(start > 0);
+        assert_true(end >= start);
+        assert_true(start >= api->u.api.start_ns);
+        if (e->type != TRC_EV_GPU_SYNC) {
+            size_t k;
+            for (k = 0; k < n_streams && streams[k] != w->stream; k++)
+                ;
+            if (k == n_streams && n_streams < 8)
+                streams[n_streams++] = w->stream;
+        }
+    }
+    assert_int_equal(launches, sc->launches);
+    assert_int_equal(n_streams, sc->streams);
+    assert_int_equal(kinds[TRC_COPY_HTOD], 1);
+    assert_int_equal(kinds[TRC_COPY_DTOH], 1);
+    assert_int_equal(kinds[TRC_COPY_DTOD], 1);
+    assert_int_equal(kinds[TRC_COPY_PTOP], 1);
+
+    /* concurrent kernels on different streams overlap; names demangled */
+    for (size_t i = 0; i < tc_count(t, TRC_EV_GPU_KERNEL); i++) {
+        const tc_event *a = tc_nth(t, TRC_EV_GPU_KERNEL, i);
+        assert_null(strstr(a->name, "_Z"));
+        for (size_t j = i + 1; j < tc_count(t, TRC_EV_GPU_KERNEL); j++) {
+            const tc_event *b = tc_nth(t, TRC_EV_GPU_KERNEL, j);
+            if (a->u.kernel.where.stream != b->u.kernel.where.stream &&
+                a->u.kernel.start_ns < b->u.kernel.end_ns &&
+                b->u.kernel.start_ns < a->u.kernel.end_ns)
+                overlap++;
+        }
+    }
+    assert_true(overlap >= 1);
+    const tc_event *k0 = tc_nth(t, TRC_EV_GPU_KERNEL, 0);
+    assert_string_equal(k0->name, "vectorAdd(float const*, float const*, float*, int)");
+
+    /* NVTX: the push/pop range keeps its name; the start/end range its colour */
+    int forward = 0, epoch = 0, checkpoint = 0;
+    for (size_t i = 0; i < tc_count(t, TRC_EV_MARKER); i++) {
+        const tc_event *m = tc_nth(t, TRC_EV_MARKER, i);
+        if (strcmp(m->name, "forward") == 0 && m->u.marker.kind == TRC_MARK_RANGE &&
+            m->u.marker.end_ns - m->u.marker.start_ns == 40000)
+            forward++;
+        if (strcmp(m->name, "epoch 0") == 0 && m->u.marker.kind == TRC_MARK_RANGE &&
+            m->u.marker.color == 0x00C000 && m->u.marker.thread == 0)
+            epoch++;
+        if (strcmp(m->name, "checkpoint") == 0 && m->u.marker.kind == TRC_MARK_INSTANT)
+            checkpoint++;
+    }
+    assert_int_equal(forward, 1);
+    assert_int_equal(epoch, 1);
+    assert_int_equal(checkpoint, 1);
+}
+
+static void test_scenario(void **state)
+{
+    char path[128];
+    cupti_api api;
+    fake_scenario sc;
+    tc_trace t;
+
+    tmp_path(path, sizeof path, "scenario");
+    fake_cupti_table(&api, NULL);
+    trec_cupti_config cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    assert_int_equal(n_warnings, 0);
+    assert_true(trec_cupti_active());
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), -1);   /* already running */
+
+    /* what was asked of CUPTI */
+    static const CUpti_ActivityKind want[] = {
+        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+        CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
+        CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+        CUPTI_ACTIVITY_KIND_OVERHEAD, CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_DEVICE,
+        CUPTI_ACTIVITY_KIND_CONTEXT,
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        assert_true(fake_cupti_kind_enabled(want[i]));
+    assert_false(fake_cupti_kind_enabled(CUPTI_ACTIVITY_KIND_KERNEL));   /* serialises */
+    assert_true(fake_cupti_timestamp_callback_registered());
+    assert_true(fake_cupti_callback_enabled(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+    assert_true(fake_cupti_callback_enabled(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020));
+    assert_true(fake_cupti_callback_enabled(DRV, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+    assert_true(fake_cupti_callback_enabled(DRV, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx));
+    assert_false(fake_cupti_callback_enabled(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020));
+    assert_true(fake_cupti_callback_enabled(CUPTI_CB_DOMAIN_RESOURCE,
+                                            CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
+    assert_true(fake_cupti_api_activity_disabled(RT, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
+    assert_true(fake_cupti_api_activity_disabled(DRV, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent));
+    assert_false(fake_cupti_api_activity_disabled(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020));
+
+    fake_cupti_scenario(&sc, 0);
+    assert_int_equal(trec_cupti_flush(), 0);
+    assert_int_equal(fake_cupti_pending(), 0);
+    assert_true(fake_cupti_buffers() >= 1);
+    trec_cupti_shutdown();
+    assert_false(trec_cupti_active());
+    assert_true(fake_cupti_forced_flushes() >= 1);
+    assert_false(fake_cupti_subscribed());
+    assert_false(fake_cupti_kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    assert_int_equal(trec_cupti_flush(), -1);
+
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    check_scenario(&t, &sc);
+    tc_free(&t);
+    unlink(path);
+}
+
+/* Small buffers: records of one scenario spread over many buffers. */
+static void test_many_buffers(void **state)
+{
+    char path[128];
+    cupti_api api;
+    fake_scenario sc;
+    tc_trace t;
+    fake_cupti_opts o = { .buffer_records = 3 };
+
+    tmp_path(path, sizeof path, "buffers");
+    fake_cupti_table(&api, &o);
+    trec_cupti_config cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    fake_cupti_scenario(&sc, 0);
+    trec_cupti_shutdown();
+    assert_true(fake_cupti_buffers() > 10);
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    check_scenario(&t, &sc);
+    tc_free(&t);
+    unlink(path);
+}
+
+/* Without the timestamp callback, CUPTI's CLOCK_REALTIME stamps are
+ * mapped onto the trace clock. */
+static void test_realtime_mapping(void **state)
+{
+    char path[128];
+    cupti_api api;
+    fake_scenario sc;
+    tc_trace t;
+    fake_cupti_opts o = { .no_timestamp_callback = 1 };
+
+    tmp_path(path, sizeof path, "realtime");
+    fake_cupti_table(&api, &o);
+    trec_cupti_config cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    assert_false(fake_cupti_timestamp_callback_registered());
+    int64_t before = trc_now_ns();
+    fake_cupti_scenario(&sc, 0);
+    trec_cupti_shutdown();
+    int64_t after = trc_now_ns();
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    check_scenario(&t, &sc);
+    const tc_event *k = tc_nth(&t, TRC_EV_GPU_KERNEL, 0);
+    /* the scenario's first kernel starts 180 µs after "now" at its start */
+    assert_true(k->u.kernel.start_ns > before - 50000000);
+    assert_true(k->u.kernel.start_ns < after + 50000000);
+    tc_free(&t);
+    unlink(path);
+}
+
+static void refused(const fake_cupti_opts *o, const char *expect)
+{
+    char path[128];
+    cupti_api api;
+    tc_trace t;
+
+    tmp_path(path, sizeof path, "refused");
+    fake_cupti_table(&api, o);
+    trec_cupti_config cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 1);
+    assert_int_equal(n_warnings, 1);
+    assert_non_null(strstr(warnings, expect));
+    assert_non_null(strstr(warnings, "GPU recording off"));
+    assert_false(trec_cupti_active());
+    assert_false(fake_cupti_subscribed());
+    assert_false(fake_cupti_kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    /* the program goes on: its API calls reach nobody, nothing breaks */
+    fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, fake_cupti_now(), 10, 0);
+    assert_int_equal(trec_cupti_flush(), -1);
+    trec_cupti_shutdown();
+
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    assert_int_equal(t.reader_losses, 0);
+    assert_int_equal(tc_count(&t, TRC_EV_LOSS), 1);
+    const tc_event *l = tc_nth(&t, TRC_EV_LOSS, 0);
+    assert_int_equal(l->u.loss.kind, TRC_LOSS_OTHER);
+    assert_non_null(strstr(l->detail, expect));
+    assert_int_equal(tc_count(&t, TRC_EV_API_CALL), 0);
+    tc_free(&t);
+    unlink(path);
+}
+
+static void test_second_subscriber_refused(void **state)
+{
+    fake_cupti_opts o = { .refuse_holder = "Nsight Systems" };
+    refused(&o, "CUPTI is already in use by Nsight Systems");
+    fake_cupti_opts o2 = { .refuse_holder = "x", .no_subscribe_v2 = 1 };
+    refused(&o2, "in use by another CUPTI client");
+}
+
+static void test_flusher_thread(void **state)
+{
+    char path[128];
+    cupti_api api;
+    fake_scenario sc;
+    tc_trace t;
+    int seen = 0;
+
+    tmp_path(path, sizeof path, "flusher");
+    fake_cupti_table(&api, NULL);
+    trec_cupti_config cfg = config(path, 1);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    fake_cupti_scenario(&sc, 0);
+    /* the records reach the file while the program still runs */
+    for (int i = 0; i < 100 && !seen; i++) {
+        sleep_ms(100);
+        if (tc_load(path, &t) == TRC_OK) {
+            seen = tc_count(&t, TRC_EV_GPU_KERNEL) == sc.kernels;
+            tc_free(&t);
+        }
+    }
+    assert_true(seen);
+    assert_true(fake_cupti_flushes() >= 1);
+    trec_cupti_shutdown();
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    check_scenario(&t, &sc);
+    tc_free(&t);
+    unlink(path);
+}
+
+#define LAUNCH_THREADS 4
+#define LAUNCHES 300
+
+static void *launcher(void *arg)
+{
+    for (int i = 0; i < LAUNCHES; i++) {
+        uint64_t now = fake_cupti_now();
+        uint32_t c = fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, now,
+                                     2000, 0);
+        CUpti_ActivityKernel10 k;
+        memset(&k, 0, sizeof k);
+        k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+        k.start = now + 3000;
+        k.end = now + 9000;
+        k.streamId = (uint32_t)(uintptr_t)arg;
+        k.correlationId = c;
+        k.name = "_Z6kernelv";
+        fake_cupti_add(&k, sizeof k);
+    }
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    char path[128];
+    cupti_api api;
+    tc_trace t;
+    pthread_t th[LAUNCH_THREADS];
+    int64_t tids[LAUNCH_THREADS + 1];
+    size_t n_tids = 0;
+
+    tmp_path(path, sizeof path, "threads");
+    fake_cupti_table(&api, NULL);
+    trec_cupti_config cfg = config(path, 1);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    for (uintptr_t i = 0; i < LAUNCH_THREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, launcher, (void *)(i + 1)), 0);
+    for (int i = 0; i < LAUNCH_THREADS; i++)
+        pthread_join(th[i], NULL);
+    trec_cupti_shutdown();
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    assert_int_equal(t.reader_losses, 0);
+    assert_int_equal(tc_count(&t, TRC_EV_API_CALL), LAUNCH_THREADS * LAUNCHES);
+    assert_int_equal(tc_count(&t, TRC_EV_GPU_KERNEL), LAUNCH_THREADS * LAUNCHES);
+    for (size_t i = 0; i < t.n; i++) {
+        const tc_event *e = &t.ev[i];
+        if (e->type == TRC_EV_GPU_KERNEL) {
+            const tc_event *a = tc_api_by_corr(&t, e->u.kernel.where.correlation);
+            assert_non_null(a);
+            assert_true(e->u.kernel.start_ns >= a->u.api.start_ns);
+            assert_string_equal(e->name, "kernel()");
+        } else if (e->type == TRC_EV_API_CALL) {
+            size_t k;
+            assert_int_equal(e->u.api.flags, TRC_API_LAUNCH | TRC_API_NO_PYTHON);
+            for (k = 0; k < n_tids && tids[k] != e->tid; k++)
+                ;
+            if (k == n_tids && n_tids <= LAUNCH_THREADS)
+                tids[n_tids++] = e->tid;
+        }
+    }
+    assert_int_equal(n_tids, LAUNCH_THREADS);
+    tc_free(&t);
+    unlink(path);
+}
+
+static void test_fork_after_init(void **state)
+{
+    char path[128];
+    cupti_api api;
+    fake_scenario sc;
+    tc_trace t;
+    int status = 0;
+    pid_t pid, w = 0;
+    struct stat before, after;
+
+    tmp_path(path, sizeof path, "fork");
+    fake_cupti_table(&api, NULL);
+    trec_cupti_config cfg = config(path, 1);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    fake_cupti_scenario(&sc, 0);
+    assert_int_equal(trec_cupti_flush(), 0);
+    assert_int_equal(stat(path, &before), 0);
+
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(20);   /* a hang shows as death by SIGALRM */
+        if (trec_cupti_active() || trec_cupti_flush() != -1)
+            _exit(3);
+        /* the child goes on calling CUDA; the injection stays out of it */
+        fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, fake_cupti_now(), 10,
+                        0);
+        api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        trec_cupti_shutdown();
+        exit(0);   /* runs the at-exit handler: must not flush or hang */
+    }
+    for (int i = 0; i < 300; i++) {
+        w = waitpid(pid, &status, WNOHANG);
+        if (w == pid)
+            break;
+        sleep_ms(100);
+    }
+    if (w != pid) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        fail_msg("child forked after init hung");
+    }
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(stat(path, &after), 0);
+    assert_true(after.st_size >= before.st_size);
+
+    /* the parent carries on recording */
+    assert_true(trec_cupti_active());
+    uint32_t c = fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                                 fake_cupti_now(), 10, 0);
+    trec_cupti_shutdown();
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    assert_int_equal(t.reader_losses, 0);
+    assert_int_equal(tc_count(&t, TRC_EV_GPU_KERNEL), sc.kernels);
+    /* had the child written (its pending chunk, its own call), the file
+     * would hold damage, duplicates or a call from the child's thread */
+    assert_int_equal(tc_count(&t, TRC_EV_API_CALL), sc.api_recorded + 1);
+    assert_non_null(tc_api_by_corr(&t, c));
+    for (size_t i = 0; i < t.n; i++)
+        if (t.ev[i].type == TRC_EV_API_CALL)
+            assert_int_not_equal(t.ev[i].tid, pid);
+    tc_free(&t);
+    unlink(path);
+}
+
+static void test_context_destroy_flushes(void **state)
+{
+    char path[128];
+    cupti_api api;
+    fake_scenario sc;
+
+    tmp_path(path, sizeof path, "ctxdestroy");
+    fake_cupti_table(&api, NULL);
+    trec_cupti_config cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    fake_cupti_scenario(&sc, 0);
+    assert_true(fake_cupti_pending() > 0);
+    fake_cupti_resource(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+    assert_int_equal(fake_cupti_pending(), 0);
+    assert_int_equal(fake_cupti_forced_flushes(), 1);
+    /* cudaDeviceReset also tears contexts down */
+    fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020, fake_cupti_now(), 10, 0);
+    assert_int_equal(fake_cupti_forced_flushes(), 2);
+    trec_cupti_shutdown();
+    unlink(path);
+}
+
+static void test_unwritable_side_trace(void **state)
+{
+    cupti_api api;
+    fake_cupti_table(&api, NULL);
+    trec_cupti_config cfg = config("/nonexistent-dir/x.trc", 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), -1);
+    assert_int_equal(n_warnings, 1);
+    assert_non_null(strstr(warnings, "/nonexistent-dir/x.trc"));
+    assert_false(fake_cupti_subscribed());
+    assert_false(trec_cupti_active());
+}
+
+/* CUDA_INJECTION64_PATH set by hand: no TREC_GPU_DIR → ./trec-gpu-PID.trc */
+static void test_default_path(void **state)
+{
+    char dir[] = "/tmp/trc-gpu-cwd-XXXXXX", old[4096], file[128];
+    cupti_api api;
+    tc_trace t;
+
+    assert_non_null(mkdtemp(dir));
+    assert_non_null(getcwd(old, sizeof old));
+    assert_int_equal(chdir(dir), 0);
+    unsetenv("TREC_GPU_DIR");
+    fake_cupti_table(&api, NULL);
+    trec_cupti_config cfg = config(NULL, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    assert_int_equal(n_warnings, 1);
+    snprintf(file, sizeof file, "trec-gpu-%d.trc", (int)getpid());
+    assert_non_null(strstr(warnings, file));
+    fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, fake_cupti_now(), 10, 0);
+    trec_cupti_shutdown();
+    assert_int_equal(tc_load(file, &t), TRC_OK);
+    assert_int_equal(tc_count(&t, TRC_EV_API_CALL), 1);
+    tc_free(&t);
+    unlink(file);
+    assert_int_equal(chdir(old), 0);
+    rmdir(dir);
+}
+
+/* The driver's entry point with the real libcupti of this machine (no
+ * GPU: CUPTI refuses to subscribe): one warning, a side trace saying
+ * why, return 1 both times. */
+static void test_initialize_injection(void **state)
+{
+    char dir[] = "/tmp/trc-gpu-dir-XXXXXX", file[256];
+    tc_trace t;
+    struct stat sb;
+
+    assert_non_null(mkdtemp(dir));
+    setenv("TREC_GPU_DIR", dir, 1);
+    assert_int_equal(InitializeInjection(), 1);
+    assert_int_equal(InitializeInjection(), 1);
+    snprintf(file, sizeof file, "%s/gpu-%d.trc", dir, (int)getpid());
+    if (trec_cupti_active()) {
+        /* a machine with a GPU: it records */
+        trec_cupti_shutdown();
+        assert_int_equal(stat(file, &sb), 0);
+    } else if (stat(file, &sb) == 0) {
+        assert_int_equal(tc_load(file, &t), TRC_OK);
+        assert_int_equal(tc_count(&t, TRC_EV_LOSS), 1);
+        assert_non_null(strstr(tc_nth(&t, TRC_EV_LOSS, 0)->detail, "GPU recording off"));
+        tc_free(&t);
+    } else {
+        printf("note: libcupti not loadable here; nothing written\n");
+    }
+    unlink(file);
+    unsetenv("TREC_GPU_DIR");
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scenario),
+        cmocka_unit_test(test_many_buffers),
+        cmocka_unit_test(test_realtime_mapping),
+        cmocka_unit_test(test_second_subscriber_refused),
+        cmocka_unit_test(test_flusher_thread),
+        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_fork_after_init),
+        cmocka_unit_test(test_context_destroy_flushes),
+        cmocka_unit_test(test_unwritable_side_trace),
+        cmocka_unit_test(test_default_path),
+        cmocka_unit_test(test_initialize_injection),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+#endif

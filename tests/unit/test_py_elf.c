@@ -1,0 +1,252 @@
+/*
+ * test_py_elf.c — lib/py/py_elf.c on the real interpreters installed
+ * here (symbols through section headers and through PT_DYNAMIC must
+ * agree; Py_Version exactly from 3.11; the version string of 3.8–3.10
+ * found in the read-only data matches the installation's name), on
+ * truncated and non-ELF files (no crash, clean failure), plus the layout
+ * tables (lib/py/py_layout.c) and the _Py_DebugOffsets parser
+ * (lib/py/py_debugoff.c) given implausible blocks.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "lib/py/py_debugoff.h"
+#include "lib/py/py_elf.h"
+#include "lib/py/py_layout.h"
+#include "lib/py/test/py_testutil.h"
+
+/* Version "3.X.Y" of a pyenv path ".../versions/3.X.Y/...", or "". */
+static void dir_version(const char *path, char *out, size_t n)
+{
+    const char *v = strstr(path, "/versions/");
+    out[0] = '\0';
+    if (v)
+        snprintf(out, n, "%.*s", (int)strcspn(v + 10, "/"), v + 10);
+}
+
+static void check_file(const char *path, int minor, const char *version)
+{
+    pyelf e;
+    char err[256], found[32];
+    uint64_t a, b;
+
+    assert_int_equal(pyelf_open(&e, path, err, sizeof err), 0);
+    assert_int_equal(pyelf_symbol(&e, "_PyRuntime", &a), 0);
+    e.force_dynamic = 1;
+    assert_int_equal(pyelf_symbol(&e, "_PyRuntime", &b), 0);
+    assert_true(a == b && a != 0);
+    assert_int_equal(pyelf_symbol(&e, "PyCode_Type", &b), 0);
+    e.force_dynamic = 0;
+    assert_int_equal(pyelf_symbol(&e, "PyCode_Type", &a), 0);
+    assert_true(a == b);
+    assert_int_equal(pyelf_symbol(&e, "Py_Version", &a), minor >= 11 ? 0 : -1);
+    assert_int_equal(pyelf_symbol(&e, "no_such_symbol_anywhere", &a), -1);
+    if (minor <= 10) {
+        assert_int_equal(pyelf_version_string(&e, minor, found, sizeof found), 0);
+        if (version[0])
+            assert_string_equal(found, version);
+    }
+    printf("%s: ok (%s)\n", path, minor <= 10 ? found : "Py_Version");
+    pyelf_close(&e);
+}
+
+static void test_real_files(void **state)
+{
+    const char *root = getenv("PYENV_ROOT");
+    char pat[PATH_MAX];
+    glob_t g;
+    int n = 0;
+
+    snprintf(pat, sizeof pat, "%s/versions/3.*/lib/libpython3.*.so.1.0", root && *root ? root : "/root/.pyenv");
+    if (glob(pat, 0, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+            if (pyt_old_dir(g.gl_pathv[i]))
+                continue;
+            char v[32];
+            dir_version(g.gl_pathv[i], v, sizeof v);
+            check_file(g.gl_pathv[i], atoi(v + 2), v);
+            n++;
+        }
+        globfree(&g);
+    }
+    /* Debian's static python3.x: _PyRuntime in the executable's .dynsym */
+    if (glob("/usr/bin/python3.[0-9]*", 0, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+            int minor = atoi(strrchr(g.gl_pathv[i], '.') + 1);
+            pyelf e;
+            char err[256];
+            uint64_t v;
+            if (strchr(strrchr(g.gl_pathv[i], '.'), '-') || minor < 8 ||
+                pyelf_open(&e, g.gl_pathv[i], err, sizeof err) != 0)
+                continue;
+            int has = pyelf_symbol(&e, "_PyRuntime", &v) == 0;
+            pyelf_close(&e);
+            if (has) {
+                check_file(g.gl_pathv[i], minor, "");
+                n++;
+            }
+        }
+        globfree(&g);
+    }
+    if (n == 0)
+        skip();
+}
+
+static void test_needs(void **state)
+{
+    pyelf e;
+    char err[256];
+
+    assert_int_equal(pyelf_open(&e, "/bin/sh", err, sizeof err), 0);
+    assert_int_equal(pyelf_needs(&e, "libpython"), 0);
+    assert_int_equal(pyelf_needs(&e, "libc.so"), 1);
+    pyelf_close(&e);
+}
+
+/* DT_HASH (SysV) symbol counting: build a small library that has only
+ * that hash table, when a compiler is at hand. */
+static void test_sysv_hash(void **state)
+{
+    char dir[] = "/tmp/test_py_elf_dir_XXXXXX", cmd[1024], so[256], c[256], err[256];
+    pyelf e;
+    uint64_t a, b;
+
+    assert_non_null(mkdtemp(dir));
+    snprintf(c, sizeof c, "%s/t.c", dir);
+    snprintf(so, sizeof so, "%s/t.so", dir);
+    FILE *f = fopen(c, "w");
+    assert_non_null(f);
+    fprintf(f, "int other[3] = {1};\nlong _PyRuntime[64] = {2};\nint Py_Version_not = 3;\n");
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -Wl,--hash-style=sysv -o %s %s 2>/dev/null", so, c);
+    if (system(cmd) != 0) {
+        printf("no compiler: skipped\n");
+    } else {
+        assert_int_equal(pyelf_open(&e, so, err, sizeof err), 0);
+        assert_int_equal(pyelf_symbol(&e, "_PyRuntime", &a), 0);
+        e.force_dynamic = 1;
+        assert_int_equal(pyelf_symbol(&e, "_PyRuntime", &b), 0);
+        assert_true(a == b);
+        assert_int_equal(pyelf_symbol(&e, "Py_Version", &b), -1);
+        pyelf_close(&e);
+    }
+    unlink(c);
+    unlink(so);
+    rmdir(dir);
+}
+
+static void test_bad_files(void **state)
+{
+    char tmpl[] = "/tmp/test_py_elf_XXXXXX", err[256];
+    pyelf e;
+    int fd = mkstemp(tmpl);
+
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "#!/bin/sh\necho not an elf file at all, long enough\n", 52), 52);
+    close(fd);
+    assert_int_equal(pyelf_open(&e, tmpl, err, sizeof err), -1);
+    assert_non_null(strstr(err, "ELF"));
+    assert_int_equal(pyelf_open(&e, "/nonexistent/file", err, sizeof err), -1);
+    assert_non_null(strstr(err, "No such file"));
+
+    /* Truncated copies of a real ELF: open may work, lookups must not crash. */
+    const char *src = access("/usr/bin/python3", R_OK) == 0 ? "/usr/bin/python3" : "/bin/sh";
+    FILE *in = fopen(src, "rb");
+    assert_non_null(in);
+    static uint8_t buf[4 << 20];
+    size_t len = fread(buf, 1, sizeof buf, in);
+    fclose(in);
+    size_t cuts[] = { 64, 200, 4096, 65536, len / 3, len / 2, len - 1 };
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        if (cuts[i] > len)
+            continue;
+        fd = open(tmpl, O_WRONLY | O_TRUNC);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, buf, cuts[i]), (ssize_t)cuts[i]);
+        close(fd);
+        if (pyelf_open(&e, tmpl, err, sizeof err) == 0) {
+            uint64_t v;
+            char s[32];
+            pyelf_symbol(&e, "_PyRuntime", &v);
+            e.force_dynamic = 1;
+            pyelf_symbol(&e, "_PyRuntime", &v);
+            pyelf_needs(&e, "libpython");
+            pyelf_version_string(&e, -1, s, sizeof s);
+            pyelf_close(&e);
+        }
+    }
+    /* Corrupted section/program header offsets */
+    fd = open(tmpl, O_WRONLY | O_TRUNC);
+    memset(buf + 0x20, 0xff, 16);   /* e_phoff, e_shoff */
+    assert_int_equal(write(fd, buf, 65536), 65536);
+    close(fd);
+    if (pyelf_open(&e, tmpl, err, sizeof err) == 0) {
+        uint64_t v;
+        assert_int_equal(pyelf_symbol(&e, "_PyRuntime", &v), -1);
+        pyelf_close(&e);
+    }
+    unlink(tmpl);
+}
+
+static void test_layout_tables(void **state)
+{
+    assert_null(py_layout_for_minor(7));
+    assert_null(py_layout_for_minor(13));
+    for (unsigned m = 8; m <= 12; m++) {
+        const py_layout *L = py_layout_for_minor(m);
+        assert_non_null(L);
+        assert_int_equal(L->minor, m);
+        assert_int_equal(L->frame_objects, m <= 10);
+        assert_int_equal(L->use_qualname, m >= 11);
+        assert_true(L->ts_thread_id != PY_OFF_NONE && L->co_filename != PY_OFF_NONE);
+        assert_int_equal(L->ts_native_thread_id != PY_OFF_NONE, m >= 11);
+    }
+}
+
+static void test_debug_offsets_rejected(void **state)
+{
+    uint8_t blk[PY_DEBUG_READ];
+    py_layout L;
+    char err[256];
+    uint64_t v = 0x030d00f0;
+
+    memset(blk, 0, sizeof blk);
+    assert_int_equal(py_debugoff_version(blk, sizeof blk), 0);
+    assert_int_equal(py_layout_from_debug(blk, sizeof blk, &L, err, sizeof err), -1);
+    assert_non_null(strstr(err, "cookie"));
+    memcpy(blk, PY_DEBUG_COOKIE, 8);
+    memcpy(blk + 8, &v, 8);
+    assert_int_equal(py_debugoff_version(blk, sizeof blk), v);
+    assert_int_equal(py_layout_from_debug(blk, sizeof blk, &L, err, sizeof err), -1);
+    assert_non_null(strstr(err, "3.13"));
+    /* random offsets */
+    uint32_t seed = 7;
+    for (int it = 0; it < 1000; it++) {
+        for (size_t i = 16; i < sizeof blk; i++) {
+            seed = seed * 1103515245u + 12345u;
+            blk[i] = (uint8_t)(seed >> 16);
+        }
+        assert_int_equal(py_layout_from_debug(blk, sizeof blk, &L, err, sizeof err), -1);
+    }
+    /* too short for the 3.13 list */
+    assert_int_equal(py_layout_from_debug(blk, 64, &L, err, sizeof err), -1);
+    v = 0x020700f0;
+    memcpy(blk + 8, &v, 8);
+    assert_int_equal(py_layout_from_debug(blk, sizeof blk, &L, err, sizeof err), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_real_files),
+        cmocka_unit_test(test_needs),
+        cmocka_unit_test(test_sysv_hash),
+        cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_layout_tables),
+        cmocka_unit_test(test_debug_offsets_rejected),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,212 @@
+/*
+ * test_py_errors.c — py_proc_attach's failures, each with its status and
+ * a one-line explanation: a non-Python target (/bin/sleep), a process
+ * that is gone, an invalid pid, an unsupported CPython (2.x/3.6/3.7 when
+ * installed), a libpython loaded but not initialised (NOT_READY), and a
+ * target we may not read (PERM, checked by dropping root in a child).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "lib/py/pyproc.h"
+#include "lib/py/test/py_testutil.h"
+
+#include <dlfcn.h>
+
+static void test_not_python(void **state)
+{
+    pyt_child c;
+    char *argv[] = { "/bin/sh", "-c", "echo ready; exec sleep 60", NULL };
+    char line[256], err[512];
+    py_proc *p = (py_proc *)1;
+
+    assert_int_equal(pyt_spawn(&c, argv), 0);
+    assert_int_equal(pyt_line(&c, line, sizeof line, 10000), 0);
+    /* "exec" may not have happened yet when the line arrives */
+    py_status st = PY_OK;
+    for (int i = 0; i < 100; i++) {
+        st = py_proc_attach(c.pid, &p, err, sizeof err);
+        if (strstr(err, "sleep"))
+            break;
+        usleep(20000);
+    }
+    printf("message: %s\n", err);
+    assert_int_equal(st, PY_ERR_NOT_PYTHON);
+    assert_null(p);
+    assert_non_null(strstr(err, "not a CPython process"));
+    assert_non_null(strstr(err, "sleep"));
+    char pid[32];
+    snprintf(pid, sizeof pid, "%d", (int)c.pid);
+    assert_non_null(strstr(err, pid));
+    assert_null(strchr(err, '\n'));
+    pyt_stop(&c);
+}
+
+static void test_gone_and_invalid(void **state)
+{
+    char err[512];
+    py_proc *p;
+    pid_t pid = fork();
+
+    if (pid == 0)
+        _exit(0);
+    waitpid(pid, NULL, 0);
+    assert_int_equal(py_proc_attach(pid, &p, err, sizeof err), PY_ERR_GONE);
+    assert_non_null(strstr(err, "no process"));
+    assert_int_equal(py_proc_attach(0, &p, err, sizeof err), PY_ERR_GONE);
+    assert_int_equal(py_proc_attach(-4, &p, err, sizeof err), PY_ERR_GONE);
+    assert_non_null(strstr(err, "invalid pid"));
+    /* err may be NULL */
+    assert_int_equal(py_proc_attach(pid, &p, NULL, 0), PY_ERR_GONE);
+}
+
+static void test_old_versions(void **state)
+{
+    const char *root = getenv("PYENV_ROOT");
+    char pat[PATH_MAX];
+    glob_t g;
+    int tried = 0;
+
+    snprintf(pat, sizeof pat, "%s/versions/*/bin/python", root && *root ? root : "/root/.pyenv");
+    if (glob(pat, 0, NULL, &g) != 0) {
+        printf("no pyenv interpreters\n");
+        return;
+    }
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        if (!pyt_old_dir(g.gl_pathv[i]))
+            continue;
+        const char *v = strstr(g.gl_pathv[i], "/versions/") + 10;
+        char want[8];
+        snprintf(want, sizeof want, "%.3s", v);   /* "2.7", "3.6", "3.7" */
+        pyt_child c;
+        char *argv[] = { g.gl_pathv[i], "-c",
+                         "import sys, time; sys.stdout.write('ready\\n'); sys.stdout.flush(); "
+                         "time.sleep(60)", NULL };
+        char line[256], err[512];
+        py_proc *p;
+        assert_int_equal(pyt_spawn(&c, argv), 0);
+        if (pyt_line(&c, line, sizeof line, 30000) != 0) {
+            pyt_stop(&c);
+            continue;
+        }
+        py_status st = py_proc_attach(c.pid, &p, err, sizeof err);
+        printf("%s: %s\n", g.gl_pathv[i], err);
+        assert_int_equal(st, PY_ERR_VERSION);
+        assert_non_null(strstr(err, want));
+        assert_non_null(strstr(err, "3.8 or later"));
+        pyt_stop(&c);
+        tried++;
+    }
+    globfree(&g);
+    printf("%d unsupported interpreters checked\n", tried);
+}
+
+/* A process that has libpython mapped and never calls Py_Initialize. */
+static void test_not_ready(void **state)
+{
+    const char *root = getenv("PYENV_ROOT");
+    char pat[PATH_MAX];
+    glob_t g;
+    int tried = 0;
+
+    snprintf(pat, sizeof pat, "%s/versions/3.*/lib/libpython3.*.so.1.0", root && *root ? root : "/root/.pyenv");
+    if (glob(pat, 0, NULL, &g) != 0) {
+        printf("no shared libpython: skipped\n");
+        return;
+    }
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        if (pyt_old_dir(g.gl_pathv[i]))
+            continue;
+        int fd[2];
+        assert_int_equal(pipe(fd), 0);
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(fd[0]);
+            char ok = dlopen(g.gl_pathv[i], RTLD_NOW | RTLD_LOCAL) ? 'y' : 'n';
+            if (write(fd[1], &ok, 1) != 1)
+                _exit(1);
+            pause();
+            _exit(0);
+        }
+        close(fd[1]);
+        char ok = 0;
+        assert_int_equal(read(fd[0], &ok, 1), 1);
+        close(fd[0]);
+        if (ok == 'y') {
+            char err[512];
+            py_proc *p;
+            py_status st = py_proc_attach(pid, &p, err, sizeof err);
+            printf("%s: %s\n", g.gl_pathv[i], err);
+            assert_int_equal(st, PY_ERR_NOT_READY);
+            assert_non_null(strstr(err, "retry"));
+            tried++;
+        }
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+    globfree(&g);
+    assert_true(tried > 0);
+}
+
+/* Drop root in a child and try to read a root-owned Python. */
+static void test_permission(void **state)
+{
+    pyt_list l;
+
+    if (geteuid() != 0) {
+        printf("not root: the permission case needs a target of another user: skipped\n");
+        return;
+    }
+    pyt_find(&l);
+    if (l.n == 0) {
+        printf("no CPython 3.8+: skipped\n");
+        return;
+    }
+    pyt_child c;
+    char *argv[] = { l.path[0], "-c", "import time; print('ready', flush=True); time.sleep(60)", NULL };
+    char line[256];
+    assert_int_equal(pyt_spawn(&c, argv), 0);
+    assert_int_equal(pyt_line(&c, line, sizeof line, 30000), 0);
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char err[512] = "";
+        py_proc *p;
+        close(fd[0]);
+        if (setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(3);
+        py_status st = py_proc_attach(c.pid, &p, err, sizeof err);
+        if (write(fd[1], err, strlen(err) + 1) < 0)
+            _exit(4);
+        _exit(st == PY_ERR_PERM ? 0 : 1);
+    }
+    close(fd[1]);
+    char msg[512] = "";
+    ssize_t n = read(fd[0], msg, sizeof msg - 1);
+    msg[n > 0 ? n : 0] = '\0';
+    close(fd[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    pyt_stop(&c);
+    printf("message: %s\n", msg);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_non_null(strstr(msg, "CAP_SYS_PTRACE"));
+    assert_non_null(strstr(msg, "ptrace_scope"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_not_python),
+        cmocka_unit_test(test_gone_and_invalid),
+        cmocka_unit_test(test_old_versions),
+        cmocka_unit_test(test_not_ready),
+        cmocka_unit_test(test_permission),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,186 @@
+/*
+ * test_py_mem.c — lib/py's memory readers (py_mem.c) and per-sample
+ * batched reads (py_snap.c): the local reader copies mapped memory,
+ * including mappings made after its snapshot, and refuses unmapped or
+ * PROT_NONE memory without faulting; the remote reader reads a child and
+ * stops at the first bad element; a snapshot merges neighbours, keeps
+ * going past an unreadable range, and reads on demand.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "lib/py/py_mem.h"
+#include "lib/py/py_snap.h"
+#include "format/alloc.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void test_local(void **state)
+{
+    pymem m;
+    char src[64] = "hello, walker", dst[64];
+
+    assert_int_equal(pymem_init_local(&m), 0);
+    assert_int_equal(pymem_read(&m, (uint64_t)(uintptr_t)src, dst, sizeof src), 0);
+    assert_string_equal(dst, "hello, walker");
+
+    /* mapped after the snapshot */
+    char *page = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(page != MAP_FAILED);
+    strcpy(page + 4000, "fresh mapping");
+    assert_int_equal(pymem_read(&m, (uint64_t)(uintptr_t)(page + 4000), dst, 14), 0);
+    assert_string_equal(dst, "fresh mapping");
+
+    /* PROT_NONE and unmapped: refused, no fault */
+    assert_int_equal(mprotect(page + 4096, 4096, PROT_NONE), 0);
+    assert_int_equal(pymem_read(&m, (uint64_t)(uintptr_t)(page + 4090), dst, 12), -1);
+    assert_int_equal(errno, EFAULT);
+    munmap(page, 8192);
+    assert_int_equal(pymem_read(&m, (uint64_t)(uintptr_t)(page + 4000), dst, 8), -1);
+    assert_int_equal(pymem_read(&m, 16, dst, 8), -1);
+    assert_int_equal(pymem_read(&m, UINT64_MAX - 4, dst, 8), -1);
+    assert_true(m.reads > 0);
+
+    /* where process_vm_readv on ourselves is forbidden (seccomp), the
+     * snapshot is re-read instead, once per sample */
+    m.vm_blocked = 1;
+    page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(page != MAP_FAILED);
+    strcpy(page, "after the snapshot");
+    pymem_new_sample(&m);
+    assert_int_equal(pymem_read(&m, (uint64_t)(uintptr_t)page, dst, 19), 0);
+    assert_string_equal(dst, "after the snapshot");
+    munmap(page, 4096);
+    pymem_cleanup(&m);
+
+    /* careful mode: even memory in the snapshot is read by system call,
+     * so a mapping removed since is refused rather than faulting */
+    assert_int_equal(pymem_init_local(&m), 0);
+    page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(page != MAP_FAILED);
+    pymem_cleanup(&m);
+    assert_int_equal(pymem_init_local(&m), 0);    /* snapshot has the page */
+    munmap(page, 4096);
+    m.careful = 1;
+    assert_int_equal(pymem_read(&m, (uint64_t)(uintptr_t)page, dst, 8), -1);
+    assert_int_equal(pymem_read(&m, (uint64_t)(uintptr_t)src, dst, 8), 0);
+    pymem_cleanup(&m);
+}
+
+static void test_remote(void **state)
+{
+    static char shared[8192];
+    int fd[2];
+
+    for (int i = 0; i < (int)sizeof shared; i++)
+        shared[i] = (char)(i * 7);
+    assert_int_equal(pipe(fd), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        strcpy(shared, "in the child");
+        if (write(fd[1], "x", 1) != 1)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    char x;
+    assert_int_equal(read(fd[0], &x, 1), 1);
+    pymem m;
+    pymem_init_remote(&m, pid);
+    char a[16], b[16], c[16];
+    struct iovec l[3] = { { a, 13 }, { b, 8 }, { c, 8 } };
+    struct iovec r[3] = { { shared, 13 }, { (void *)16, 8 }, { shared + 100, 8 } };
+    assert_int_equal(pymem_readv(&m, l, r, 3), 1);   /* stops at the bad one */
+    assert_string_equal(a, "in the child");
+    r[1].iov_base = shared + 4096;
+    assert_int_equal(pymem_readv(&m, l, r, 3), 3);
+    assert_int_equal(memcmp(b, shared + 4096, 8), 0);
+
+    /* the snapshot over the same child */
+    pysnap s;
+    pysnap_init(&s, &m);
+    pysnap_reset(&s);
+    uint64_t base = (uint64_t)(uintptr_t)shared;
+    pysnap_plan(&s, base + 8, 8);
+    pysnap_plan(&s, base, 4);
+    pysnap_plan(&s, 24, 8);              /* unreadable */
+    pysnap_plan(&s, base + 1000, 16);    /* merged with the first two */
+    pysnap_plan(&s, base + 7000, 16);    /* its own range */
+    assert_int_equal(pysnap_fetch(&s), 0);
+    assert_int_equal(s.n, 3);
+    const char *g = pysnap_get(&s, base + 1000, 16);
+    assert_non_null(g);
+    assert_int_equal(memcmp(g, shared + 1000, 16), 0);
+    assert_non_null(pysnap_get(&s, base, 1016));
+    assert_non_null(pysnap_get(&s, base + 7000, 16));
+    assert_null(pysnap_get(&s, 24, 8));
+    assert_null(pysnap_get(&s, base + 7010, 16));
+    g = pysnap_need(&s, base + 7100, 8, base + 7050);
+    assert_non_null(g);
+    assert_int_equal(memcmp(g, shared + 7100, 8), 0);
+    assert_non_null(pysnap_get(&s, base + 7060, 8));   /* came along */
+    assert_null(pysnap_need_exact(&s, 40, 8));
+    assert_int_equal(s.hard_errno, 0);
+    pysnap_cleanup(&s);
+
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    /* gone: a hard error, not a bad address */
+    assert_int_equal(pymem_readv(&m, l, r, 1), -1);
+    assert_int_equal(errno, ESRCH);
+    pysnap_init(&s, &m);
+    pysnap_reset(&s);
+    pysnap_plan(&s, base, 8);
+    assert_int_equal(pysnap_fetch(&s), -1);
+    assert_int_equal(s.hard_errno, ESRCH);
+    pysnap_cleanup(&s);
+    close(fd[0]);
+    close(fd[1]);
+}
+
+static void test_snap_limits(void **state)
+{
+    pymem m;
+    pysnap s;
+    static char big[1 << 20];
+
+    assert_int_equal(pymem_init_local(&m), 0);
+    pysnap_init(&s, &m);
+    pysnap_reset(&s);
+    for (int i = 0; i < 2 * PYSNAP_MAX_PLAN; i++)
+        pysnap_plan(&s, (uint64_t)(uintptr_t)(big + i * 8192), 64);
+    assert_int_equal(s.n, PYSNAP_MAX_PLAN);             /* the rest ignored */
+    pysnap_plan(&s, (uint64_t)(uintptr_t)big, PYSNAP_MAX_RANGE + 1);
+    pysnap_plan(&s, 0, 8);
+    assert_int_equal(s.n, PYSNAP_MAX_PLAN);
+    assert_int_equal(pysnap_fetch(&s), 0);
+    assert_non_null(pysnap_get(&s, (uint64_t)(uintptr_t)big, 64));
+    /* allocation failure on demand: NULL with ENOMEM, no crash */
+    pysnap_reset(&s);
+    trc_alloc_fail_after(1);
+    const void *g = pysnap_need_exact(&s, (uint64_t)(uintptr_t)(big + 500000), PYSNAP_MAX_RANGE);
+    trc_alloc_fail_after(-1);
+    if (!g)
+        assert_int_equal(s.hard_errno, ENOMEM);
+    pysnap_cleanup(&s);
+    pymem_cleanup(&m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_local),
+        cmocka_unit_test(test_remote),
+        cmocka_unit_test(test_snap_limits),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

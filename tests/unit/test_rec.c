@@ -1,0 +1,264 @@
+/*
+ * test_rec.c — unit tests of the recorder's pieces that need neither a
+ * Python target nor a trace: /proc parsing, pacing, output names,
+ * spawning (lib/rec/procfs.c, pace.c, output.c, spawn.c, losses.c).
+ * The whole recorder is tested end to end by tests/e2e/trec_*.sh.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/rec/rec_int.h"
+
+static void stat_parse_odd_names(void **state)
+{
+    /* a command name with spaces and ')' must not shift the fields */
+    const char *text =
+        "4242 (a) b) (c) S 17 4242 4242 0 -1 4194304 119 0 0 0 0 0 0 0 20 0 1 0 52017 "
+        "3133440 376 18446744073709551615 1 2 140734472816432 0 0 0 0 0 0 0 0 0 17 1 0 0 0 "
+        "0 0 3 4 5 6 7 8 9 256\n";
+    rec_stat s;
+    assert_int_equal(rec_stat_parse(text, strlen(text), &s), 0);
+    assert_int_equal(s.state, 'S');
+    assert_int_equal(s.ppid, 17);
+    assert_int_equal(s.starttime, 52017);
+    assert_int_equal(s.startstack, 140734472816432ULL);
+    assert_int_equal(s.exit_code, 256);
+    assert_int_equal(rec_stat_parse("garbage", 7, &s), -1);
+    assert_int_equal(rec_stat_parse("1 (x) R 2 3", 11, &s), -1);
+}
+
+static void stat_of_self(void **state)
+{
+    rec_stat s;
+    assert_int_equal(rec_proc_stat(getpid(), 0, &s), 0);
+    assert_int_equal(s.state, 'R');
+    assert_int_equal(s.ppid, getppid());
+    assert_int_equal(s.exit_code, 0); /* field 52 exists and is 0 while alive */
+    int fd = rec_proc_open(getpid(), getpid(), "stat");
+    assert_true(fd >= 0);
+    assert_int_equal(rec_fd_state(fd), 'R');
+    close(fd);
+    int64_t start = rec_start_ns(s.starttime);
+    int64_t now = trc_now_ns();
+    assert_true(start > 0 && start <= now);
+    assert_true(now - start < 3600LL * 1000000000LL); /* this test started recently */
+    fd = rec_proc_open(getpid(), 0, "statm");
+    assert_true(rec_fd_rss_bytes(fd) > 0);
+    close(fd);
+    char buf[256];
+    assert_int_equal(rec_proc_comm(getpid(), getpid(), buf, sizeof buf), 0);
+    assert_string_equal(buf, "test_rec");
+}
+
+static void zombie_exit_code(void **state)
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(7);
+    rec_stat s;
+    int tries = 0;
+    do {
+        usleep(2000);
+        assert_int_equal(rec_proc_stat(pid, 0, &s), 0);
+    } while (s.state != 'Z' && ++tries < 1000);
+    assert_int_equal(s.state, 'Z');
+    assert_true(WIFEXITED(s.exit_code));
+    assert_int_equal(WEXITSTATUS(s.exit_code), 7);
+    pid_t kids[8];
+    int n = rec_proc_children(getpid(), kids, 8);
+    assert_true(n >= 1);
+    int found = 0;
+    for (int i = 0; i < n && i < 8; i++)
+        found |= kids[i] == pid;
+    assert_true(found);
+    waitpid(pid, NULL, 0);
+    assert_int_equal(rec_proc_stat(pid, 0, &s), -1);
+}
+
+static void pace_classify(void **state)
+{
+    int late;
+    uint64_t missed;
+    rec_pace_classify(1000000, 0, &late, &missed);
+    assert_false(late);
+    assert_int_equal(missed, 0);
+    rec_pace_classify(1000000, 500000, &late, &missed);
+    assert_false(late);
+    rec_pace_classify(1000000, 500001, &late, &missed);
+    assert_true(late);
+    assert_int_equal(missed, 0);
+    rec_pace_classify(1000000, 2500000, &late, &missed);
+    assert_true(late);
+    assert_int_equal(missed, 2);
+    rec_pace_classify(1000000, -5, &late, &missed);
+    assert_false(late);
+    assert_int_equal(missed, 0);
+}
+
+static void pace_grid(void **state)
+{
+    rec_pacer p;
+    int64_t t0 = trc_now_ns();
+    rec_pacer_init(&p, 2000000, t0, 1);
+    rec_tick t;
+    int64_t prev = t0;
+    for (int i = 0; i < 20; i++) {
+        while (!rec_pacer_wait(&p, &t))
+            ;
+        assert_true(t.now_ns >= prev);
+        prev = t.now_ns;
+    }
+    /* 20 ticks at 2 ms: about 40 ms (jitter < 0.2 ms, generous for load) */
+    assert_true(prev - t0 >= 38000000);
+    /* fall behind by ~5 periods: the next tick says so and the grid moves on */
+    uint64_t k_before = p.k;
+    struct timespec ts = {0, 10500000};
+    nanosleep(&ts, NULL);
+    while (!rec_pacer_wait(&p, &t))
+        ;
+    assert_true(t.late);
+    assert_true(t.missed >= 4);
+    assert_int_equal(p.k, k_before + 1 + t.missed);
+    assert_true(p.deadline_ns > t.now_ns);
+}
+
+static void output_names(void **state)
+{
+    char path[64];
+    assert_int_equal(rec_output_expand("run-%p.trc", 123, path, sizeof path), 0);
+    assert_string_equal(path, "run-123.trc");
+    assert_int_equal(rec_output_expand("a%%p", 9, path, sizeof path), 0);
+    assert_string_equal(path, "a%p");
+    assert_int_equal(rec_output_expand("bad%x", 9, path, sizeof path), -1);
+    assert_int_equal(rec_output_expand("tail%", 9, path, sizeof path), -1);
+    assert_int_equal(rec_output_expand("", 9, path, sizeof path), -1);
+    assert_int_equal(rec_output_expand("0123456789%p", 1234567, path, 12), -1);
+    char err[256];
+    assert_int_equal(rec_output_open("/nonexistent-dir/x.trc", 1, path, sizeof path, err, sizeof err), -1);
+    assert_non_null(strstr(err, "/nonexistent-dir/x.trc"));
+}
+
+static int run_child(char *const *argv, int to_stderr, int *exec_errno)
+{
+    rec_child c;
+    char err[256];
+    assert_int_equal(rec_spawn_prepare(argv, to_stderr, &c, err, sizeof err), 0);
+    assert_true(c.pid > 0);
+    *exec_errno = rec_spawn_release(&c);
+    int status;
+    assert_int_equal(waitpid(c.pid, &status, 0), c.pid);
+    return status;
+}
+
+static void spawn_runs_and_fails(void **state)
+{
+    int e;
+    char *ok[] = {"sh", "-c", "exit 3", NULL};
+    int st = run_child(ok, 0, &e);
+    assert_int_equal(e, 0);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 3);
+
+    char *missing[] = {"/nonexistent/program", NULL};
+    st = run_child(missing, 0, &e);
+    assert_int_equal(e, ENOENT);
+    assert_int_equal(WEXITSTATUS(st), 127);
+
+    /* a held child that is abandoned never runs its program */
+    char marker[] = "/tmp/test_rec_marker_XXXXXX";
+    int mfd = mkstemp(marker);
+    assert_true(mfd >= 0);
+    close(mfd);
+    unlink(marker);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "touch %s", marker);
+    char *touch[] = {"sh", "-c", cmd, NULL};
+    rec_child c;
+    char err[256];
+    assert_int_equal(rec_spawn_prepare(touch, 0, &c, err, sizeof err), 0);
+    rec_spawn_abort(&c);
+    assert_int_equal(access(marker, F_OK), -1);
+}
+
+static void spawn_stdout_to_stderr(void **state)
+{
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    int saved = dup(STDERR_FILENO);
+    dup2(p[1], STDERR_FILENO);
+    rec_child c;
+    char err[256];
+    char *argv[] = {"sh", "-c", "echo to-stdout", NULL};
+    int rc = rec_spawn_prepare(argv, 1, &c, err, sizeof err);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    close(p[1]);
+    assert_int_equal(rc, 0);
+    assert_int_equal(rec_spawn_release(&c), 0);
+    char buf[64] = {0};
+    ssize_t n = read(p[0], buf, sizeof buf - 1);
+    assert_true(n > 0);
+    assert_string_equal(buf, "to-stdout\n");
+    close(p[0]);
+    waitpid(c.pid, NULL, 0);
+}
+
+static void spawn_resets_signals(void **state)
+{
+    /* an ignored SIGINT in the recorder must not be inherited */
+    struct sigaction ign = {0}, old;
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGINT, &ign, &old);
+    int e;
+    char *argv[] = {"sh", "-c", "kill -INT $$; exit 0", NULL};
+    int st = run_child(argv, 0, &e);
+    sigaction(SIGINT, &old, NULL);
+    assert_true(WIFSIGNALED(st));
+    assert_int_equal(WTERMSIG(st), SIGINT);
+}
+
+static void loss_counts(void **state)
+{
+    rec_lossacc a;
+    rec_loss_init(&a, TRC_LOSS_SAMPLES_LATE, -1);
+    rec_loss_add(&a, 0, 5);
+    assert_int_equal(a.count, 0);
+    rec_loss_add(&a, 2, 10);
+    rec_loss_add(&a, 3, 20);
+    assert_int_equal(a.count, 5);
+    assert_int_equal(a.total, 5);
+    assert_int_equal(a.first_ns, 10);
+    assert_int_equal(a.last_ns, 20);
+    assert_int_equal(rec_loss_flush(&a, NULL, ""), TRC_OK); /* no writer: kept */
+    assert_int_equal(a.count, 5);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(stat_parse_odd_names),
+        cmocka_unit_test(stat_of_self),
+        cmocka_unit_test(zombie_exit_code),
+        cmocka_unit_test(pace_classify),
+        cmocka_unit_test(pace_grid),
+        cmocka_unit_test(output_names),
+        cmocka_unit_test(spawn_runs_and_fails),
+        cmocka_unit_test(spawn_stdout_to_stderr),
+        cmocka_unit_test(spawn_resets_signals),
+        cmocka_unit_test(loss_counts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

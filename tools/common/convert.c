@@ -1,0 +1,114 @@
+/*
+ * convert.c — the converter pipeline (contract in convert.h):
+ * input (cli_open_input) → selection (select.c) → sink → output through a
+ * temp file renamed on success (cli_output_*), with loss accounting
+ * (losses.c) mapped to the exit codes of docs/exit-codes.md:
+ *   0 clean; 1 damage or recorded loss (output written from what was
+ *   readable, ONE warning line); 2 input unusable or sink failure (no
+ *   output file left behind).
+ */
+#include "tools/common/convert.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+static conv_losses last_losses;
+static const char *output_name = "<stdout>";
+
+const conv_losses *conv_last_losses(void) { return &last_losses; }
+
+int conv_sink_error(trc_status st)
+{
+    if (st == TRC_ERR_IO)
+        cli_error("%s: write failed: %s", output_name, strerror(errno ? errno : EIO));
+    else
+        cli_error("%s", trc_status_str(st));
+    return -1;
+}
+
+static int is_definition(trc_event_type t)
+{
+    return t == TRC_EV_SEGMENT || t == TRC_EV_PROCESS || t == TRC_EV_THREAD ||
+           t == TRC_EV_GPU_DEVICE || t == TRC_EV_COUNTER_DEF || t == TRC_EV_CLOCK_SYNC;
+}
+
+int conv_run(const conv_job *job, conv_sink *sink)
+{
+    int code = CLI_EXIT_OK;
+    int to_stdout = !job->output || strcmp(job->output, "-") == 0;
+    conv_losses_reset(&last_losses);
+    output_name = to_stdout ? "<stdout>" : job->output;
+
+    if (job->binary && to_stdout && isatty(STDOUT_FILENO))
+        cli_die(CLI_EXIT_USAGE,
+                "refusing to write binary output to a terminal: use -o FILE or redirect");
+
+    trc_reader *r = cli_open_input(job->input);
+    const char *name = trc_reader_name(r);
+    if (!name || !*name)
+        name = job->input && strcmp(job->input, "-") != 0 ? job->input : "<stdin>";
+
+    cli_output out;
+    cli_output_open(&out, job->output, job->binary);
+
+    uint64_t data_events = 0;
+    const trc_event *ev;
+    trc_event scratch;
+    trc_status st;
+    while ((st = trc_reader_next(r, &ev)) == TRC_OK) {
+        if (ev->type == TRC_EV_LOSS)
+            conv_losses_add(&last_losses, &ev->u.loss);
+        else if (!is_definition(ev->type))
+            data_events++;
+        const trc_event *kept = job->sel ? conv_selection_filter(job->sel, r, ev, &scratch) : ev;
+        if (!kept || !sink->event)
+            continue;
+        if (sink->event(sink->ctx, r, kept, out.f) != 0) {
+            code = CLI_EXIT_USAGE;
+            goto fail;
+        }
+    }
+    if (st != TRC_ERR_EOF) {
+        /* Nothing usable read, or out of memory: the input is unusable.
+         * Otherwise keep what was read and count it as a loss. */
+        if (st == TRC_ERR_NOMEM || (data_events == 0 && last_losses.events == 0)) {
+            const char *msg = trc_reader_error(r);
+            if (msg && *msg)
+                cli_error("%s", msg);
+            else
+                cli_error("%s: %s", name, trc_status_str(st));
+            code = CLI_EXIT_USAGE;
+            goto fail;
+        }
+        last_losses.stopped = st;
+        const char *msg = trc_reader_error(r);
+        size_t nl = strlen(name);
+        if (msg && strncmp(msg, name, nl) == 0 && strncmp(msg + nl, ": ", 2) == 0)
+            msg += nl + 2; /* the warning names the input already */
+        snprintf(last_losses.stop_message, sizeof last_losses.stop_message, "%s",
+                 msg && *msg ? msg : trc_status_str(st));
+    }
+    if (sink->finish && sink->finish(sink->ctx, r, out.f) != 0) {
+        code = CLI_EXIT_USAGE;
+        goto fail;
+    }
+    if (cli_output_commit(&out) != 0) {
+        code = CLI_EXIT_USAGE;
+        goto out;
+    }
+    if (conv_losses_any(&last_losses)) {
+        char what[768];
+        conv_losses_describe(&last_losses, what, sizeof what);
+        cli_warn("%s: %s; output covers what could be read", name, what);
+        code = CLI_EXIT_DAMAGED;
+    }
+    goto out;
+fail:
+    if (to_stdout)
+        fflush(stdout);
+    cli_output_abort(&out);
+out:
+    trc_reader_free(r);
+    return code;
+}

@@ -1,0 +1,78 @@
+/*
+ * trc2collapsed — folded stacks ("root;...;leaf COUNT") for flamegraph.pl,
+ * inferno and speedscope (FORMATS.md §4; docs/man/trc2collapsed.1).
+ * A thin main over lib/export/collapsed.c and the converter pipeline.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/export/export.h"
+#include "tools/common/convert.h"
+
+typedef struct opts {
+    const char *output;
+    const char *weight;
+    int threads, pids, no_lines, full_filenames;
+} opts;
+
+static int on_event(void *ctx, trc_reader *r, const trc_event *ev, FILE *out)
+{
+    if (ev->type != TRC_EV_SAMPLE)
+        return 0;
+    trc_status st = exp_collapsed_add(ctx, r, &ev->u.sample);
+    return st == TRC_OK ? 0 : conv_sink_error(st);
+}
+
+static int on_finish(void *ctx, trc_reader *r, FILE *out)
+{
+    trc_status st = exp_collapsed_write(ctx, r, out);
+    return st == TRC_OK ? 0 : conv_sink_error(st);
+}
+
+int main(int argc, char **argv)
+{
+    static conv_selection sel;
+    static opts o;
+    const cli_option options[] = {
+        {"output", 'o', CLI_STRING, &o.output, "FILE", "write to FILE (default: stdout)", 0, 0},
+        {"threads", 0, CLI_FLAG, &o.threads, NULL, "add a \"NAME (tid N)\" root frame per thread", 0, 0},
+        {"pids", 0, CLI_FLAG, &o.pids, NULL, "add an \"EXE (pid N)\" root frame per process", 0, 0},
+        {"no-lines", 0, CLI_FLAG, &o.no_lines, NULL, "function names only (no file:line)", 0, 0},
+        {"full-filenames", 0, CLI_FLAG, &o.full_filenames, NULL,
+         "show full source paths (default: shortened)", 0, 0},
+        {"weight", 0, CLI_STRING, &o.weight, "samples|us",
+         "count samples (default) or microseconds of sampled time", 0, 0},
+        {NULL, 0, 0, NULL, NULL, NULL, 0, 0},
+    };
+    const cli_tool tool = {
+        "trc2collapsed", "[options] [FILE]",
+        "Write the samples of a .trc trace as folded stacks, one line per distinct stack.",
+        "Each line is \"root;...;leaf COUNT\" with one space before an integer COUNT.\n"
+        "Frames read \"function (file:line)\"; ';', '%', control characters and\n"
+        "stray spaces in names are written as %XX. Samples without Python frames\n"
+        "are counted under \"" EXP_NO_PYTHON_FRAMES "\". Reads stdin when FILE is absent or '-'.\n"
+        "Exit status: 0 ok, 1 input damaged or data lost (output covers what was\n"
+        "readable), 2 usage error or unusable input.",
+        options, conv_selection_options(&sel)};
+    char **pos;
+    int npos;
+    cli_parse(&tool, argc, argv, 0, &pos, &npos);
+    if (npos > 1)
+        cli_die(CLI_EXIT_USAGE, "too many inputs: give one FILE (or none for stdin)");
+    exp_collapsed_options co = {o.threads, o.pids, o.no_lines, o.full_filenames, 0};
+    if (o.weight && strcmp(o.weight, "us") == 0)
+        co.weight_us = 1;
+    else if (o.weight && strcmp(o.weight, "samples") != 0)
+        cli_die(CLI_EXIT_USAGE, "--weight must be 'samples' or 'us', not '%s'", o.weight);
+    conv_selection_prepare(&sel);
+    exp_collapsed *c = exp_collapsed_new(&co);
+    if (!c)
+        cli_die(CLI_EXIT_USAGE, "out of memory");
+    conv_sink sink = {c, on_event, on_finish};
+    conv_job job = {npos ? pos[0] : NULL, o.output, 0, &sel};
+    int code = conv_run(&job, &sink);
+    exp_collapsed_free(c);
+    conv_selection_cleanup(&sel);
+    free(pos);
+    return code;
+}

@@ -1,0 +1,130 @@
+/*
+ * trc2nvvp — the GPU side of a trace the way nvprof and NVVP users know
+ * it (FORMATS.md §6; docs/man/trc2nvvp.1): nvprof's summary by default,
+ * --print-gpu-trace / --print-api-trace tables (text or --csv), or an
+ * NVVP-like SVG timeline with --svg FILE.  A thin main over
+ * lib/export/nvvp_* and the converter pipeline.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/export/nvvp_data.h"
+#include "lib/export/nvvp_summary.h"
+#include "lib/export/nvvp_svg.h"
+#include "lib/export/nvvp_trace.h"
+#include "tools/common/convert.h"
+
+typedef struct opts {
+    const char *output, *svg, *sort;
+    int gpu_trace, api_trace, csv;
+    long width, limit;
+} opts;
+
+typedef struct run {
+    const opts *o;
+    const conv_selection *sel;
+    nvvp_data *data;        /* trace tables and the SVG */
+    nvvp_summary *summary;  /* the default view */
+} run;
+
+static int on_event(void *ctx, trc_reader *r, const trc_event *ev, FILE *out)
+{
+    run *x = ctx;
+    trc_status st = x->data ? nvvp_data_add(x->data, r, ev) : nvvp_summary_add(x->summary, r, ev);
+    return st == TRC_OK ? 0 : conv_sink_error(st);
+}
+
+static int on_finish(void *ctx, trc_reader *r, FILE *out)
+{
+    run *x = ctx;
+    const opts *o = x->o;
+    trc_status st = TRC_OK;
+    if (x->summary) {
+        nvvp_summary_opts so = {o->csv, o->sort ? nvvp_summary_sort_key(o->sort) : 0,
+                                o->limit > 0 ? (size_t)o->limit : 0};
+        st = nvvp_summary_write(x->summary, r, &so, out);
+        return st == TRC_OK ? 0 : conv_sink_error(st);
+    }
+    st = nvvp_data_finish(x->data);
+    if (st == TRC_OK && o->svg) {
+        nvvp_svg_opts vo = {(double)o->width, x->sel->from ? x->sel->from_ns : -1,
+                            x->sel->to ? x->sel->to_ns : -1, NULL};
+        st = nvvp_svg_write(x->data, r, &vo, out);
+    } else if (st == TRC_OK) {
+        nvvp_table_opts to = {o->csv, x->data->trace_start};
+        if (o->gpu_trace)
+            st = nvvp_gpu_trace_write(x->data, r, &to, out);
+        if (st == TRC_OK && o->gpu_trace && o->api_trace)
+            fputc('\n', out);
+        if (st == TRC_OK && o->api_trace)
+            st = nvvp_api_trace_write(x->data, r, &to, out);
+    }
+    return st == TRC_OK ? 0 : conv_sink_error(st);
+}
+
+int main(int argc, char **argv)
+{
+    static conv_selection sel;
+    static opts o;
+    const cli_option options[] = {
+        {"output", 'o', CLI_STRING, &o.output, "FILE", "write to FILE (default: stdout)", 0, 0},
+        {"print-gpu-trace", 0, CLI_FLAG, &o.gpu_trace, NULL,
+         "one line per kernel, copy and memset, by start time", 0, 0},
+        {"print-api-trace", 0, CLI_FLAG, &o.api_trace, NULL,
+         "one line per CUDA runtime/driver API call, with its Python call site", 0, 0},
+        {"csv", 0, CLI_FLAG, &o.csv, NULL,
+         "comma-separated: quoted header, a units row, then data (nvprof's CSV)", 0, 0},
+        {"svg", 0, CLI_STRING, &o.svg, "FILE", "draw an NVVP-like timeline into FILE (SVG)", 0, 0},
+        {"width", 0, CLI_INT, &o.width, "PX", "width of the SVG (default 1600)", 400, 100000},
+        {"sort", 0, CLI_STRING, &o.sort, "KEY",
+         "summary order: time (default), calls, avg, min, max, name", 0, 0},
+        {"limit", 0, CLI_INT, &o.limit, "N", "summary: at most N rows per section", 1, 1e9},
+        {NULL, 0, 0, NULL, NULL, NULL, 0, 0},
+    };
+    const cli_tool tool = {
+        "trc2nvvp", "[options] [FILE]",
+        "Show the GPU activity of a .trc trace as nvprof and NVVP do.",
+        "Default: nvprof's summary, \"GPU activities\" and \"API calls\", sorted by time.\n"
+        "Times carry units (ns, us, ms, s); sizes use 1 KB = 1024 B like nvprof.\n"
+        "--print-gpu-trace and --print-api-trace list records by start time; times\n"
+        "are relative to the trace start. With --csv every number is in the unit\n"
+        "of the units row under the header. --svg FILE draws the timeline (rows per\n"
+        "process, thread, API, copy kind, kernel, stream, NVTX, samples, counters);\n"
+        "--from/--to pick the window. Reads stdin when FILE is absent or '-'.\n"
+        "Exit status: 0 ok, 1 input damaged or data lost (output covers what was\n"
+        "readable), 2 usage error or unusable input.",
+        options, conv_selection_options(&sel)};
+    char **pos;
+    int npos;
+    cli_parse(&tool, argc, argv, 0, &pos, &npos);
+    if (npos > 1)
+        cli_die(CLI_EXIT_USAGE, "too many inputs: give one FILE (or none for stdin)");
+    if (o.svg && (o.output || o.gpu_trace || o.api_trace || o.csv))
+        cli_die(CLI_EXIT_USAGE, "--svg FILE writes only the timeline: leave out -o, --csv and --print-*");
+    if ((o.sort || o.limit) && (o.gpu_trace || o.api_trace || o.svg))
+        cli_die(CLI_EXIT_USAGE, "--sort and --limit apply to the summary only");
+    if (o.sort && nvvp_summary_sort_key(o.sort) < 0)
+        cli_die(CLI_EXIT_USAGE, "--sort must be time, calls, avg, min, max or name, not '%s'", o.sort);
+    if (o.width && !o.svg)
+        cli_die(CLI_EXIT_USAGE, "--width applies to --svg only");
+    conv_selection_prepare(&sel);
+
+    run x = {&o, &sel, NULL, NULL};
+    if (o.gpu_trace || o.api_trace || o.svg) {
+        unsigned want = o.svg ? NVVP_WANT_ALL
+                              : (o.gpu_trace ? NVVP_WANT_GPU : 0) | (o.api_trace ? NVVP_WANT_API : 0);
+        x.data = nvvp_data_new(want);
+    } else {
+        x.summary = nvvp_summary_new();
+    }
+    if (!x.data && !x.summary)
+        cli_die(CLI_EXIT_USAGE, "out of memory");
+    conv_sink sink = {&x, on_event, on_finish};
+    conv_job job = {npos ? pos[0] : NULL, o.svg ? o.svg : o.output, 0, &sel};
+    int code = conv_run(&job, &sink);
+    nvvp_data_free(x.data);
+    nvvp_summary_free(x.summary);
+    conv_selection_cleanup(&sel);
+    free(pos);
+    return code;
+}

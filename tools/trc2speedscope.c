@@ -1,0 +1,70 @@
+/*
+ * trc2speedscope — convert a .trc trace to speedscope JSON: one sampled
+ * profile per thread (and per process with --merge-threads).  The work is
+ * lib/export/speedscope.c; this is the option table and the pipeline.
+ */
+#include <stdlib.h>
+
+#include "lib/export/speedscope.h"
+#include "tools/common/convert.h"
+
+static int sink_event(void *ctx, trc_reader *r, const trc_event *ev, FILE *out)
+{
+    sscope *s = ctx;
+    if (sscope_event(s, r, ev) != TRC_OK) {
+        cli_error("%s", sscope_error(s));
+        return -1;
+    }
+    return 0;
+}
+
+static int sink_finish(void *ctx, trc_reader *r, FILE *out)
+{
+    sscope *s = ctx;
+    if (sscope_finish(s, r, out) != TRC_OK) {
+        cli_error("%s", sscope_error(s));
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static conv_selection sel;
+    const char *output = NULL;
+    sscope_options opt = {0};
+    const cli_option options[] = {
+        {"output", 'o', CLI_STRING, &output, "FILE", "write to FILE instead of stdout", 0, 0},
+        {"merge-threads", 0, CLI_FLAG, &opt.merge_threads, NULL,
+         "also one profile per process, all its threads merged (listed first)", 0, 0},
+        {"lines", 0, CLI_FLAG, &opt.lines, NULL,
+         "one frame per executing line instead of per function", 0, 0},
+        {NULL, 0, 0, NULL, NULL, NULL, 0, 0},
+    };
+    const cli_tool tool = {
+        "trc2speedscope", "[options] [FILE]",
+        "convert a trc trace to speedscope JSON (https://www.speedscope.app)",
+        "Reads FILE, or stdin when FILE is absent or '-'. One sampled profile per thread,\n"
+        "named \"NAME (tid N)\"; weights are nanoseconds of sampled time, consecutive\n"
+        "identical samples of a thread merged into one entry (time order is kept).\n"
+        "Exit status: 0 clean, 1 the input had damage or loss (one warning), 2 error.",
+        options, conv_selection_options(&sel),
+    };
+    char **pos;
+    int npos, code;
+
+    cli_parse(&tool, argc, argv, 0, &pos, &npos);
+    if (npos > 1)
+        cli_die(CLI_EXIT_USAGE, "expected at most one input file, got %d", npos);
+    conv_selection_prepare(&sel);
+
+    sscope *s = sscope_new(&opt);
+    if (!s)
+        cli_die(CLI_EXIT_USAGE, "out of memory");
+    conv_sink sink = {s, sink_event, sink_finish};
+    conv_job job = {npos ? pos[0] : NULL, output, 0, &sel};
+    code = conv_run(&job, &sink);
+    sscope_free(s);
+    conv_selection_cleanup(&sel);
+    return code;
+}
