@@ -7,12 +7,18 @@
  * stacks of depth 20.  Two stack patterns bracket real programs:
  *   runs   — a thread stays on one stack for a geometric number of ticks
  *            (mean 8), as code spends milliseconds in a function;
- *   random — every sample picks one of the 50 stacks uniformly (no two
- *            consecutive samples alike beyond chance: the worst case for
- *            repeat folding).
- * Figures: bytes/sample on disk, writer and reader M samples/s (one
- * core), reader events/s, zlib raw-inflate MB/s over the same chunk
- * payloads as the ceiling, and the reader's peak RSS at N/10 vs N
+ *   random — every sample picks one of the 50 stacks uniformly: the worst
+ *            case for repeat folding.
+ * Two writer modes:
+ *   recording — trc_writer_tick() every simulated millisecond, so chunks
+ *               close on the 100 ms flush interval (~400 samples each),
+ *               as when trec records;
+ *   bulk      — no ticks: chunks fill to 256 KiB, as when a tool
+ *               re-writes a trace.
+ * Figures: bytes/sample on disk; writer and reader M samples/s on one
+ * core (CPU time of this thread, so other load on the machine does not
+ * count; best of 3 reads); zlib raw inflate of the same chunk payloads as
+ * the ceiling for the reader; the reader's peak RSS at N/10, N and 3N
  * samples, each read in a fresh process (re-exec of this program).
  *
  * Usage: format_bench [N]          full run
@@ -25,7 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,7 +80,7 @@ static long mem_read(void *ctx, void *buf, size_t len)
 static double now_s(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -117,7 +122,7 @@ static sample_in *gen(size_t n, int random_stacks)
     return s;
 }
 
-static int write_trace(const sample_in *in, size_t n, membuf *out, double *secs)
+static int write_trace(const sample_in *in, size_t n, int ticks, membuf *out, double *secs)
 {
     trc_writer_options o;
     trc_writer *w;
@@ -156,7 +161,7 @@ static int write_trace(const sample_in *in, size_t n, membuf *out, double *secs)
         st = trc_writer_sample(w, in[i].t, thr[in[i].thread], stk[in[i].stack], TRC_SAMPLE_ON_CPU, 0);
         if (st != TRC_OK)
             return -1;
-        if (in[i].thread == THREADS - 1)
+        if (ticks && in[i].thread == THREADS - 1)
             trc_writer_tick(w, in[i].t);
     }
     st = trc_writer_close(w, in[n - 1].t + 1);
@@ -219,6 +224,8 @@ static double inflate_ceiling(const membuf *m, uint64_t *decoded)
     return (now_s() - t0) / 3;
 }
 
+static long rss_base;
+
 static long child_rss_kb(const char *self, const char *file)
 {
     char buf[64] = "";
@@ -241,7 +248,26 @@ static long child_rss_kb(const char *self, const char *file)
     if (n <= 0)
         return -1;
     buf[n] = '\0';
+    rss_base = atol(strchr(buf, ' ') ? strchr(buf, ' ') + 1 : "0");
     return atol(buf);
+}
+
+/* Peak resident set of this process image, from /proc (VmHWM belongs to
+ * the address space, unlike getrusage's maxrss, which Linux carries over
+ * from the forking parent across exec). */
+static long vm_hwm_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "VmHWM:", 6) == 0)
+            kb = atol(line + 6);
+    fclose(f);
+    return kb;
 }
 
 static int read_mode(const char *file)
@@ -249,13 +275,12 @@ static int read_mode(const char *file)
     trc_status st;
     trc_reader *r = trc_reader_open_path(file, &st);
     uint64_t ev, smp;
-    struct rusage ru;
+    long before = vm_hwm_kb();
 
     if (!r || read_trace(r, &ev, &smp) != 0)
         return 1;
     trc_reader_free(r);
-    getrusage(RUSAGE_SELF, &ru);
-    printf("%ld\n", ru.ru_maxrss);
+    printf("%ld %ld\n", vm_hwm_kb(), before);
     return 0;
 }
 
@@ -268,25 +293,21 @@ static int save(const membuf *m, const char *path)
     return ok ? 0 : -1;
 }
 
-static int run(const char *self, size_t n, int random_stacks, const char *tmpdir)
+/* One workload in one writer mode: one line of figures. */
+static int run(size_t n, int random_stacks, int ticks, const sample_in *in, membuf *keep)
 {
-    sample_in *in = gen(n, random_stacks);
     membuf m = { 0 };
-    double wsecs, rsecs, isecs, t0;
+    double wsecs, rsecs = 1e9, isecs, t0;
     uint64_t events = 0, samples = 0, decoded;
     trc_status st;
     trc_reader *r;
-    char small[512], big[512];
-    long rss_small, rss_big;
-    size_t n_small = n / 10;
+    int k;
 
-    if (write_trace(in, n, &m, &wsecs) != 0) {
+    if (write_trace(in, n, ticks, &m, &wsecs) != 0) {
         fprintf(stderr, "format_bench: writer failed\n");
         return 1;
     }
-    /* best of 3 reads */
-    rsecs = 1e9;
-    for (int k = 0; k < 3; k++) {
+    for (k = 0; k < 3; k++) {
         m.pos = 0;
         t0 = now_s();
         r = trc_reader_open_callback(mem_read, &m, "bench", &st);
@@ -303,34 +324,42 @@ static int run(const char *self, size_t n, int random_stacks, const char *tmpdir
         return 1;
     }
     isecs = inflate_ceiling(&m, &decoded);
+    printf("%-7s %-9s %6.3f %8.1f %8.1f %8.1f %8.1f %8.1f %9.1f %7.0f%%\n",
+           random_stacks ? "random" : "runs", ticks ? "recording" : "bulk",
+           (double)m.len / (double)n, (double)samples / (double)events, n / wsecs / 1e6,
+           n / rsecs / 1e6, events / rsecs / 1e6, decoded / rsecs / 1e6, decoded / isecs / 1e6,
+           100.0 * isecs / rsecs);
+    if (keep)
+        *keep = m;
+    else
+        free(m.p);
+    return 0;
+}
 
-    snprintf(big, sizeof big, "%s/big.trc", tmpdir);
-    snprintf(small, sizeof small, "%s/small.trc", tmpdir);
-    save(&m, big);
-    {
-        membuf m2 = { 0 };
+/* Reader peak RSS for n/10, n and 3n samples of a workload. */
+static int rss_line(const char *self, size_t n, int random_stacks, const char *tmpdir)
+{
+    size_t sizes[3] = { n / 10, n, 3 * n };
+    long kb[3], base = 0;
+    int i;
+
+    for (i = 0; i < 3; i++) {
+        sample_in *in = gen(sizes[i], random_stacks);
+        membuf m = { 0 };
+        char path[512];
         double ws;
-        write_trace(in, n_small, &m2, &ws);
-        save(&m2, small);
-        free(m2.p);
+        snprintf(path, sizeof path, "%s/rss.trc", tmpdir);
+        if (write_trace(in, sizes[i], 1, &m, &ws) != 0 || save(&m, path) != 0)
+            return 1;
+        free(in);
+        free(m.p);
+        kb[i] = child_rss_kb(self, path);
+        base = rss_base;
+        unlink(path);
     }
-    rss_small = child_rss_kb(self, small);
-    rss_big = child_rss_kb(self, big);
-
-    printf("%-7s %9zu samples  %7.3f bytes/sample  (%zu bytes, %.1f samples/event)\n",
-           random_stacks ? "random" : "runs", n, (double)m.len / (double)n, m.len,
-           (double)samples / (double)events);
-    printf("        writer %7.1f M samples/s   reader %7.1f M samples/s (%5.1f M events/s)\n",
-           n / wsecs / 1e6, n / rsecs / 1e6, events / rsecs / 1e6);
-    printf("        zlib inflate alone: %7.1f MB/s decoded = %7.1f M samples/s ceiling; "
-           "reader decodes %.1f MB/s\n",
-           decoded / isecs / 1e6, n / isecs / 1e6, decoded / rsecs / 1e6);
-    printf("        reader peak RSS: %ld KiB at %zu samples, %ld KiB at %zu samples\n", rss_small,
-           n_small, rss_big, n);
-    unlink(small);
-    unlink(big);
-    free(m.p);
-    free(in);
+    printf("reader peak RSS (%s, recording): %ld KiB at %zu samples, %ld KiB at %zu, %ld KiB at %zu "
+           "(process before reading: %ld KiB)\n",
+           random_stacks ? "random" : "runs", kb[0], sizes[0], kb[1], sizes[1], kb[2], sizes[2], base);
     return 0;
 }
 
@@ -339,16 +368,17 @@ int main(int argc, char **argv)
     size_t n = 1000000;
     char self[4096], tmpdir[] = "/tmp/trcbenchXXXXXX";
     ssize_t k;
-    int rc;
+    int rc = 0, r, t;
 
     if (argc == 3 && strcmp(argv[1], "--read") == 0)
         return read_mode(argv[2]);
     if (argc == 5 && strcmp(argv[1], "--write") == 0) {
         membuf m = { 0 };
         double ws;
+        sample_in *in;
         n = (size_t)strtoull(argv[2], NULL, 10);
-        sample_in *in = gen(n, strcmp(argv[3], "random") == 0);
-        if (n == 0 || write_trace(in, n, &m, &ws) != 0 || save(&m, argv[4]) != 0)
+        in = gen(n, strcmp(argv[3], "random") == 0);
+        if (n == 0 || write_trace(in, n, 1, &m, &ws) != 0 || save(&m, argv[4]) != 0)
             return 1;
         free(in);
         free(m.p);
@@ -364,11 +394,19 @@ int main(int argc, char **argv)
     self[k] = '\0';
     if (!mkdtemp(tmpdir))
         return 1;
-    printf("workload: %d threads, %d stacks of depth %d, 1 kHz + jitter; default options "
-           "(deflate 6, 256 KiB / 100 ms chunks)\n", THREADS, STACKS, DEPTH);
-    rc = run(self, n, 0, tmpdir);
-    if (rc == 0)
-        rc = run(self, n, 1, tmpdir);
+    printf("%zu samples, %d threads, %d stacks of depth %d, 1 kHz + jitter; deflate level 6\n"
+           "M/s = millions per second of CPU time on one core; ceiling = zlib inflate alone\n"
+           "                  bytes/  samples/  writer  reader  reader  reader   inflate  reader\n"
+           "workload mode     sample  event     M smp/s M smp/s M ev/s  MB/s     MB/s     at ceil.\n",
+           n, THREADS, STACKS, DEPTH);
+    for (r = 0; r < 2 && rc == 0; r++) {
+        sample_in *in = gen(n, r);
+        for (t = 1; t >= 0 && rc == 0; t--)
+            rc = run(n, r, t, in, NULL);
+        free(in);
+    }
+    for (r = 0; r < 2 && rc == 0; r++)
+        rc = rss_line(self, n, r, tmpdir);
     rmdir(tmpdir);
     return rc;
 }

@@ -5,7 +5,8 @@
  * then prints the distribution of the cost of one thread's stack and of
  * one whole tick, and the read calls per sample.  For scale it also times,
  * interleaved with the samples, the cheapest possible read: one 64-byte
- * process_vm_readv of the same target; costs are printed in microseconds
+ * process_vm_readv of the same target; and a stack asked for on its own
+ * (not right after the thread list); costs are printed in microseconds
  * and as multiples of that floor (the ratio carries across machines).
  *
  *   py_walk_bench PID [N]
@@ -95,18 +96,28 @@ int main(int argc, char **argv)
         base[i] = now_ns() - b0;
     }
     py_proc_get_stats(p, &s1);
+    /* A stack on its own (no thread-list call before it: its own read). */
+    uint64_t *alone = malloc(sizeof(uint64_t) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        uint64_t a = now_ns();
+        if (py_proc_stack(p, ti[0].tstate, f, 1024) < 0)
+            bad++;
+        alone[i] = now_ns() - a;
+    }
     printf("CPython %s, %d ticks, deepest stack %d frames, invalid %d\n", py_proc_version(p), n,
            depth, bad);
     report("floor (one 64 B read):", base, n);
     floor_ns = (double)base[n / 2];
-    report("one stack:", stack, ns);
     report("tick (threads+stacks):", tick, n);
+    report("  of which one stack:", stack, ns);
+    report("a stack on its own:", alone, n);
     printf("read calls per tick %.2f, bytes per tick %.0f, code cache hits %llu misses %llu\n",
            (double)(s1.reads - s0.reads) / n, (double)(s1.read_bytes - s0.read_bytes) / n,
            (unsigned long long)s1.code_cache_hits, (unsigned long long)s1.code_cache_misses);
     free(stack);
     free(tick);
     free(base);
+    free(alone);
     py_proc_free(p);
     return 0;
 }

@@ -55,21 +55,23 @@ echo "3. 10 kHz sustained, 30-frame stack, ${STEADY} s"
 "$TREC" --rate 10000 -o "$T/fast.trc" "$PY" $W/bench_deep.py $STEADY 2>"$T/fast.err"
 sed -n 's/^trec: /   /p' "$T/fast.err"
 
-echo "4. bytes per sample (whole file: header, definitions and loss records included)"
+echo "4. bytes per sample (whole files: header, definitions and loss records included; marginal = between two lengths)"
+"$TREC" -o "$T/deep2.trc" "$PY" $W/bench_deep.py "$(awk "BEGIN{print $STEADY*2}")" 2>"$T/deep2.err"
 "$PY" - "$T" <<'PYEOF'
 import os, re, sys
 d = sys.argv[1]
-for label, name in (("steady 30-frame loop, 1 kHz", "deep"), ("steady 30-frame loop, 10 kHz", "fast"),
-                    ("bench_cpu.py, 1 kHz", "t1k")):
+def run(name):
     try:
-        text = open("%s/%s.err" % (d, name)).read()
-        size = os.path.getsize("%s/%s.trc" % (d, name))
-    except OSError:
-        continue
-    m = re.search(r"trec: (\d+) samples", text)
-    if not m:
-        print("   %s: no summary" % label)
-        continue
-    n = int(m.group(1))
-    print("   %-30s %8d samples %9d bytes  %.3f bytes/sample" % (label, n, size, size / max(n, 1)))
+        m = re.search(r"trec: (\d+) samples", open("%s/%s.err" % (d, name)).read())
+        return int(m.group(1)), os.path.getsize("%s/%s.trc" % (d, name))
+    except (OSError, AttributeError):
+        return None
+for label, name in (("steady 30-frame loop, 1 kHz", "deep"), ("same, twice as long", "deep2"),
+                    ("steady 30-frame loop, 10 kHz", "fast"), ("bench_cpu.py, 1 kHz", "t1k")):
+    r = run(name)
+    if r:
+        print("   %-30s %8d samples %9d bytes  %.3f bytes/sample" % (label, r[0], r[1], r[1] / max(r[0], 1)))
+a, b = run("deep"), run("deep2")
+if a and b and b[0] > a[0]:
+    print("   steady state (marginal, 1 kHz): %.3f bytes/sample" % ((b[1] - a[1]) / (b[0] - a[0])))
 PYEOF

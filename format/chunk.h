@@ -63,9 +63,15 @@ typedef struct trcf_deflater {
     trcf_buf out;             /* header + stored payload of the last chunk */
 } trcf_deflater;
 
+/* Compression level meaning "the writer's default": level 6 with a
+ * shorter match search suited to trace payloads (see chunk.c). */
+#define TRCF_LEVEL_DEFAULT (-1)
+
 /* Build one chunk (header + stored payload) from a decoded payload of
  * len <= TRC_MAX_CHUNK bytes into d->out (replacing its contents).
- * level 0 stores; 1..9 deflates and keeps the result only if smaller.
+ * level 0 stores; 1..9 deflates with that zlib level, TRCF_LEVEL_DEFAULT
+ * (any negative) with the tuned default; the deflated form is kept only
+ * if smaller.
  * h: caller fills major..kind, seq, base_time; lengths, flags and CRCs
  * are set here.  TRC_ERR_NOMEM, TRC_ERR_LIMIT (len too big). */
 trc_status trcf_chunk_build(trcf_deflater *d, int level, trcf_chunk_header *h,

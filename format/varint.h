@@ -155,20 +155,19 @@ uint64_t trcf_cur_uv_slow(trcf_cur *c);
 static inline uint64_t trcf_cur_uv(trcf_cur *c)
 {
     const uint8_t *p = c->p;
+    ptrdiff_t left = c->end - p;
 
-    if (c->end - p >= 3) {
-        if (p[0] < 0x80) {
-            c->p = p + 1;
-            return p[0];
-        }
-        if (p[1] < 0x80) {
-            c->p = p + 2;
-            return (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
-        }
-        if (p[2] < 0x80) {
-            c->p = p + 3;
-            return (uint64_t)(p[0] & 0x7f) | (uint64_t)(p[1] & 0x7f) << 7 | (uint64_t)p[2] << 14;
-        }
+    if (left >= 1 && p[0] < 0x80) {
+        c->p = p + 1;
+        return p[0];
+    }
+    if (left >= 2 && p[1] < 0x80) {
+        c->p = p + 2;
+        return (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+    }
+    if (left >= 3 && p[2] < 0x80) {
+        c->p = p + 3;
+        return (uint64_t)(p[0] & 0x7f) | (uint64_t)(p[1] & 0x7f) << 7 | (uint64_t)p[2] << 14;
     }
     return trcf_cur_uv_slow(c);
 }

@@ -42,7 +42,7 @@ void trcr_push_loss(trc_reader *r, trc_loss_kind kind, uint64_t count, uint64_t 
     va_list ap;
 
     if (r->n_pend >= TRCR_MAX_PENDING)
-        return;     /* cannot happen: at most 3 are queued between yields */
+        return;     /* cannot happen: at most 4 are queued between yields */
     e = &r->pend[r->n_pend];
     d = r->pend_detail[r->n_pend];
     r->n_pend++;

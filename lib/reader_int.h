@@ -38,7 +38,7 @@ static inline uint32_t trcr_map(const trcr_idmap *m, uint64_t local, int *ok)
     return g - 1;
 }
 
-#define TRCR_MAX_PENDING 4
+#define TRCR_MAX_PENDING 4    /* a chunk start or must-understand loss + finish_chunk's 3 */
 #define TRCR_DETAIL 200
 
 struct trc_reader {

@@ -4,9 +4,13 @@
  * lib/writer_defs.c, events and repeat folding in lib/writer_events.c;
  * the shared state and error policy are described in lib/writer_int.h.
  *
- * A chunk closes when its payload reaches chunk_bytes, when a record or
- * a tick comes more than flush_interval after the chunk's content began,
- * on trc_writer_flush, and on close.  Closing first writes the pending
+ * A chunk closes when its payload reaches chunk_bytes, on a tick that
+ * comes flush_interval or more after the first tick that saw it holding
+ * something, on trc_writer_flush, and on close.  The time bound follows
+ * the caller's clock through trc_writer_tick only, never record times:
+ * a recorder ticking at its sampling rate gets chunks of about the
+ * interval, while a tool re-writing a trace in bulk (no ticks) gets
+ * full-size chunks.  Closing first writes the pending
  * repeat runs, then deflates the payload (kept stored if deflate does
  * not shrink it) and hands header + payload to the output in one write.
  */
@@ -24,7 +28,6 @@
 #define DEFAULT_PERIOD 1000000u
 #define DEFAULT_CHUNK (256u * 1024u)
 #define DEFAULT_FLUSH 100000000
-#define DEFAULT_LEVEL 6
 #define RUN_MAX 80    /* bytes of the largest SAMPLE record */
 
 /* t1 is at least `interval` after t0 (no signed overflow for any pair). */
@@ -113,11 +116,9 @@ trc_status trcw_room(trc_writer *w, size_t need)
     return TRC_OK;
 }
 
-trc_status trcw_after(trc_writer *w, int has_t, int64_t t)
+trc_status trcw_after(trc_writer *w)
 {
     if (w->payload.len >= w->chunk_bytes)
-        return trcw_close_chunk(w);
-    if (has_t && w->has_t0 && trcw_elapsed(w->t0, t, w->flush_interval))
         return trcw_close_chunk(w);
     return TRC_OK;
 }
@@ -125,8 +126,8 @@ trc_status trcw_after(trc_writer *w, int has_t, int64_t t)
 trc_status trcw_put(trc_writer *w, unsigned type, int timed, int64_t t, const void *body)
 {
     size_t need = 512, len0;
-    int has_time0, has_t00;
-    int64_t base0, tcur0, t00;
+    int has_time0;
+    int64_t base0, tcur0;
     trc_status st;
 
     if (type == TRCF_STRING)
@@ -138,23 +139,17 @@ trc_status trcw_put(trc_writer *w, unsigned type, int timed, int64_t t, const vo
     has_time0 = w->has_time;
     base0 = w->base;
     tcur0 = w->tcur;
-    has_t00 = w->has_t0;
-    t00 = w->t0;
-    if (timed != TRCW_T_NONE)
+    if (timed)
         trcw_time_base(w, t);
-    if (timed == TRCW_T_REAL)
-        trcw_mark_t0(w, t);
     st = trcf_encode(&w->payload, type, &w->tcur, body);
     if (st != TRC_OK) {
         w->payload.len = len0;
         w->has_time = has_time0;
         w->base = base0;
         w->tcur = tcur0;
-        w->has_t0 = has_t00;
-        w->t0 = t00;
         return st;
     }
-    return trcw_after(w, timed == TRCW_T_REAL, t);
+    return trcw_after(w);
 }
 
 static int64_t realtime_ns(void)
@@ -190,7 +185,8 @@ static trc_status start_segment(trc_writer *w, const trc_writer_options *o)
         return TRC_ERR_ARG;
     if (o->n_metadata > TRC_MAX_METADATA || (o->n_metadata && !o->metadata))
         return TRC_ERR_LIMIT;
-    w->level = o->compression_level < 0 ? DEFAULT_LEVEL : o->compression_level;
+    /* -1: level 6 with the match search tuned for trace payloads */
+    w->level = o->compression_level < 0 ? TRCF_LEVEL_DEFAULT : o->compression_level;
     w->period_ns = o->period_ns ? o->period_ns : DEFAULT_PERIOD;
     w->chunk_bytes = o->chunk_bytes ? o->chunk_bytes : DEFAULT_CHUNK;
     if (w->chunk_bytes > TRC_MAX_CHUNK / 2)

@@ -78,7 +78,7 @@ trc_status trc_writer_string(trc_writer *w, const char *s, size_t len, uint32_t 
     b.string.id = nid;
     b.string.s.p = s;
     b.string.s.len = len;
-    st = trcw_put(w, TRCF_STRING, TRCW_T_NONE, 0, &b);
+    st = trcw_put(w, TRCF_STRING, 0, 0, &b);
     if (st != TRC_OK)
         return st;
     w->n_strings = nid;
@@ -128,7 +128,7 @@ trc_status trc_writer_frame(trc_writer *w, trc_frame_kind kind, const char *func
     b.frame.file = fl;
     b.frame.line = line;
     b.frame.first_line = first_line;
-    st = trcw_put(w, TRCF_FRAME, TRCW_T_NONE, 0, &b);
+    st = trcw_put(w, TRCF_FRAME, 0, 0, &b);
     if (st != TRC_OK)
         return st;
     w->n_frames = nid;
@@ -165,7 +165,7 @@ trc_status trc_writer_stack(trc_writer *w, uint32_t parent, uint32_t frame, uint
     b.stack.id = nid;
     b.stack.parent = parent;
     b.stack.frame = frame;
-    st = trcw_put(w, TRCF_STACK, TRCW_T_NONE, 0, &b);
+    st = trcw_put(w, TRCF_STACK, 0, 0, &b);
     if (st != TRC_OK)
         return st;
     w->n_stacks = nid;
@@ -185,7 +185,7 @@ static trc_status put_thread(trc_writer *w, uint32_t id, int64_t pid, int64_t ti
     b.thread.pid = pid;
     b.thread.tid = tid;
     b.thread.name = name;
-    return trcw_put(w, TRCF_THREAD, TRCW_T_NONE, 0, &b);
+    return trcw_put(w, TRCF_THREAD, 0, 0, &b);
 }
 
 trc_status trc_writer_thread(trc_writer *w, int64_t pid, int64_t tid, const char *name, uint32_t *id)
@@ -272,7 +272,7 @@ trc_status trc_writer_process(trc_writer *w, const trc_process *p)
     b.process.interpreter = cur.interpreter;
     b.process.command_line = cur.command_line;
     b.process.start_ns = p->start_ns;
-    st = trcw_put(w, TRCF_PROCESS, p->start_ns ? TRCW_T_REAL : TRCW_T_UNKNOWN, p->start_ns, &b);
+    st = trcw_put(w, TRCF_PROCESS, 1, p->start_ns, &b);
     if (st != TRC_OK)
         return st;
     w->proc[idx] = cur;
@@ -316,7 +316,7 @@ trc_status trc_writer_counter_def(trc_writer *w, const char *name, const char *u
     b.counter_def.unit = un;
     b.counter_def.pid = pid;
     b.counter_def.device = device;
-    st = trcw_put(w, TRCF_COUNTER_DEF, TRCW_T_NONE, 0, &b);
+    st = trcw_put(w, TRCF_COUNTER_DEF, 0, 0, &b);
     if (st != TRC_OK)
         return st;
     w->n_counters = nid;
@@ -366,7 +366,7 @@ trc_status trc_writer_gpu_device(trc_writer *w, const trc_gpu_device *d)
     b.gpu_device.memory_bytes = cur.memory_bytes;
     b.gpu_device.cc_major = cur.cc_major;
     b.gpu_device.cc_minor = cur.cc_minor;
-    st = trcw_put(w, TRCF_GPU_DEVICE, TRCW_T_NONE, 0, &b);
+    st = trcw_put(w, TRCF_GPU_DEVICE, 0, 0, &b);
     if (st != TRC_OK)
         return st;
     w->dev[idx] = cur;

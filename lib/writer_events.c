@@ -43,7 +43,6 @@ trc_status trcw_emit_run(trc_writer *w, uint32_t id)
     if (s.count > 1)
         s.flags |= TRCF_SAMPLE_REPEAT;
     trcw_time_base(w, s.time);
-    trcw_mark_t0(w, s.time);
     st = trcf_encode_sample(&w->payload, &w->tcur, &s);
     t->run_count = 0;
     return st;
@@ -69,7 +68,7 @@ trc_status trc_writer_sample(trc_writer *w, int64_t time_ns, uint32_t thread, ui
             t->run_count++;
             t->run_tlast = time_ns;
             w->n_samples++;
-            return trcw_after(w, 1, time_ns);
+            return TRC_OK;
         }
         st = trcw_room(w, RUN_MAX);
         if (st != TRC_OK)
@@ -91,8 +90,7 @@ trc_status trc_writer_sample(trc_writer *w, int64_t time_ns, uint32_t thread, ui
     t->run_flags = flags;
     t->run_weight = weight_ns;
     w->n_samples++;
-    trcw_mark_t0(w, time_ns);
-    return trcw_after(w, 1, time_ns);
+    return trcw_after(w);
 }
 
 trc_status trc_writer_counter(trc_writer *w, uint32_t counter, int64_t time_ns, double value)
@@ -104,7 +102,7 @@ trc_status trc_writer_counter(trc_writer *w, uint32_t counter, int64_t time_ns, 
     b.counter.counter = counter;
     b.counter.time = time_ns;
     b.counter.value = value;
-    return trcw_put(w, TRCF_COUNTER, TRCW_T_REAL, time_ns, &b);
+    return trcw_put(w, TRCF_COUNTER, 1, time_ns, &b);
 }
 
 static void set_where(trcf_gpu_where *o, const trc_gpu_where *in, int64_t start, int64_t end)
@@ -121,7 +119,7 @@ static void set_where(trcf_gpu_where *o, const trc_gpu_where *in, int64_t start,
 /* Put a GPU activity and count it for SEGMENT_END. */
 static trc_status put_gpu(trc_writer *w, unsigned type, int64_t start, const trcf_body *b)
 {
-    trc_status st = trcw_put(w, type, TRCW_T_REAL, start, b);
+    trc_status st = trcw_put(w, type, 1, start, b);
     if (st == TRC_OK)
         w->n_gpu++;
     return st;
@@ -210,7 +208,7 @@ trc_status trc_writer_api_call(trc_writer *w, const trc_api_call *a)
     b.api.stack = a->stack;
     b.api.result = a->result;
     b.api.flags = a->flags;
-    st = trcw_put(w, TRCF_API_CALL, TRCW_T_REAL, a->start_ns, &b);
+    st = trcw_put(w, TRCF_API_CALL, 1, a->start_ns, &b);
     if (st == TRC_OK)
         w->n_api++;
     return st;
@@ -238,7 +236,7 @@ trc_status trc_writer_marker(trc_writer *w, const trc_marker *m)
     b.marker.domain = domain;
     b.marker.color = m->color;
     b.marker.id = m->id;
-    return trcw_put(w, TRCF_MARKER, TRCW_T_REAL, m->start_ns, &b);
+    return trcw_put(w, TRCF_MARKER, 1, m->start_ns, &b);
 }
 
 trc_status trc_writer_clock_sync(trc_writer *w, const trc_clock_sync *c)
@@ -251,7 +249,7 @@ trc_status trc_writer_clock_sync(trc_writer *w, const trc_clock_sync *c)
     b.clock_sync.device = c->device;
     b.clock_sync.time = c->trace_ns;
     b.clock_sync.other_ns = c->other_ns;
-    return trcw_put(w, TRCF_CLOCK_SYNC, TRCW_T_REAL, c->trace_ns, &b);
+    return trcw_put(w, TRCF_CLOCK_SYNC, 1, c->trace_ns, &b);
 }
 
 trc_status trc_writer_loss(trc_writer *w, const trc_loss *l)
@@ -272,7 +270,7 @@ trc_status trc_writer_loss(trc_writer *w, const trc_loss *l)
     b.loss.start = l->start_ns;
     b.loss.end = l->end_ns;
     b.loss.detail = detail;
-    st = trcw_put(w, TRCF_LOSS, l->start_ns ? TRCW_T_REAL : TRCW_T_UNKNOWN, l->start_ns, &b);
+    st = trcw_put(w, TRCF_LOSS, 1, l->start_ns, &b);
     if (st != TRC_OK)
         return st;
     if (l->kind == TRC_LOSS_SAMPLES_MISSED || l->kind == TRC_LOSS_SAMPLES_INVALID)
@@ -292,5 +290,5 @@ trc_status trc_writer_process_exit(trc_writer *w, const trc_process_exit *e)
     b.process_exit.time = e->time_ns;
     b.process_exit.exit_code = e->exit_code;
     b.process_exit.signal = (uint64_t)(uint32_t)e->signal;
-    return trcw_put(w, TRCF_PROCESS_EXIT, e->time_ns ? TRCW_T_REAL : TRCW_T_UNKNOWN, e->time_ns, &b);
+    return trcw_put(w, TRCF_PROCESS_EXIT, 1, e->time_ns, &b);
 }

@@ -64,7 +64,7 @@ struct trc_writer {
     uint64_t seq;
     int has_time;             /* base/tcur set by a time field */
     int64_t base, tcur;
-    int has_t0;               /* t0: when the chunk's content began */
+    int has_t0;               /* t0: the first tick that saw the chunk non-empty */
     int64_t t0;
 
     /* interning */
@@ -97,10 +97,8 @@ struct trc_writer {
 /* Make sure a record of up to `need` bytes fits the chunk limit, closing
  * the chunk first if not. */
 trc_status trcw_room(trc_writer *w, size_t need);
-/* After a record: close the chunk at the size bound or once it spans
- * more than the flush interval (t = the record's time, has_t = 0 if it
- * has none). */
-trc_status trcw_after(trc_writer *w, int has_t, int64_t t);
+/* After a record: close the chunk if it reached the size bound. */
+trc_status trcw_after(trc_writer *w);
 /* Set the chunk's time base before encoding its first time field. */
 static inline void trcw_time_base(trc_writer *w, int64_t t)
 {
@@ -109,21 +107,10 @@ static inline void trcw_time_base(trc_writer *w, int64_t t)
         w->base = w->tcur = t;
     }
 }
-/* Note that the chunk's content reaches back to time t (flush bound). */
-static inline void trcw_mark_t0(trc_writer *w, int64_t t)
-{
-    if (!w->has_t0) {
-        w->has_t0 = 1;
-        w->t0 = t;
-    }
-}
-/* How a record passed to trcw_put relates to time. */
-enum { TRCW_T_NONE = 0, TRCW_T_REAL = 1, TRCW_T_UNKNOWN = 2 };
 /* Encode a record of a known type into the chunk (room, time base,
- * encode, rollback on failure, then trcw_after).  timed: TRCW_T_NONE if
- * the record has no time field, else t is its first time field and
- * TRCW_T_UNKNOWN says t is a "0 = unknown" that must not count for the
- * flush bound. */
+ * encode, rollback on failure, then trcw_after).  timed: nonzero if the
+ * record has a time field, t being its value (the chunk's time base is
+ * set from the first one). */
 trc_status trcw_put(trc_writer *w, unsigned type, int timed, int64_t t, const void *body);
 /* Close the chunk: flush pending runs, build, write. */
 trc_status trcw_close_chunk(trc_writer *w);

@@ -65,5 +65,6 @@ int main(int argc, char **argv)
     code = conv_run(&job, &sink);
     chrome_free(c);
     conv_selection_cleanup(&sel);
+    free(pos); /* the array is cli_parse's; its strings are argv's */
     return code;
 }

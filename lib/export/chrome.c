@@ -30,7 +30,16 @@ typedef struct cthread {
     uint64_t last_w;      /* weight of the last sample */
     int64_t base_ns;      /* first slice start: speedscope's zero */
     int has_base;
+    char ids[64];         /* "\"pid\":P,\"tid\":T," for its slices */
+    size_t ids_len;
 } cthread;
+
+/* The constant text of a frame's slices, built on first use: pre is
+ * {"ph":"X","name":...,"cat":...,  post is ,"args":{...}} or }. */
+typedef struct ftext {
+    char *text;           /* pre then post, no NUL */
+    size_t pre, post;     /* their lengths */
+} ftext;
 
 struct chrome {
     chrome_options opt;
@@ -48,8 +57,8 @@ struct chrome {
     char *recorder, *host, *command_line;
     int64_t wall_ns;
     uint64_t period_ns;
-    uint32_t *path;       /* scratch: view stacks being opened */
-    uint32_t path_cap;
+    ftext *ftexts;        /* by view frame index */
+    uint32_t ftexts_cap;
     char err[200];
 };
 
@@ -109,7 +118,9 @@ void chrome_free(chrome *c)
     trc_free(c->recorder);
     trc_free(c->host);
     trc_free(c->command_line);
-    trc_free(c->path);
+    for (uint32_t i = 0; i < c->ftexts_cap; i++)
+        trc_free(c->ftexts[i].text);
+    trc_free(c->ftexts);
     cpuview_free(c->view);
     trc_free(c);
 }
@@ -123,17 +134,17 @@ const char *chrome_error(const chrome *c)
 static void next_event(chrome *c, FILE *out)
 {
     if (!c->started) {
-        fputs("{\"traceEvents\":[\n", out);
+        jsonw_raw(out, "{\"traceEvents\":[\n");
         c->started = 1;
     } else {
-        fputs(",\n", out);
+        jsonw_raw(out, ",\n");
     }
     c->n_events++;
 }
 
 static void write_ts(chrome *c, FILE *out, int64_t ns)
 {
-    fputs("\"ts\":", out);
+    jsonw_raw(out, "\"ts\":");
     jsonw_us3(out, ns - c->start_ns);
 }
 
@@ -162,7 +173,7 @@ static void write_dur(chrome *c, FILE *out, const cthread *t, int64_t open, int6
     double d = (double)(close - open) / 1000.0;
     double dir = a + d < target ? INFINITY : -INFINITY;
 
-    fputs(",\"dur\":", out);
+    jsonw_raw(out, ",\"dur\":");
     if (a + d == target) {
         jsonw_us3(out, close - open);
         return;
@@ -175,42 +186,68 @@ static void write_dur(chrome *c, FILE *out, const cthread *t, int64_t open, int6
         jsonw_us3(out, close - open); /* cannot happen for sane values */
 }
 
-static void write_slice(chrome *c, FILE *out, const cthread *t, uint32_t vstack, int64_t open,
-                        int64_t close)
+/* The slice text of view frame idx (built on first use); NULL when out
+ * of memory. */
+static const ftext *frame_text(chrome *c, uint32_t idx)
 {
-    const cpuview_frame *f = cpuview_frame_at(c->view, cpuview_stack_frame(c->view, vstack));
+    const cpuview_frame *f = cpuview_frame_at(c->view, idx);
+    size_t nf, nfile, cap;
+    char *p;
+    ftext *ft;
 
-    if (close <= open || !f)
-        return; /* an empty slice shows nothing and would confuse importers */
+    if (idx >= c->ftexts_cap && grow(&c->ftexts, &c->ftexts_cap, idx + 1, sizeof *c->ftexts))
+        return NULL;
+    ft = &c->ftexts[idx];
+    if (ft->text || !f)
+        return ft->text ? ft : NULL;
+    nf = strlen(f->function);
+    nfile = strlen(f->file);
+    cap = 96 + 6 * (nf + nfile); /* escaping grows a byte to at most 6 */
+    ft->text = p = trc_malloc(cap);
+    if (!p)
+        return NULL;
+    p += sprintf(p, "{\"ph\":\"X\",\"name\":\"");
+    p += jsonw_escape(p, f->function, nf);
+    p += sprintf(p, "\",\"cat\":\"%s\",", cpuview_kind_name(f->kind));
+    ft->pre = (size_t)(p - ft->text);
+    if (f->file[0] || f->line) {
+        p += sprintf(p, ",\"args\":{\"file\":\"");
+        p += jsonw_escape(p, f->file, nfile);
+        p += sprintf(p, "\",\"line\":%u}", (unsigned)f->line);
+    }
+    *p++ = '}';
+    ft->post = (size_t)(p - ft->text) - ft->pre;
+    return ft;
+}
+
+static trc_status write_slice(chrome *c, FILE *out, const cthread *t, uint32_t vstack,
+                              int64_t open, int64_t close)
+{
+    const ftext *ft;
+
+    if (close <= open)
+        return TRC_OK; /* an empty slice shows nothing and would confuse importers */
+    ft = frame_text(c, cpuview_stack_frame(c->view, vstack));
+    if (!ft)
+        return fail(c, "slice text");
     next_event(c, out);
-    fputs("{\"ph\":\"X\",\"name\":", out);
-    jsonw_str(out, f->function);
-    fputs(",\"cat\":\"", out);
-    fputs(cpuview_kind_name(f->kind), out);
-    fputs("\",\"pid\":", out);
-    jsonw_i64(out, t->pid);
-    fputs(",\"tid\":", out);
-    jsonw_i64(out, t->tid);
-    putc(',', out);
+    jsonw_bytes(out, ft->text, ft->pre);
+    jsonw_bytes(out, t->ids, t->ids_len);
     write_ts(c, out, open);
     write_dur(c, out, t, open, close);
-    if (f->file[0] || f->line) {
-        fputs(",\"args\":{\"file\":", out);
-        jsonw_str(out, f->file);
-        fputs(",\"line\":", out);
-        jsonw_u64(out, f->line);
-        putc('}', out);
-    }
-    putc('}', out);
+    jsonw_bytes(out, ft->text + ft->pre, ft->post);
+    return TRC_OK;
 }
 
 /* Close t's open frames at depths >= keep at time `at`, outermost first. */
-static void close_to(chrome *c, FILE *out, cthread *t, uint32_t keep, int64_t at)
+static trc_status close_to(chrome *c, FILE *out, cthread *t, uint32_t keep, int64_t at)
 {
     for (uint32_t i = keep; i < t->depth; i++)
-        write_slice(c, out, t, t->open[i].stack, t->open[i].ns, at);
+        if (write_slice(c, out, t, t->open[i].stack, t->open[i].ns, at) != TRC_OK)
+            return TRC_ERR_NOMEM;
     if (t->depth > keep)
         t->depth = keep;
+    return TRC_OK;
 }
 
 static cthread *get_thread(chrome *c, const trc_reader *r, uint32_t thread)
@@ -230,6 +267,12 @@ static cthread *get_thread(chrome *c, const trc_reader *r, uint32_t thread)
     t->thread = thread;
     t->pid = th ? th->pid : -1;
     t->tid = th ? th->tid : -1;
+    memcpy(t->ids, "\"pid\":", 6);
+    t->ids_len = 6 + jsonw_fmt_i64(t->ids + 6, t->pid);
+    memcpy(t->ids + t->ids_len, ",\"tid\":", 7);
+    t->ids_len += 7;
+    t->ids_len += jsonw_fmt_i64(t->ids + t->ids_len, t->tid);
+    t->ids[t->ids_len++] = ',';
     if (note_pid(c, t->pid))
         return NULL;
     c->by_thread[thread] = ++c->n_threads;
@@ -275,9 +318,9 @@ static trc_status on_sample(chrome *c, const trc_reader *r, const trc_sample *s,
     if (t->last_w) {
         if (at < t->last_ns)
             at = t->last_ns; /* out of order: never close before an open */
-        if (at - t->end_ns >= (int64_t)t->last_w) {
-            close_to(c, out, t, 0, t->end_ns); /* a gap: nothing ran here */
-        }
+        if (at - t->end_ns >= (int64_t)t->last_w &&
+            close_to(c, out, t, 0, t->end_ns) != TRC_OK) /* a gap: nothing ran here */
+            return TRC_ERR_NOMEM;
     }
     depth = cpuview_stack_depth(c->view, v);
     /* Common prefix: the deepest ancestor of v that is open. */
@@ -287,7 +330,8 @@ static trc_status on_sample(chrome *c, const trc_reader *r, const trc_sample *s,
     while (a && t->open[cpuview_stack_depth(c->view, a) - 1].stack != a)
         a = cpuview_stack_parent(c->view, a);
     k = cpuview_stack_depth(c->view, a);
-    close_to(c, out, t, k, reopens_same(c, t, k, v, depth) ? at - 1 : at);
+    if (close_to(c, out, t, k, reopens_same(c, t, k, v, depth) ? at - 1 : at) != TRC_OK)
+        return TRC_ERR_NOMEM;
     if (grow(&t->open, &t->cap, depth, sizeof *t->open))
         return fail(c, "open stack");
     for (uint32_t cur = v; cur != a; cur = cpuview_stack_parent(c->view, cur)) {
@@ -315,18 +359,18 @@ static trc_status on_counter(chrome *c, const trc_reader *r, const trc_counter_v
     if (note_pid(c, pid))
         return fail(c, "process table");
     next_event(c, out);
-    fputs("{\"ph\":\"C\",\"name\":", out);
+    jsonw_raw(out, "{\"ph\":\"C\",\"name\":");
     jsonw_str(out, d && d->name[0] ? d->name : "counter");
-    fputs(",\"pid\":", out);
+    jsonw_raw(out, ",\"pid\":");
     jsonw_i64(out, pid);
-    fputs(",\"tid\":0,", out);
+    jsonw_raw(out, ",\"tid\":0,");
     write_ts(c, out, v->time_ns);
     /* The series key is the unit, so the track says what it counts. */
-    fputs(",\"args\":{", out);
+    jsonw_raw(out, ",\"args\":{");
     jsonw_str(out, d && d->unit[0] ? d->unit : "value");
-    putc(':', out);
+    jsonw_putc(out, ':');
     jsonw_double(out, v->value);
-    fputs("}}", out);
+    jsonw_raw(out, "}}");
     return TRC_OK;
 }
 
@@ -353,38 +397,38 @@ static trc_status on_loss(chrome *c, const trc_reader *r, const trc_loss *l, FIL
     if (l->pid >= 0 && note_pid(c, l->pid))
         return fail(c, "process table");
     next_event(c, out);
-    fputs("{\"ph\":\"i\",\"name\":\"loss: ", out);
-    fputs(loss_name(l->kind), out);
-    fputs("\",\"cat\":\"loss\",\"s\":", out);
+    jsonw_raw(out, "{\"ph\":\"i\",\"name\":\"loss: ");
+    jsonw_raw(out, loss_name(l->kind));
+    jsonw_raw(out, "\",\"cat\":\"loss\",\"s\":");
     if (th) {
-        fputs("\"t\",\"pid\":", out);
+        jsonw_raw(out, "\"t\",\"pid\":");
         jsonw_i64(out, th->pid);
-        fputs(",\"tid\":", out);
+        jsonw_raw(out, ",\"tid\":");
         jsonw_i64(out, th->tid);
     } else if (l->pid >= 0) {
-        fputs("\"p\",\"pid\":", out);
+        jsonw_raw(out, "\"p\",\"pid\":");
         jsonw_i64(out, l->pid);
-        fputs(",\"tid\":0", out);
+        jsonw_raw(out, ",\"tid\":0");
     } else {
-        fputs("\"g\",\"pid\":0,\"tid\":0", out);
+        jsonw_raw(out, "\"g\",\"pid\":0,\"tid\":0");
     }
-    putc(',', out);
+    jsonw_putc(out, ',');
     write_ts(c, out, at);
-    fputs(",\"args\":{\"count\":", out);
+    jsonw_raw(out, ",\"args\":{\"count\":");
     jsonw_u64(out, l->count);
     if (l->end_ns > l->start_ns && l->start_ns) {
-        fputs(",\"duration_us\":", out);
+        jsonw_raw(out, ",\"duration_us\":");
         jsonw_us3(out, l->end_ns - l->start_ns);
     }
     if (l->from_reader) {
-        fputs(",\"input_offset\":", out);
+        jsonw_raw(out, ",\"input_offset\":");
         jsonw_u64(out, l->offset);
     }
     if (l->detail && l->detail[0]) {
-        fputs(",\"detail\":", out);
+        jsonw_raw(out, ",\"detail\":");
         jsonw_str(out, l->detail);
     }
-    fputs("}}", out);
+    jsonw_raw(out, "}}");
     return TRC_OK;
 }
 
@@ -393,13 +437,13 @@ static trc_status on_proc_exit(chrome *c, const trc_process_exit *e, FILE *out)
     if (note_pid(c, e->pid))
         return fail(c, "process table");
     next_event(c, out);
-    fputs("{\"ph\":\"i\",\"name\":\"process exit\",\"cat\":\"process\",\"s\":\"p\",\"pid\":", out);
+    jsonw_raw(out, "{\"ph\":\"i\",\"name\":\"process exit\",\"cat\":\"process\",\"s\":\"p\",\"pid\":");
     jsonw_i64(out, e->pid);
-    fputs(",\"tid\":0,", out);
+    jsonw_raw(out, ",\"tid\":0,");
     write_ts(c, out, e->time_ns);
-    fputs(e->signal ? ",\"args\":{\"signal\":" : ",\"args\":{\"exit_code\":", out);
+    jsonw_raw(out, e->signal ? ",\"args\":{\"signal\":" : ",\"args\":{\"exit_code\":");
     jsonw_i64(out, e->signal ? e->signal : e->exit_code);
-    fputs("}}", out);
+    jsonw_raw(out, "}}");
     return TRC_OK;
 }
 
@@ -456,64 +500,65 @@ trc_status chrome_event(chrome *c, const trc_reader *r, const trc_event *ev, FIL
 static void write_meta(chrome *c, FILE *out, const char *name, int64_t pid, int64_t tid)
 {
     next_event(c, out);
-    fputs("{\"ph\":\"M\",\"name\":\"", out);
-    fputs(name, out);
-    fputs("\",\"pid\":", out);
+    jsonw_raw(out, "{\"ph\":\"M\",\"name\":\"");
+    jsonw_raw(out, name);
+    jsonw_raw(out, "\",\"pid\":");
     jsonw_i64(out, pid);
-    fputs(",\"tid\":", out);
+    jsonw_raw(out, ",\"tid\":");
     jsonw_i64(out, tid);
-    fputs(",\"args\":{", out);
+    jsonw_raw(out, ",\"args\":{");
 }
 
 trc_status chrome_finish(chrome *c, const trc_reader *r, FILE *out)
 {
     for (uint32_t i = 0; i < c->n_threads; i++)
-        close_to(c, out, &c->threads[i], 0, c->threads[i].end_ns);
+        if (close_to(c, out, &c->threads[i], 0, c->threads[i].end_ns) != TRC_OK)
+            return TRC_ERR_NOMEM;
     for (uint32_t i = 0; i < c->n_pids; i++) {
         int64_t pid = c->pids[i];
         write_meta(c, out, "process_name", pid, 0);
-        fputs("\"name\":\"", out);
+        jsonw_raw(out, "\"name\":\"");
         if (pid == 0 && !trc_reader_process_by_pid(r, 0))
-            fputs("trace-wide counters", out);
+            jsonw_raw(out, "trace-wide counters");
         else
             cpuview_write_process_label(out, trc_reader_process_by_pid(r, pid), pid, 0);
-        fputs("\"}}", out);
+        jsonw_raw(out, "\"}}");
         write_meta(c, out, "process_sort_index", pid, 0);
-        fputs("\"sort_index\":", out);
+        jsonw_raw(out, "\"sort_index\":");
         jsonw_u64(out, i);
-        fputs("}}", out);
+        jsonw_raw(out, "}}");
     }
     for (uint32_t i = 0; i < c->n_threads; i++) {
         const cthread *t = &c->threads[i];
         write_meta(c, out, "thread_name", t->pid, t->tid);
-        fputs("\"name\":\"", out);
+        jsonw_raw(out, "\"name\":\"");
         cpuview_write_thread_label(out, trc_reader_thread(r, t->thread), t->tid, 0);
-        fputs("\"}}", out);
+        jsonw_raw(out, "\"}}");
         write_meta(c, out, "thread_sort_index", t->pid, t->tid);
-        fputs("\"sort_index\":", out);
+        jsonw_raw(out, "\"sort_index\":");
         jsonw_u64(out, i);
-        fputs("}}", out);
+        jsonw_raw(out, "}}");
     }
     if (!c->started)
-        fputs("{\"traceEvents\":[", out);
-    fputs("\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"exporter\":\"trc@", out);
-    fputs(trc_version(), out);
-    fputs("\",\"source\":", out);
+        jsonw_raw(out, "{\"traceEvents\":[");
+    jsonw_raw(out, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"exporter\":\"trc@");
+    jsonw_raw(out, trc_version());
+    jsonw_raw(out, "\",\"source\":");
     jsonw_str(out, trc_reader_name(r));
     if (c->recorder) {
-        fputs(",\"recorder\":", out);
+        jsonw_raw(out, ",\"recorder\":");
         jsonw_str(out, c->recorder);
-        fputs(",\"host\":", out);
+        jsonw_raw(out, ",\"host\":");
         jsonw_str(out, c->host);
-        fputs(",\"command_line\":", out);
+        jsonw_raw(out, ",\"command_line\":");
         jsonw_str(out, c->command_line);
-        fputs(",\"sample_period_ns\":", out);
+        jsonw_raw(out, ",\"sample_period_ns\":");
         jsonw_u64(out, c->period_ns);
-        fputs(",\"start_wall_ns\":", out);
+        jsonw_raw(out, ",\"start_wall_ns\":");
         jsonw_i64(out, c->wall_ns);
     }
-    fputs(",\"trace_start_ns\":", out);
+    jsonw_raw(out, ",\"trace_start_ns\":");
     jsonw_i64(out, c->start_ns);
-    fputs(",\"time_unit\":\"ts and dur in microseconds from trace_start_ns\"}}\n", out);
+    jsonw_raw(out, ",\"time_unit\":\"ts and dur in microseconds from trace_start_ns\"}}\n");
     return TRC_OK;
 }

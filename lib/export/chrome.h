@@ -14,9 +14,15 @@
  * Counters are "C" events, losses "i" instants (s "t"/"p"/"g" by what is
  * known), process exits "i" with s "p", names and sort order "M" events.
  * ts/dur are microseconds relative to the trace start with 3 decimals
- * (exact ns).  A dur whose 3-decimal form would make speedscope's float
- * arithmetic (ts - thread start + dur) miss the parent's end is written
- * with up to 17 digits instead, still within 1 ns.
+ * (exact ns).  Two concessions to speedscope's importer, which works in
+ * doubles and breaks end/begin ties by name: a dur whose 3-decimal form
+ * would make (ts - thread start) + dur miss the end shared with its
+ * parent is written with up to 17 digits (still within 1 ns); and when a
+ * frame that ends at a sample looks the same (name, file, line) as the
+ * outermost frame beginning there, the ending frames end 1 ns early.
+ * Samples without Python frames show as "<no Python frames>".
+ * Note: speedscope treats files named *.chrome.json as Chrome Timeline
+ * (DevTools) exports; name these files otherwise (e.g. *.trace.json).
  *
  * Events are written as they are produced (memory: distinct stacks, plus
  * the open stack of each thread).  Borrows strings from the reader: call

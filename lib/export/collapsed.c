@@ -22,11 +22,17 @@
 typedef struct row {
     uint32_t group, stack;
     uint64_t count, weight_ns;
+    /* GPU rows only (leaf_id != 0) */
+    uint32_t leaf_id;
+    uint8_t origin;          /* exp_gpu_origin */
+    int64_t pid;
+    const char *leaf;        /* borrowed from the correlator */
 } row;
 
 struct exp_collapsed {
     exp_collapsed_options opt;
     exp_u64map map;
+    exp_u64map gpu_map;      /* hash of a GPU row's key → row */
     row *rows;
     size_t n_rows, cap_rows;
     uint64_t last_key;  /* one-entry cache: consecutive samples often repeat */
@@ -145,6 +151,7 @@ void exp_collapsed_free(exp_collapsed *c)
     if (!c)
         return;
     exp_u64map_cleanup(&c->map);
+    exp_u64map_cleanup(&c->gpu_map);
     trc_free(c->rows);
     trc_free(c);
 }
@@ -185,6 +192,49 @@ trc_status exp_collapsed_add(exp_collapsed *c, const trc_reader *r, const trc_sa
     return TRC_OK;
 }
 
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + UINT64_C(0x9E3779B97F4A7C15) + (h << 6) + (h >> 2);
+    return h * UINT64_C(0xBF58476D1CE4E5B9);
+}
+
+trc_status exp_collapsed_add_gpu(exp_collapsed *c, const trc_reader *r, const exp_gpu_hit *h)
+{
+    uint32_t group = (c->opt.threads || c->opt.pids) ? h->thread : 0;
+    int64_t pid = (c->opt.threads || c->opt.pids) ? h->pid : 0;
+    uint64_t key = mix(mix(mix(mix(1, group), (uint64_t)pid), h->stack),
+                       ((uint64_t)h->origin << 32) | h->name_id);
+    for (;; key++) {
+        uint32_t idx;
+        int added;
+        if (c->n_rows >= UINT32_MAX - 1)
+            return TRC_ERR_LIMIT;
+        trc_status st = exp_grow((void **)&c->rows, &c->cap_rows, c->n_rows, sizeof *c->rows);
+        if (st != TRC_OK)
+            return st;
+        st = exp_u64map_put(&c->gpu_map, key, (uint32_t)c->n_rows, &idx, &added);
+        if (st != TRC_OK)
+            return st;
+        row *rw = &c->rows[idx];
+        if (added) {
+            rw->group = group;
+            rw->pid = pid;
+            rw->stack = h->stack;
+            rw->origin = (uint8_t)h->origin;
+            rw->leaf_id = h->name_id;
+            rw->leaf = h->name;
+            c->n_rows++;
+        } else if (rw->group != group || rw->pid != pid || rw->stack != h->stack ||
+                   rw->origin != (uint8_t)h->origin || rw->leaf_id != h->name_id) {
+            continue; /* a 64-bit hash collision: probe the next key */
+        }
+        rw->count++;
+        rw->weight_ns += h->dur_ns;
+        c->samples++;
+        return TRC_OK;
+    }
+}
+
 static void put_frame(const exp_collapsed *c, sbuf *b, const trc_frame *f)
 {
     if (!f) {
@@ -201,11 +251,14 @@ static void put_frame(const exp_collapsed *c, sbuf *b, const trc_frame *f)
     sb_puts(b, ")");
 }
 
-static void put_roots(const exp_collapsed *c, const trc_reader *r, sbuf *b, uint32_t group)
+/* Root frames for --pids/--threads; `pid` is used when the thread is
+ * unknown (GPU activities whose launch call was not found). */
+static void put_roots(const exp_collapsed *c, const trc_reader *r, sbuf *b, uint32_t group,
+                      int64_t pid_hint)
 {
-    const trc_thread *t = trc_reader_thread(r, group);
+    const trc_thread *t = group ? trc_reader_thread(r, group) : NULL;
     if (c->opt.pids) {
-        int64_t pid = t ? t->pid : -1;
+        int64_t pid = t ? t->pid : pid_hint;
         const trc_process *p = t ? trc_reader_process_by_pid(r, pid) : NULL;
         const char *exe = p && p->executable ? p->executable : "";
         const char *base = strrchr(exe, '/');
@@ -214,8 +267,12 @@ static void put_roots(const exp_collapsed *c, const trc_reader *r, sbuf *b, uint
         sb_printf(b, " (pid %" PRId64 ");", pid);
     }
     if (c->opt.threads) {
-        sb_escaped(b, t && t->name && *t->name ? t->name : "<unnamed>");
-        sb_printf(b, " (tid %" PRId64 ");", t ? t->tid : (int64_t)-1);
+        if (!t) {
+            sb_puts(b, "<unknown thread>;");
+            return;
+        }
+        sb_escaped(b, t->name && *t->name ? t->name : "<unnamed>");
+        sb_printf(b, " (tid %" PRId64 ");", t->tid);
     }
 }
 
@@ -250,13 +307,73 @@ static trc_status put_stack(const exp_collapsed *c, const trc_reader *r, sbuf *b
 
 typedef struct line {
     size_t off;     /* into the text arena */
-    uint64_t value;
+    uint64_t value; /* count, or sampled ns when weighting by time */
+    uint32_t extra; /* largest-remainder round-up (0 or 1) */
 } line;
 
 static int line_cmp(const void *a, const void *b, void *arena)
 {
     const line *x = a, *y = b;
     return strcmp((const char *)arena + x->off, (const char *)arena + y->off);
+}
+
+/* Larger sub-microsecond remainder first; ties in line (sorted) order. */
+static int rem_cmp(const void *a, const void *b, void *lines)
+{
+    const line *l = lines;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    uint64_t rx = l[x].value % 1000, ry = l[y].value % 1000;
+    if (rx != ry)
+        return rx < ry ? 1 : -1;
+    return (x > y) - (x < y);
+}
+
+/* Converts merged ns values to whole microseconds summing to the rounded
+ * total: each gets its floor, and the lines with the largest remainders
+ * get one more until the total is reached. */
+static trc_status apportion_us(line *lines, size_t n)
+{
+    uint64_t total = 0, floors = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        total += lines[i].value;
+        floors += lines[i].value / 1000;
+        k += lines[i].value % 1000 != 0;
+    }
+    uint64_t extra = (total + 500) / 1000 - floors;
+    if (extra) {
+        size_t *order = trc_malloc(k * sizeof *order);
+        if (!order)
+            return TRC_ERR_NOMEM;
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (lines[i].value % 1000)
+                order[m++] = i;
+        qsort_r(order, m, sizeof *order, rem_cmp, lines);
+        for (size_t i = 0; i < m && i < extra; i++)
+            lines[order[i]].extra = 1;
+        trc_free(order);
+    }
+    for (size_t i = 0; i < n; i++)
+        lines[i].value = lines[i].value / 1000 + lines[i].extra;
+    return TRC_OK;
+}
+
+/* The launching stack of a GPU row, then its leaf. */
+static trc_status put_gpu(const exp_collapsed *c, const trc_reader *r, sbuf *b, const row *rw,
+                          uint32_t **path, size_t *cap)
+{
+    if (rw->origin == EXP_GPU_PYTHON) {
+        trc_status st = put_stack(c, r, b, rw->stack, path, cap);
+        if (st != TRC_OK)
+            return st;
+    } else {
+        sb_puts(b, rw->origin == EXP_GPU_NO_PYTHON ? EXP_GPU_NO_PYTHON_ROOT
+                                                   : EXP_GPU_UNKNOWN_ROOT);
+    }
+    sb_puts(b, ";");
+    sb_escaped(b, rw->leaf);
+    return TRC_OK;
 }
 
 trc_status exp_collapsed_write(exp_collapsed *c, const trc_reader *r, FILE *out)
@@ -267,18 +384,20 @@ trc_status exp_collapsed_write(exp_collapsed *c, const trc_reader *r, FILE *out)
     size_t path_cap = 0;
     line *lines = NULL;
     if (c->n_rows) {
-        lines = trc_malloc(c->n_rows * sizeof *lines);
+        lines = trc_calloc(c->n_rows, sizeof *lines);
         if (!lines)
             return TRC_ERR_NOMEM;
     }
     size_t n = 0;
     for (size_t i = 0; i < c->n_rows; i++) {
         const row *rw = &c->rows[i];
-        uint64_t v = c->opt.weight_us ? (rw->weight_ns + 500) / 1000 : rw->count;
         lines[n].off = text.len;
-        lines[n].value = v;
-        put_roots(c, r, &text, rw->group);
-        st = put_stack(c, r, &text, rw->stack, &path, &path_cap);
+        lines[n].value = c->opt.weight_us ? rw->weight_ns : rw->count;
+        put_roots(c, r, &text, rw->group, rw->leaf_id ? rw->pid : -1);
+        if (rw->leaf_id)
+            st = put_gpu(c, r, &text, rw, &path, &path_cap);
+        else
+            st = put_stack(c, r, &text, rw->stack, &path, &path_cap);
         if (st != TRC_OK)
             goto out;
         sb_putn(&text, "", 1); /* keep the NUL: lines are C strings in the arena */
@@ -290,17 +409,26 @@ trc_status exp_collapsed_write(exp_collapsed *c, const trc_reader *r, FILE *out)
     }
     if (n)
         qsort_r(lines, n, sizeof *lines, line_cmp, text.p);
+    /* merge lines that render alike, then round the merged values */
+    size_t m = 0;
     for (size_t i = 0; i < n;) {
         const char *s = text.p + lines[i].off;
         uint64_t v = lines[i].value;
         size_t j = i + 1;
         while (j < n && strcmp(s, text.p + lines[j].off) == 0)
             v += lines[j++].value;
-        if (v && fprintf(out, "%s %" PRIu64 "\n", s, v) < 0) {
+        lines[m].off = lines[i].off;
+        lines[m++].value = v;
+        i = j;
+    }
+    if (c->opt.weight_us && (st = apportion_us(lines, m)) != TRC_OK)
+        goto out;
+    for (size_t i = 0; i < m; i++) {
+        if (lines[i].value &&
+            fprintf(out, "%s %" PRIu64 "\n", text.p + lines[i].off, lines[i].value) < 0) {
             st = TRC_ERR_IO;
             goto out;
         }
-        i = j;
     }
     if (fflush(out) != 0 || ferror(out))
         st = TRC_ERR_IO;

@@ -375,12 +375,12 @@ void cpuview_write_process_label(FILE *f, const trc_process *p, int64_t pid, int
     n = utf8_cut(name, 80);
     jsonw_str_body(f, name, n);
     if (n < strlen(name))
-        fputs("\\u2026", f); /* a JSON-escaped ellipsis marks the cut */
+        jsonw_raw(f, "\\u2026"); /* a JSON-escaped ellipsis marks the cut */
     if (!with_id)
         return;
-    fputs(" (pid ", f);
+    jsonw_raw(f, " (pid ");
     jsonw_i64(f, pid);
-    putc(')', f);
+    jsonw_putc(f, ')');
 }
 
 void cpuview_write_thread_label(FILE *f, const trc_thread *t, int64_t tid, int with_id)
@@ -389,7 +389,7 @@ void cpuview_write_thread_label(FILE *f, const trc_thread *t, int64_t tid, int w
     jsonw_str_body(f, name, strlen(name));
     if (!with_id)
         return;
-    fputs(" (tid ", f);
+    jsonw_raw(f, " (tid ");
     jsonw_i64(f, tid);
-    putc(')', f);
+    jsonw_putc(f, ')');
 }

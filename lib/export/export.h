@@ -31,6 +31,7 @@
 #include <stdio.h>
 
 #include "trc/trc.h"
+#include "lib/export/gpu_callsite.h"
 
 /* The name given to samples that have no Python frames (stack id 0). */
 #define EXP_NO_PYTHON_FRAMES "<no Python frames>"
@@ -57,12 +58,23 @@ void exp_collapsed_free(exp_collapsed *c);
 /* Count one (possibly folded) sample.  TRC_OK or TRC_ERR_NOMEM. */
 trc_status exp_collapsed_add(exp_collapsed *c, const trc_reader *r, const trc_sample *s);
 
+/* Count one GPU activity (--gpu): the line is the launching stack (or
+ * EXP_GPU_NO_PYTHON_ROOT / EXP_GPU_UNKNOWN_ROOT) plus a leaf frame for
+ * h->name; it counts 1 (weight samples) or h->dur_ns.  --threads roots
+ * use the launching thread ("<unknown thread>" when unknown), --pids the
+ * activity's process.  h->name is borrowed until exp_collapsed_write.
+ * TRC_OK, TRC_ERR_NOMEM or TRC_ERR_LIMIT. */
+trc_status exp_collapsed_add_gpu(exp_collapsed *c, const trc_reader *r, const exp_gpu_hit *h);
+
 /* Write one line per distinct folded stack, sorted bytewise, equal
- * stacks merged, lines whose count rounds to 0 left out.  TRC_OK,
+ * stacks merged, lines whose count rounds to 0 left out.  With weight_us
+ * the counts are whole microseconds apportioned by largest remainder:
+ * they sum exactly to the total time rounded to the nearest microsecond,
+ * and each differs from its line's own time by less than 1 us.  TRC_OK,
  * TRC_ERR_NOMEM or TRC_ERR_IO (write failed; errno kept). */
 trc_status exp_collapsed_write(exp_collapsed *c, const trc_reader *r, FILE *out);
 
-/* Samples counted so far (sum of counts). */
+/* Samples (and GPU activities) counted so far (sum of counts). */
 uint64_t exp_collapsed_samples(const exp_collapsed *c);
 
 /* Frame names are written with the characters the folded format cannot
@@ -102,6 +114,9 @@ typedef struct exp_stats_totals {
     uint64_t processes;    /* distinct pids among them (after finish) */
     int64_t first_ns, last_ns; /* first kept sample time, last one (+ span) */
     uint64_t calls, primitive_calls; /* sums of nc, cc (after finish) */
+    uint64_t gpu_activities;  /* GPU activities added (exp_stats_add_gpu) */
+    uint64_t gpu_ns;          /* their summed durations */
+    uint64_t gpu_threads;     /* distinct launching threads known (after finish) */
 } exp_stats_totals;
 
 typedef struct exp_stats exp_stats;
@@ -115,6 +130,16 @@ void exp_stats_free(exp_stats *s);
  * (entries are detected against the thread's previous sample).  TRC_OK or
  * TRC_ERR_NOMEM. */
 trc_status exp_stats_add(exp_stats *s, const trc_reader *r, const trc_sample *smp);
+
+/* Count one GPU activity (--gpu): a "sample" of weight h->dur_ns whose
+ * stack is the launching Python stack (or a root function
+ * EXP_GPU_NO_PYTHON_ROOT / EXP_GPU_UNKNOWN_ROOT) with a leaf function
+ * ('~', 0, h->name).  tottime/cumtime follow the sample rules above;
+ * ncalls counts activities: every function on the path gets one call per
+ * activity launched beneath it (primitive: once per activity), and so does
+ * every edge of the path.  Order does not matter.  h->name is borrowed
+ * for the life of s.  TRC_OK or TRC_ERR_NOMEM. */
+trc_status exp_stats_add_gpu(exp_stats *s, const trc_reader *r, const exp_gpu_hit *h);
 
 /* Build the function and edge tables from what was added (call once,
  * after the last add).  TRC_OK or TRC_ERR_NOMEM. */

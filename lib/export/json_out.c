@@ -48,7 +48,11 @@ static size_t utf8_seq_len(const unsigned char *s, size_t n)
     return len;
 }
 
-void jsonw_str_body(FILE *f, const char *str, size_t n)
+/* Escape s[0..n) (see the top comment), handing the output to emit in
+ * pieces: verbatim runs straight from s, escapes from a small buffer. */
+typedef void (*emit_fn)(void *ctx, const void *p, size_t n);
+
+static void escape(const char *str, size_t n, emit_fn emit, void *ctx)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *s = (const unsigned char *)str;
@@ -57,6 +61,8 @@ void jsonw_str_body(FILE *f, const char *str, size_t n)
 
     while (i < n) {
         unsigned char c = s[i];
+        char esc[7] = {'\\', 0, 0, 0, 0, 0, 0};
+        size_t elen = 2;
         if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
             i++;
             continue;
@@ -69,36 +75,62 @@ void jsonw_str_body(FILE *f, const char *str, size_t n)
             }
         }
         if (i > run)
-            fwrite(s + run, 1, i - run, f);
+            emit(ctx, s + run, i - run);
         switch (c) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\b': fputs("\\b", f); break;
-        case '\f': fputs("\\f", f); break;
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
         default:
+            /* a control byte, or a byte of malformed UTF-8 -> U+FFFD */
+            memcpy(esc + 1, c < 0x20 ? "u00" : "ufffd", c < 0x20 ? 3 : 5);
             if (c < 0x20) {
-                char esc[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
-                fputs(esc, f);
-            } else {
-                fputs("\\ufffd", f); /* a byte of malformed UTF-8 */
+                esc[4] = hex[c >> 4];
+                esc[5] = hex[c & 15];
             }
+            elen = 6;
             break;
         }
+        emit(ctx, esc, elen);
         i++;
         run = i;
     }
     if (i > run)
-        fwrite(s + run, 1, i - run, f);
+        emit(ctx, s + run, i - run);
+}
+
+static void emit_file(void *ctx, const void *p, size_t n)
+{
+    jsonw_bytes(ctx, p, n);
+}
+
+void jsonw_str_body(FILE *f, const char *s, size_t n)
+{
+    escape(s, n, emit_file, f);
+}
+
+static void emit_mem(void *ctx, const void *p, size_t n)
+{
+    char **dst = ctx;
+    memcpy(*dst, p, n);
+    *dst += n;
+}
+
+size_t jsonw_escape(char *dst, const char *s, size_t n)
+{
+    char *p = dst;
+    escape(s, n, emit_mem, &p);
+    return (size_t)(p - dst);
 }
 
 void jsonw_strn(FILE *f, const char *s, size_t n)
 {
-    putc('"', f);
+    jsonw_putc(f, '"');
     jsonw_str_body(f, s, n);
-    putc('"', f);
+    jsonw_putc(f, '"');
 }
 
 void jsonw_str(FILE *f, const char *s)
@@ -123,13 +155,26 @@ void jsonw_u64(FILE *f, uint64_t v)
 {
     char buf[24];
     char *p = u64_digits(buf + sizeof buf, v);
-    fwrite(p, 1, (size_t)(buf + sizeof buf - p), f);
+    jsonw_bytes(f, p, (size_t)(buf + sizeof buf - p));
+}
+
+size_t jsonw_fmt_i64(char *dst, int64_t v)
+{
+    char buf[24];
+    uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    char *p = u64_digits(buf + sizeof buf, mag);
+    size_t n;
+    if (v < 0)
+        *--p = '-';
+    n = (size_t)(buf + sizeof buf - p);
+    memcpy(dst, p, n);
+    return n;
 }
 
 void jsonw_i64(FILE *f, int64_t v)
 {
     if (v < 0) {
-        putc('-', f);
+        jsonw_putc(f, '-');
         jsonw_u64(f, (uint64_t)0 - (uint64_t)v); /* also right for INT64_MIN */
     } else {
         jsonw_u64(f, (uint64_t)v);
@@ -151,7 +196,7 @@ void jsonw_us3(FILE *f, int64_t ns)
     p = u64_digits(p, mag / 1000);
     if (ns < 0)
         *--p = '-';
-    fwrite(p, 1, (size_t)(end - p), f);
+    jsonw_bytes(f, p, (size_t)(end - p));
 }
 
 void jsonw_double(FILE *f, double v)
@@ -159,7 +204,7 @@ void jsonw_double(FILE *f, double v)
     char buf[40];
 
     if (!isfinite(v)) {
-        fputs("null", f);
+        jsonw_raw(f, "null");
         return;
     }
     if (v == (double)(int64_t)v && fabs(v) < 9007199254740992.0) {
@@ -171,5 +216,5 @@ void jsonw_double(FILE *f, double v)
         if (prec == 17 || strtod(buf, NULL) == v)
             break;
     }
-    fputs(buf, f);
+    jsonw_raw(f, buf);
 }

@@ -29,6 +29,14 @@ void jsonw_strn(FILE *f, const char *s, size_t n);
  * jsonw_strn, no quotes.  For names built from several pieces. */
 void jsonw_str_body(FILE *f, const char *s, size_t n);
 
+/* The escaped body of s[0..n) in memory, as jsonw_str_body writes it:
+ * at most 6 * n bytes go to dst (no quotes, no NUL).  Returns the length.
+ * For text built once and written many times. */
+size_t jsonw_escape(char *dst, const char *s, size_t n);
+
+/* v in decimal into dst (at most 20 bytes, no NUL); returns the length. */
+size_t jsonw_fmt_i64(char *dst, int64_t v);
+
 /* Integers, in decimal. */
 void jsonw_u64(FILE *f, uint64_t v);
 void jsonw_i64(FILE *f, int64_t v);
@@ -43,7 +51,12 @@ void jsonw_double(FILE *f, double v);
 void jsonw_us3(FILE *f, int64_t ns);
 
 /* A literal piece of JSON text (punctuation, keys known to need no
- * escaping). */
-static inline void jsonw_raw(FILE *f, const char *text) { fputs(text, f); }
+ * escaping), one byte, or n bytes.  Exporters write through these (and
+ * the functions above) only: they use the unlocked stdio calls, as an
+ * exporter's stream belongs to one thread, which halves the cost of
+ * writing many small pieces. */
+static inline void jsonw_raw(FILE *f, const char *text) { fputs_unlocked(text, f); }
+static inline void jsonw_putc(FILE *f, char c) { putc_unlocked(c, f); }
+static inline void jsonw_bytes(FILE *f, const void *p, size_t n) { fwrite_unlocked(p, 1, n, f); }
 
 #endif /* TRC_LIB_EXPORT_JSON_OUT_H */

@@ -55,8 +55,8 @@ struct sscope {
     int have_start;
     int64_t start_ns;      /* trace start: the first segment's start */
     char *name;            /* document name */
-    uint32_t *scratch;     /* frame indices of one stack */
-    uint32_t scratch_cap;
+    char *text;            /* one stack's JSON text, built backwards */
+    uint32_t text_cap;
     run *replay;           /* one block read back from the spill file */
     char err[200];
 };
@@ -123,7 +123,7 @@ void sscope_free(sscope *s)
         fclose(s->spill);
     cpuview_free(s->view);
     trc_free(s->name);
-    trc_free(s->scratch);
+    trc_free(s->text);
     trc_free(s->replay);
     trc_free(s);
 }
@@ -283,40 +283,47 @@ static void write_frames(sscope *s, FILE *out)
 {
     uint32_t n = cpuview_frame_count(s->view);
 
-    fputs("\"shared\":{\"frames\":[", out);
+    jsonw_raw(out, "\"shared\":{\"frames\":[");
     for (uint32_t i = 0; i < n; i++) {
         const cpuview_frame *f = cpuview_frame_at(s->view, i);
-        fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
+        jsonw_raw(out, i ? ",\n{\"name\":" : "\n{\"name\":");
         jsonw_str(out, f->function);
         if (f->file[0]) {
-            fputs(",\"file\":", out);
+            jsonw_raw(out, ",\"file\":");
             jsonw_str(out, f->file);
         }
         if (f->line) {
-            fputs(",\"line\":", out);
+            jsonw_raw(out, ",\"line\":");
             jsonw_u64(out, f->line);
         }
-        putc('}', out);
+        jsonw_putc(out, '}');
     }
-    fputs("]},\n", out);
+    jsonw_raw(out, "]},\n");
 }
 
 /* Write the frame indices of view stack id, root first, as a JSON array. */
 static trc_status write_stack(sscope *s, FILE *out, uint32_t id)
 {
-    uint32_t depth = cpuview_stack_depth(s->view, id), i = depth;
+    uint32_t depth = cpuview_stack_depth(s->view, id);
+    char *end, *p;
 
-    if (grow(&s->scratch, &s->scratch_cap, depth + 1, sizeof *s->scratch, 64))
+    /* Built backwards from the leaf in one buffer, written at once: a
+     * frame index takes at most 10 digits and a comma. */
+    if (grow(&s->text, &s->text_cap, depth * 11 + 2, 1, 256))
         return fail(s, TRC_ERR_NOMEM, "stack buffer");
-    for (uint32_t cur = id; cur && i > 0; cur = cpuview_stack_parent(s->view, cur))
-        s->scratch[--i] = cpuview_stack_frame(s->view, cur);
-    putc('[', out);
-    for (uint32_t k = 0; k < depth; k++) {
-        if (k)
-            putc(',', out);
-        jsonw_u64(out, s->scratch[k]);
+    end = p = s->text + s->text_cap;
+    *--p = ']';
+    for (uint32_t cur = id; cur; cur = cpuview_stack_parent(s->view, cur)) {
+        uint32_t v = cpuview_stack_frame(s->view, cur);
+        do {
+            *--p = (char)('0' + v % 10);
+            v /= 10;
+        } while (v);
+        if (cpuview_stack_parent(s->view, cur))
+            *--p = ',';
     }
-    putc(']', out);
+    *--p = '[';
+    jsonw_bytes(out, p, (size_t)(end - p));
     return TRC_OK;
 }
 
@@ -340,12 +347,21 @@ static trc_status write_runs(sscope *s, FILE *out, const track *t, int pass)
             n = t->n_buf;
         }
         for (size_t i = 0; i < n; i++, k++) {
-            if (k)
-                fputs(pass ? "," : ",\n", out);
-            if (pass)
-                jsonw_u64(out, runs[i].weight);
-            else if ((st = write_stack(s, out, runs[i].stack)) != TRC_OK)
-                return st;
+            if (pass) {
+                /* ",NNN" for the weights: one number costs a few bytes,
+                 * so format in place and write once. */
+                char num[24];
+                size_t len = 0;
+                if (k)
+                    num[len++] = ',';
+                len += jsonw_fmt_i64(num + len, (int64_t)runs[i].weight);
+                jsonw_bytes(out, num, len);
+            } else {
+                if (k)
+                    jsonw_raw(out, ",\n");
+                if ((st = write_stack(s, out, runs[i].stack)) != TRC_OK)
+                    return st;
+            }
         }
     }
     return TRC_OK;
@@ -364,22 +380,22 @@ static trc_status write_profile(sscope *s, const trc_reader *r, FILE *out, track
         t->buf[t->n_buf++] = t->cur;
         t->has_cur = 0;
     }
-    fputs(first ? "\n{\"type\":\"sampled\",\"name\":\"" : ",\n{\"type\":\"sampled\",\"name\":\"", out);
+    jsonw_raw(out, first ? "\n{\"type\":\"sampled\",\"name\":\"" : ",\n{\"type\":\"sampled\",\"name\":\"");
     if (t->is_process)
         cpuview_write_process_label(out, trc_reader_process_by_pid(r, t->pid), t->pid, 1);
     else
         cpuview_write_thread_label(out, trc_reader_thread(r, t->thread), t->tid, 1);
-    fputs("\",\"unit\":\"nanoseconds\",\"startValue\":", out);
+    jsonw_raw(out, "\",\"unit\":\"nanoseconds\",\"startValue\":");
     jsonw_i64(out, start);
-    fputs(",\"endValue\":", out);
+    jsonw_raw(out, ",\"endValue\":");
     jsonw_i64(out, start + (int64_t)t->total);
-    fputs(",\n\"samples\":[\n", out);
+    jsonw_raw(out, ",\n\"samples\":[\n");
     if ((st = write_runs(s, out, t, 0)) != TRC_OK)
         return st;
-    fputs("],\n\"weights\":[", out);
+    jsonw_raw(out, "],\n\"weights\":[");
     if ((st = write_runs(s, out, t, 1)) != TRC_OK)
         return st;
-    fputs("]}", out);
+    jsonw_raw(out, "]}");
     return TRC_OK;
 }
 
@@ -402,13 +418,13 @@ trc_status sscope_finish(sscope *s, const trc_reader *r, FILE *out)
                 s->have_start = 1;
             }
 
-    fputs("{\"$schema\":\"" SPEEDSCOPE_SCHEMA "\",\n\"exporter\":\"trc@", out);
+    jsonw_raw(out, "{\"$schema\":\"" SPEEDSCOPE_SCHEMA "\",\n\"exporter\":\"trc@");
     jsonw_str_body(out, trc_version(), strlen(trc_version()));
-    fputs("\",\"name\":", out);
+    jsonw_raw(out, "\",\"name\":");
     jsonw_str(out, s->name ? s->name : trc_reader_name(r));
-    fputs(",\"activeProfileIndex\":0,\n", out);
+    jsonw_raw(out, ",\"activeProfileIndex\":0,\n");
     write_frames(s, out);
-    fputs("\"profiles\":[", out);
+    jsonw_raw(out, "\"profiles\":[");
     /* Process profiles (merge_threads) first, then threads, each group in
      * order of first sample. */
     for (int pass = 0; pass < 2; pass++) {
@@ -422,9 +438,8 @@ trc_status sscope_finish(sscope *s, const trc_reader *r, FILE *out)
         }
     }
     if (first) /* speedscope needs a profile to open: an empty one */
-        fputs("\n{\"type\":\"sampled\",\"name\":\"no samples\",\"unit\":\"nanoseconds\","
-              "\"startValue\":0,\"endValue\":0,\"samples\":[],\"weights\":[]}",
-              out);
-    fputs("]}\n", out);
+        jsonw_raw(out, "\n{\"type\":\"sampled\",\"name\":\"no samples\",\"unit\":\"nanoseconds\","
+                       "\"startValue\":0,\"endValue\":0,\"samples\":[],\"weights\":[]}");
+    jsonw_raw(out, "]}\n");
     return st;
 }

@@ -12,6 +12,9 @@
  * that thread with the summed time, so time order is kept and the file
  * stays small.  startValue is the profile's first sample time relative to
  * the trace start; endValue = startValue + the sum of its weights.
+ * Frames are functions (cpuview.h); samples without Python frames get a
+ * "<no Python frames>" frame; an output with no samples still holds one
+ * empty profile ("no samples") so that speedscope opens it.
  *
  * Memory: the frame/stack tables (distinct stacks) plus, per profile, a
  * buffer of at most spool_runs runs; full buffers spill to an anonymous

@@ -10,6 +10,10 @@
  * over functions (recursion counted once per sample in cumtime) and over
  * caller→callee edges.
  *
+ * GPU activities (exp_stats_add_gpu) get their own accumulators, keyed by
+ * (launching stack, leaf name) and walked at finish like a stack node
+ * with one more frame; their ncalls count activities (export.h).
+ *
  * Entries: when a thread's sample differs from its previous kept sample,
  * the two stacks share a prefix (their lowest common ancestor in the
  * reader's stack tree).  Every frame of the new stack below that prefix
@@ -31,6 +35,13 @@ typedef struct node_acc {
     uint64_t samples, weight_ns, entries;
 } node_acc;
 
+typedef struct gpu_acc {
+    uint32_t stack;          /* 0 when origin is not EXP_GPU_PYTHON */
+    uint8_t origin;
+    const char *name;        /* leaf, borrowed */
+    uint64_t count, weight_ns;
+} gpu_acc;
+
 typedef struct thread_acc {
     uint32_t last_stack;
     uint8_t seen;
@@ -50,6 +61,12 @@ struct exp_stats {
     exp_edge *edges;
     size_t n_edges, cap_edges;
     exp_u64map edge_map;     /* caller << 32 | callee → edge */
+    gpu_acc *gpu;
+    size_t n_gpu, cap_gpu;
+    exp_u64map gpu_map;      /* stack << 32 | name id → gpu_acc (Python stacks) */
+    exp_u64map gpu_root_map; /* origin << 32 | name id → gpu_acc (the others) */
+    exp_u64map gpu_threads;  /* launching threads seen */
+    exp_u64map gpu_pids;     /* processes of the activities */
     exp_stats_totals totals;
     int finished;
 };
@@ -73,6 +90,11 @@ void exp_stats_free(exp_stats *s)
     trc_free(s->edges);
     exp_u64map_cleanup(&s->fn_map);
     exp_u64map_cleanup(&s->edge_map);
+    trc_free(s->gpu);
+    exp_u64map_cleanup(&s->gpu_map);
+    exp_u64map_cleanup(&s->gpu_root_map);
+    exp_u64map_cleanup(&s->gpu_threads);
+    exp_u64map_cleanup(&s->gpu_pids);
     trc_free(s);
 }
 
@@ -228,6 +250,43 @@ trc_status exp_stats_add(exp_stats *s, const trc_reader *r, const trc_sample *sm
     return TRC_OK;
 }
 
+trc_status exp_stats_add_gpu(exp_stats *s, const trc_reader *r, const exp_gpu_hit *h)
+{
+    int python = h->origin == EXP_GPU_PYTHON && h->stack != 0;
+    exp_u64map *map = python ? &s->gpu_map : &s->gpu_root_map;
+    uint64_t key = ((uint64_t)(python ? h->stack : (uint32_t)h->origin) << 32) | h->name_id;
+    uint32_t idx, v;
+    int added;
+    if (s->finished)
+        return TRC_ERR_ARG;
+    if (s->n_gpu >= UINT32_MAX - 1)
+        return TRC_ERR_LIMIT;
+    trc_status st = exp_grow((void **)&s->gpu, &s->cap_gpu, s->n_gpu, sizeof *s->gpu);
+    if (st == TRC_OK)
+        st = exp_u64map_put(map, key, (uint32_t)s->n_gpu, &idx, &added);
+    if (st == TRC_OK && h->thread)
+        st = exp_u64map_put(&s->gpu_threads, h->thread, 0, &v, &added);
+    if (st == TRC_OK)
+        st = exp_u64map_put(&s->gpu_pids, (uint64_t)h->pid, 0, &v, &added);
+    if (st != TRC_OK)
+        return st;
+    gpu_acc *a = &s->gpu[idx];
+    if (idx == s->n_gpu) {
+        a->stack = python ? h->stack : 0;
+        a->origin = (uint8_t)(python ? EXP_GPU_PYTHON
+                                     : h->origin == EXP_GPU_PYTHON ? EXP_GPU_NO_PYTHON
+                                                                   : h->origin);
+        a->name = h->name;
+        s->n_gpu++;
+    }
+    a->count++;
+    a->weight_ns += h->dur_ns;
+    s->totals.gpu_activities++;
+    s->totals.gpu_ns += h->dur_ns;
+    s->totals.weight_ns += h->dur_ns;
+    return TRC_OK;
+}
+
 static trc_status edge_of(exp_stats *s, uint32_t caller, uint32_t callee, exp_edge **out)
 {
     uint32_t idx;
@@ -318,33 +377,135 @@ static trc_status count_processes(exp_stats *s, const trc_reader *r)
 {
     exp_u64map pids = {0};
     trc_status st = TRC_OK;
+    uint32_t v;
+    int added;
     for (size_t id = 0; id < s->cap_threads; id++) {
         if (!s->threads[id].seen)
             continue;
         const trc_thread *t = trc_reader_thread(r, (uint32_t)id);
-        uint32_t v;
-        int added;
         st = exp_u64map_put(&pids, t ? (uint64_t)t->pid : UINT64_MAX, 0, &v, &added);
         if (st != TRC_OK)
-            break;
+            goto out;
         s->totals.processes += (uint64_t)added;
     }
+    for (size_t i = 0; i < s->gpu_pids.cap; i++) {
+        if (!s->gpu_pids.vals[i])
+            continue;
+        st = exp_u64map_put(&pids, s->gpu_pids.keys[i], 0, &v, &added);
+        if (st != TRC_OK)
+            goto out;
+        s->totals.processes += (uint64_t)added;
+    }
+    s->totals.gpu_threads = s->gpu_threads.n;
+out:
     exp_u64map_cleanup(&pids);
     return st;
 }
 
-trc_status exp_stats_finish(exp_stats *s, const trc_reader *r)
-{
-    trc_status st = TRC_OK;
-    uint32_t *path = NULL;     /* function per depth, root first */
-    size_t cap_path = 0;
-    uint32_t *fn_stamp = NULL, *edge_stamp = NULL;
-    size_t cap_fs = 0, cap_es = 0;
-    uint32_t stamp = 0;
-    if (s->finished)
-        return TRC_ERR_ARG;
-    s->finished = 1;
+/* Scratch for spreading accumulators over functions and edges: the
+ * function per depth (root first) and stamps that count a function or
+ * edge once per path. */
+typedef struct walk {
+    uint32_t *path;
+    size_t cap_path;
+    uint32_t *fn_stamp, *edge_stamp;
+    size_t cap_fs, cap_es;
+    uint32_t stamp;
+} walk;
 
+/* Functions of stack `id`'s frames into w->path[0..*d); *d = 0 when the
+ * stack is unknown or inconsistent (skip it).  `extra` slots are left
+ * free after them. */
+static trc_status stack_path(exp_stats *s, const trc_reader *r, uint32_t id, size_t extra,
+                             walk *w, size_t *d)
+{
+    const trc_stack *n = trc_reader_stack(r, id);
+    *d = 0;
+    if (!n || id == 0)
+        return TRC_OK;
+    trc_status st = exp_grow((void **)&w->path, &w->cap_path, n->depth + extra, sizeof *w->path);
+    if (st != TRC_OK)
+        return st;
+    size_t k = n->depth;
+    for (; n && n->id != 0 && k > 0; n = trc_reader_stack(r, n->parent)) {
+        st = fn_of(s, r, n->frame, &w->path[--k]);
+        if (st != TRC_OK)
+            return st;
+    }
+    if (k == 0)
+        *d = trc_reader_stack(r, id)->depth;
+    return TRC_OK; /* k != 0: depth and chain disagree (reader bug) */
+}
+
+/* Adds `weight` (`samples` of it) along path[0..d): leaf tottime,
+ * cumtime once per function and edge, leaf edge tottime. */
+static trc_status spread_time(exp_stats *s, walk *w, size_t d, uint64_t samples,
+                              uint64_t weight)
+{
+    const uint32_t *path = w->path;
+    uint32_t leaf = path[d - 1];
+    s->funcs[leaf].tt_ns += weight;
+    s->funcs[leaf].own_samples += samples;
+    for (size_t i = 0; i < d; i++) {
+        if (w->fn_stamp[path[i]] == w->stamp)
+            continue;
+        w->fn_stamp[path[i]] = w->stamp;
+        s->funcs[path[i]].ct_ns += weight;
+        s->funcs[path[i]].cum_samples += samples;
+    }
+    for (size_t i = 1; i < d; i++) {
+        exp_edge *e;
+        trc_status st = edge_of(s, path[i - 1], path[i], &e);
+        if (st == TRC_OK)
+            st = exp_grow((void **)&w->edge_stamp, &w->cap_es, s->n_edges, sizeof *w->edge_stamp);
+        if (st != TRC_OK)
+            return st;
+        size_t ei = (size_t)(e - s->edges);
+        if (w->edge_stamp[ei] != w->stamp) {
+            w->edge_stamp[ei] = w->stamp;
+            e->ct_ns += weight;
+        }
+        if (i == d - 1)
+            e->tt_ns += weight;
+    }
+    return TRC_OK;
+}
+
+/* GPU calls: one per activity for every function and edge of the path;
+ * primitive when the callee is not already higher on the path.  Uses a
+ * fresh stamp. */
+static trc_status spread_calls(exp_stats *s, walk *w, size_t d, uint64_t n)
+{
+    const uint32_t *path = w->path;
+    w->stamp++;
+    for (size_t i = 0; i < d; i++) {
+        int primitive = w->fn_stamp[path[i]] != w->stamp;
+        w->fn_stamp[path[i]] = w->stamp;
+        s->funcs[path[i]].nc += n;
+        s->funcs[path[i]].cc += primitive ? n : 0;
+        if (i > 0) {
+            exp_edge *e;
+            trc_status st = edge_of(s, path[i - 1], path[i], &e);
+            if (st != TRC_OK)
+                return st;
+            e->nc += n;
+            e->cc += primitive ? n : 0;
+        }
+    }
+    return TRC_OK;
+}
+
+/* One stamp per path; the stamp arrays follow the function table. */
+static trc_status next_stamp(exp_stats *s, walk *w)
+{
+    trc_status st = exp_grow((void **)&w->fn_stamp, &w->cap_fs, s->n_funcs, sizeof *w->fn_stamp);
+    w->stamp++;
+    return st;
+}
+
+static trc_status finish_samples(exp_stats *s, const trc_reader *r, walk *w)
+{
+    trc_status st;
     for (size_t id = 0; id < s->cap_nodes; id++) {
         const node_acc *acc = &s->nodes[id];
         if (!acc->samples && !acc->entries)
@@ -355,64 +516,26 @@ trc_status exp_stats_finish(exp_stats *s, const trc_reader *r)
                 uint32_t f;
                 st = intern_fn(s, TILDE, 0, EXP_NO_PYTHON_FRAMES, &f);
                 if (st != TRC_OK)
-                    goto out;
+                    return st;
                 s->no_python_fn = f + 1;
             }
-            st = exp_grow((void **)&path, &cap_path, 0, sizeof *path);
+            st = exp_grow((void **)&w->path, &w->cap_path, 0, sizeof *w->path);
             if (st != TRC_OK)
-                goto out;
-            path[d++] = s->no_python_fn - 1;
+                return st;
+            w->path[d++] = s->no_python_fn - 1;
         } else {
-            const trc_stack *n = trc_reader_stack(r, (uint32_t)id);
-            if (!n)
-                continue;
-            d = n->depth;
-            st = exp_grow((void **)&path, &cap_path, d, sizeof *path);
+            st = stack_path(s, r, (uint32_t)id, 0, w, &d);
             if (st != TRC_OK)
-                goto out;
-            size_t k = d;
-            for (; n && n->id != 0 && k > 0; n = trc_reader_stack(r, n->parent)) {
-                st = fn_of(s, r, n->frame, &path[--k]);
-                if (st != TRC_OK)
-                    goto out;
-            }
-            if (k != 0)
-                continue; /* depth and chain disagree: reader bug; skip */
+                return st;
         }
         if (d == 0)
             continue;
-        /* the stamp arrays follow the tables as they grow */
-        st = exp_grow((void **)&fn_stamp, &cap_fs, s->n_funcs, sizeof *fn_stamp);
-        if (st != TRC_OK)
-            goto out;
-        stamp++;
+        if ((st = next_stamp(s, w)) != TRC_OK)
+            return st;
+        const uint32_t *path = w->path;
         uint32_t leaf = path[d - 1];
-        if (acc->samples) {
-            s->funcs[leaf].tt_ns += acc->weight_ns;
-            s->funcs[leaf].own_samples += acc->samples;
-            for (size_t i = 0; i < d; i++) {
-                if (fn_stamp[path[i]] == stamp)
-                    continue;
-                fn_stamp[path[i]] = stamp;
-                s->funcs[path[i]].ct_ns += acc->weight_ns;
-                s->funcs[path[i]].cum_samples += acc->samples;
-            }
-            for (size_t i = 1; i < d; i++) {
-                exp_edge *e;
-                st = edge_of(s, path[i - 1], path[i], &e);
-                if (st == TRC_OK)
-                    st = exp_grow((void **)&edge_stamp, &cap_es, s->n_edges, sizeof *edge_stamp);
-                if (st != TRC_OK)
-                    goto out;
-                size_t ei = (size_t)(e - s->edges);
-                if (edge_stamp[ei] != stamp) {
-                    edge_stamp[ei] = stamp;
-                    e->ct_ns += acc->weight_ns;
-                }
-                if (i == d - 1)
-                    e->tt_ns += acc->weight_ns;
-            }
-        }
+        if (acc->samples && (st = spread_time(s, w, d, acc->samples, acc->weight_ns)) != TRC_OK)
+            return st;
         if (acc->entries) {
             int primitive = 1;
             for (size_t i = 0; i + 1 < d; i++)
@@ -423,12 +546,70 @@ trc_status exp_stats_finish(exp_stats *s, const trc_reader *r)
                 exp_edge *e;
                 st = edge_of(s, path[d - 2], leaf, &e);
                 if (st != TRC_OK)
-                    goto out;
+                    return st;
                 e->nc += acc->entries;
                 e->cc += primitive ? acc->entries : 0;
             }
         }
     }
+    return TRC_OK;
+}
+
+static trc_status finish_gpu(exp_stats *s, const trc_reader *r, walk *w)
+{
+    trc_status st;
+    for (size_t i = 0; i < s->n_gpu; i++) {
+        const gpu_acc *a = &s->gpu[i];
+        size_t d = 0;
+        uint32_t f;
+        if (a->origin == EXP_GPU_PYTHON) {
+            st = stack_path(s, r, a->stack, 1, w, &d);
+            if (st == TRC_OK && d == 0) { /* an undefined stack */
+                st = intern_fn(s, TILDE, 0, "<unknown>", &f);
+                if (st == TRC_OK)
+                    st = exp_grow((void **)&w->path, &w->cap_path, 1, sizeof *w->path);
+                if (st == TRC_OK)
+                    w->path[d++] = f;
+            }
+        } else {
+            const char *root = a->origin == EXP_GPU_NO_PYTHON ? EXP_GPU_NO_PYTHON_ROOT
+                                                               : EXP_GPU_UNKNOWN_ROOT;
+            st = exp_grow((void **)&w->path, &w->cap_path, 1, sizeof *w->path);
+            if (st == TRC_OK)
+                st = intern_fn(s, TILDE, 0, root, &f);
+            if (st == TRC_OK)
+                w->path[d++] = f;
+        }
+        if (st == TRC_OK)
+            st = intern_fn(s, TILDE, 0, a->name && *a->name ? a->name : "<unknown>", &f);
+        if (st == TRC_OK)
+            st = exp_grow((void **)&w->path, &w->cap_path, d, sizeof *w->path);
+        if (st == TRC_OK) {
+            w->path[d++] = f;
+            st = next_stamp(s, w);
+        }
+        if (st == TRC_OK)
+            st = spread_time(s, w, d, a->count, a->weight_ns);
+        if (st == TRC_OK)
+            st = spread_calls(s, w, d, a->count);
+        if (st != TRC_OK)
+            return st;
+    }
+    return TRC_OK;
+}
+
+trc_status exp_stats_finish(exp_stats *s, const trc_reader *r)
+{
+    trc_status st;
+    walk w = {0};
+    if (s->finished)
+        return TRC_ERR_ARG;
+    s->finished = 1;
+    st = finish_samples(s, r, &w);
+    if (st == TRC_OK)
+        st = finish_gpu(s, r, &w);
+    if (st != TRC_OK)
+        goto out;
     for (size_t i = 0; i < s->n_funcs; i++) {
         s->totals.calls += s->funcs[i].nc;
         s->totals.primitive_calls += s->funcs[i].cc;
@@ -437,9 +618,9 @@ trc_status exp_stats_finish(exp_stats *s, const trc_reader *r)
     if (st == TRC_OK)
         st = sort_tables(s);
 out:
-    trc_free(path);
-    trc_free(fn_stamp);
-    trc_free(edge_stamp);
+    trc_free(w.path);
+    trc_free(w.fn_stamp);
+    trc_free(w.edge_stamp);
     return st;
 }
 

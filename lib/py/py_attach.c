@@ -352,7 +352,8 @@ static py_status check_live(py_proc *p, char *err, size_t errlen)
     uint8_t rt[2048], is[1024], ts[1024];
     int tries = 0;
 
-    if (p->rt_len > sizeof rt || p->is_len > sizeof is || p->ts_len > sizeof ts) {
+    if (p->rt_len > sizeof rt || p->is_len > sizeof is || p->ts_len > PY_TS_MAX ||
+        p->fr_len > 1024 || p->co_len > 1024) {
         snprintf(err, errlen, "CPython %s: layout spans too large", p->version);
         return PY_ERR_VERSION;
     }
@@ -409,6 +410,8 @@ static py_status attach(pid_t pid, int self, py_proc **out, char *err, size_t er
         return PY_ERR_NOMEM;
     }
     pthread_mutex_init(&p->lock, NULL);
+    static uint64_t next_id;   /* only to tell handles apart */
+    p->id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
     p->pid = pid;
     p->self = self;
     p->tid_off = -1;

@@ -417,9 +417,15 @@ const py_frame_info *pycode_resolve(py_proc *p, uint64_t addr, const uint8_t *hd
         code_free(c);
         *slot = c = n;
     }
+    if (c->last_fi && c->last_addrq == addrq)
+        return c->last_fi;
     uint32_t line = addrq == INT64_MIN ? 0 : py_lines_lookup(c->map, c->nmap, addrq, c->v_first);
     const py_frame_info *fi = line_info(p, c, line);
-    if (!fi)
+    if (!fi) {
         p->last = PY_ERR_NOMEM;
+        return NULL;
+    }
+    c->last_addrq = addrq;
+    c->last_fi = fi;
     return fi;
 }

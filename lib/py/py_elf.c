@@ -23,6 +23,13 @@ static int in_file(const pyelf *e, uint64_t off, uint64_t len)
     return off <= e->size && len <= e->size - off;
 }
 
+/* In the file and aligned for a struct of that alignment (the mapping
+ * itself is page aligned). */
+static int in_file_al(const pyelf *e, uint64_t off, uint64_t len, uint64_t align)
+{
+    return (off & (align - 1)) == 0 && in_file(e, off, len);
+}
+
 static const Elf64_Ehdr *ehdr(const pyelf *e)
 {
     return (const Elf64_Ehdr *)e->data;
@@ -32,7 +39,7 @@ static const Elf64_Phdr *phdr(const pyelf *e, int i)
 {
     const Elf64_Ehdr *h = ehdr(e);
     uint64_t off = h->e_phoff + (uint64_t)i * h->e_phentsize;
-    if (h->e_phentsize < sizeof(Elf64_Phdr) || !in_file(e, off, sizeof(Elf64_Phdr)))
+    if (h->e_phentsize < sizeof(Elf64_Phdr) || !in_file_al(e, off, sizeof(Elf64_Phdr), 8))
         return NULL;
     return (const Elf64_Phdr *)(e->data + off);
 }
@@ -42,7 +49,7 @@ static const Elf64_Shdr *shdr(const pyelf *e, unsigned i)
     const Elf64_Ehdr *h = ehdr(e);
     uint64_t off = h->e_shoff + (uint64_t)i * h->e_shentsize;
     if (h->e_shoff == 0 || i >= h->e_shnum || h->e_shentsize < sizeof(Elf64_Shdr) ||
-        !in_file(e, off, sizeof(Elf64_Shdr)))
+        !in_file_al(e, off, sizeof(Elf64_Shdr), 8))
         return NULL;
     return (const Elf64_Shdr *)(e->data + off);
 }
@@ -115,7 +122,8 @@ static int search_table(const pyelf *e, uint64_t symoff, uint64_t count, uint64_
 {
     size_t nlen = strlen(name);
 
-    if (!in_file(e, symoff, count * sizeof(Elf64_Sym)) || !in_file(e, stroff, strsize))
+    if (count > e->size / sizeof(Elf64_Sym) || !in_file_al(e, symoff, count * sizeof(Elf64_Sym), 8) ||
+        !in_file(e, stroff, strsize))
         return -1;
     const Elf64_Sym *sym = (const Elf64_Sym *)(e->data + symoff);
     const char *str = (const char *)e->data + stroff;
@@ -179,7 +187,7 @@ static int read_dynamic(const pyelf *e, dyninfo *d)
         const Elf64_Phdr *p = phdr(e, i);
         if (!p || p->p_type != PT_DYNAMIC)
             continue;
-        if (!in_file(e, p->p_offset, p->p_filesz))
+        if (!in_file_al(e, p->p_offset, p->p_filesz, 8))
             return -1;
         d->dyn = (const Elf64_Dyn *)(e->data + p->p_offset);
         d->ndyn = p->p_filesz / sizeof(Elf64_Dyn);
@@ -205,11 +213,11 @@ static int dyn_count(const pyelf *e, const dyninfo *d, uint64_t *count)
 {
     uint64_t off;
 
-    if (d->hash && vaddr_to_off(e, d->hash, &off) == 0 && in_file(e, off, 8)) {
+    if (d->hash && vaddr_to_off(e, d->hash, &off) == 0 && in_file_al(e, off, 8, 4)) {
         *count = ((const uint32_t *)(e->data + off))[1];
         return 0;
     }
-    if (!d->gnu_hash || vaddr_to_off(e, d->gnu_hash, &off) != 0 || !in_file(e, off, 16))
+    if (!d->gnu_hash || vaddr_to_off(e, d->gnu_hash, &off) != 0 || !in_file_al(e, off, 16, 4))
         return -1;
     const uint32_t *g = (const uint32_t *)(e->data + off);
     uint32_t nbuckets = g[0], symoffset = g[1], bloom_size = g[2];

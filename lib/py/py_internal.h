@@ -46,6 +46,8 @@ typedef struct pycode {
     uint32_t nmap;
     pyline_info *lines;            /* sorted by line */
     uint32_t nlines, caplines;
+    int64_t last_addrq;            /* most frames sit where they sat last time */
+    const py_frame_info *last_fi;
 } pycode;
 
 typedef struct pycode_cache {
@@ -84,6 +86,8 @@ typedef struct pylist_memo {
 
 /* ---- the handle ------------------------------------------------------ */
 
+#define PY_TS_MAX 1024   /* bytes of a thread state we read (checked at attach) */
+
 struct py_proc {
     pid_t pid;
     int self;                  /* attached to the calling process */
@@ -104,10 +108,13 @@ struct py_proc {
     pymemo *memo;              /* open addressing by tstate */
     size_t memocap, memocount;
     pylist_memo lm;
+    uint64_t tick_ns;          /* when py_proc_threads last fetched, stacks included */
+    int tick_valid;            /* p->snap still holds that fetch */
+    uint64_t tick_used[64];    /* stacks already served from it: once each */
+    int ntick_used;
 
     int64_t tid_off;           /* ≤3.10: offset of the kernel tid in struct pthread, -1 unknown */
-    uint64_t self_tstate_tid;  /* self: last (tid, tstate) match, checked before use */
-    uint64_t self_tstate;
+    uint64_t id;               /* unique per handle: keys the per-thread cache */
 
     char name[256];            /* py_proc_thread_name result */
     py_proc_stats stats;

@@ -154,7 +154,8 @@ static int local_miss(pymem *m, uint64_t addr, void *buf, size_t len)
 {
     if (!m->vm_blocked) {
         struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
-        ssize_t got = process_vm_readv(m->pid, &l, 1, &r, 1, 0);
+        /* getpid(), not m->pid: after a fork we are the child */
+        ssize_t got = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
         if (got == (ssize_t)len) {
             if (pymem_now_ns() - m->refreshed_ns >= REFRESH_NS)
                 refresh_local(m);   /* let the next reads of it be memcpy */

@@ -51,7 +51,10 @@ static int grow_buf(pysnap *s, size_t need)
 {
     if (need <= s->bufcap)
         return 0;
-    size_t nc = s->bufcap ? s->bufcap : 65536;
+    /* Small at first on purpose: the buffer then moves during the first
+     * samples, and a walker keeping a pointer across a read would show
+     * up under the sanitizers at once.  It never shrinks. */
+    size_t nc = s->bufcap ? s->bufcap : 4096;
     while (nc < need)
         nc *= 2;
     uint8_t *nb = trc_realloc(s->buf, nc);

@@ -5,7 +5,9 @@
  * the same thread needed (thread state, the window of the frame chunk
  * or the frame objects, the code objects), fetches them in one batched
  * read, walks, and reads whatever was not foreseen on demand.  In the
- * steady state a stack costs one system call.
+ * steady state a stack costs one system call.  py_proc_threads plans the
+ * known threads' stacks along with the thread list, so that the stacks
+ * asked for right after it (trec's tick) need no read call of their own.
  *
  * Frames:  ≤3.10  PyFrameObject via f_back (ob_type checked);
  *          3.11+  _PyInterpreterFrame via previous; frames whose owner
@@ -45,6 +47,8 @@
 #define WINDOW_SLACK 1024u    /* room planned above the last top */
 #define MEMO_LIMIT 4096       /* thread memos kept before starting over */
 #define TORN_TRIES 3          /* walks of one stack before calling it invalid */
+#define TICK_FRESH_NS 500000  /* a thread-list fetch serves stacks this long */
+#define TICK_MAX_BYTES 262144 /* stack data planned along with the thread list */
 
 static int fail(py_proc *p, py_status st)
 {
@@ -98,6 +102,17 @@ static pymemo *memo_get(py_proc *p, uint64_t tstate)
         p->memocount++;
     }
     return &p->memo[j];
+}
+
+/* The memo of tstate if there is one (no creation).  Cannot fail. */
+static const pymemo *memo_find(const py_proc *p, uint64_t tstate)
+{
+    if (!p->memocap)
+        return NULL;
+    size_t j = mix(tstate) & (p->memocap - 1);
+    while (p->memo[j].tstate && p->memo[j].tstate != tstate)
+        j = (j + 1) & (p->memocap - 1);
+    return p->memo[j].tstate ? &p->memo[j] : NULL;
 }
 
 static void plan_stack(py_proc *p, const pymemo *m, uint64_t tstate)
@@ -304,6 +319,7 @@ static int unchanged(py_proc *p, uint64_t tstate, const walk *w)
     uint64_t frame;
 
     memset(&again, 0, sizeof again);
+    p->tick_valid = 0;
     pysnap_reset(&p->snap);
     pysnap_plan(&p->snap, tstate, p->ts_len);
     if (w->next.cframe)
@@ -326,6 +342,22 @@ static int unchanged(py_proc *p, uint64_t tstate, const walk *w)
     return code == w->leaf_code && prev == w->leaf_prev;
 }
 
+/* May this stack be walked from the last thread-list fetch?  Yes once
+ * per thread, while it is fresh.  Cannot fail. */
+static int tick_take(py_proc *p, uint64_t tstate)
+{
+    if (!p->tick_valid || pymem_now_ns() - p->tick_ns > TICK_FRESH_NS ||
+        !pysnap_get(&p->snap, tstate, p->ts_len))
+        return 0;
+    for (int i = 0; i < p->ntick_used; i++)
+        if (p->tick_used[i] == tstate)
+            return 0;
+    if (p->ntick_used == (int)(sizeof p->tick_used / sizeof p->tick_used[0]))
+        return 0;
+    p->tick_used[p->ntick_used++] = tstate;
+    return 1;
+}
+
 /* One walk of tstate's stack; *full set when it failed for want of
  * room.  Caller holds the lock. */
 static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames, int max, int *full)
@@ -342,13 +374,31 @@ static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames,
     w.out = frames;
     w.max = max;
     w.next.tstate = tstate;
-    pysnap_reset(&p->snap);
-    plan_stack(p, m, tstate);
-    if (pysnap_fetch(&p->snap) != 0 && p->snap.hard_errno)
+    /* Right after py_proc_threads, its fetch already holds this stack
+     * (once: a second call for the same thread wants a new sample). */
+    if (!tick_take(p, tstate)) {
+        p->tick_valid = 0;
+        pysnap_reset(&p->snap);
+        plan_stack(p, m, tstate);
+        if (pysnap_fetch(&p->snap) != 0 && p->snap.hard_errno)
+            return fail(p, snap_status(p));
+    }
+    /* A copy: later reads may move the snapshot's buffer. */
+    uint8_t ts[PY_TS_MAX];
+    const uint8_t *tsp = pysnap_need_exact(&p->snap, tstate, p->ts_len);
+    if (!tsp)
         return fail(p, snap_status(p));
-    const uint8_t *ts = pysnap_need_exact(&p->snap, tstate, p->ts_len);
-    if (!ts)
-        return fail(p, snap_status(p));
+    memcpy(ts, tsp, p->ts_len);
+    if (p->lm.ninterp > 0) {
+        /* A thread state names one of the interpreters seen last time:
+         * anything else is a freed or wrong address. */
+        uint64_t interp = pysnap_u64(ts, L->ts_interp);
+        int known = 0;
+        for (int i = 0; i < p->lm.ninterp; i++)
+            known |= p->lm.interp[i] == interp;
+        if (!known)
+            return fail(p, PY_ERR_IO);
+    }
     uint64_t frame;
     if (!L->frame_objects)
         chunk_bounds(p, &w, m, ts);
@@ -385,6 +435,7 @@ static int stack_locked(py_proc *p, uint64_t tstate, const py_frame_info **frame
         if (n >= 0 || full || p->last != PY_ERR_IO)
             break;
         p->stats.torn_retries++;
+        p->tick_valid = 0;   /* read afresh */
     }
     return n;
 }
@@ -418,6 +469,15 @@ static void plan_list(py_proc *p, int want_gil)
         if (p->tid_off >= 0 && lm->pthread[i])
             pysnap_plan(&p->snap, lm->pthread[i] + (uint64_t)p->tid_off, 4);
     }
+    /* and the stacks the caller will most likely ask for next */
+    uint64_t bytes = 0;
+    for (int i = 0; i < lm->ntstate && bytes < TICK_MAX_BYTES; i++) {
+        const pymemo *m = memo_find(p, lm->tstate[i]);
+        if (!m)
+            continue;
+        plan_stack(p, m, lm->tstate[i]);
+        bytes += (m->hi - m->lo) + (uint64_t)(m->nframes * p->fr_len + m->ncodes * p->co_len);
+    }
 }
 
 /* Kernel tid of a thread before 3.11: read from its struct pthread. */
@@ -443,8 +503,12 @@ static int list_locked(py_proc *p, py_thread_info *out, int max, int want_gil)
     memset(&next, 0, sizeof next);
     pysnap_reset(&p->snap);
     plan_list(p, want_gil);
+    p->tick_ns = pymem_now_ns();
+    p->tick_valid = 0;
     if (pysnap_fetch(&p->snap) != 0 && p->snap.hard_errno)
         return fail(p, snap_status(p));
+    /* Fields are taken out of the snapshot at once: a later read may
+     * move its buffer. */
     const uint8_t *rt = pysnap_need_exact(&p->snap, p->runtime + p->rt_lo, p->rt_len);
     if (!rt)
         return fail(p, snap_status(p));
@@ -457,6 +521,8 @@ static int list_locked(py_proc *p, py_thread_info *out, int max, int want_gil)
         const uint8_t *is = pysnap_need_exact(&p->snap, interp + p->is_lo, p->is_len);
         if (!is)
             return fail(p, snap_status(p));
+        uint64_t ts = pysnap_u64(is, L->is_tstate_head - p->is_lo);
+        uint64_t interp_next = pysnap_u64(is, L->is_next - p->is_lo);
         if (next.ninterp < 8)
             next.interp[next.ninterp++] = interp;
         int gil_known = 0, locked = 0;
@@ -477,13 +543,14 @@ static int list_locked(py_proc *p, py_thread_info *out, int max, int want_gil)
             locked = holder != 0;
             gil_known = 1;
         }
-        uint64_t ts = pysnap_u64(is, L->is_tstate_head - p->is_lo);
         while (ts) {
             if (++total > MAX_THREADS || (ts & 7))
                 return fail(p, PY_ERR_IO);
-            const uint8_t *t = pysnap_need_exact(&p->snap, ts, p->ts_len);
-            if (!t)
+            const uint8_t *tp = pysnap_need_exact(&p->snap, ts, p->ts_len);
+            if (!tp)
                 return fail(p, snap_status(p));
+            uint8_t t[PY_TS_MAX];
+            memcpy(t, tp, p->ts_len);
             if (pysnap_u64(t, L->ts_interp) != interp)
                 return fail(p, PY_ERR_IO);   /* torn: freed or reused */
             uint64_t pth = pysnap_u64(t, L->ts_thread_id);
@@ -505,9 +572,11 @@ static int list_locked(py_proc *p, py_thread_info *out, int max, int want_gil)
             }
             ts = pysnap_u64(t, L->ts_next);
         }
-        interp = pysnap_u64(is, L->is_next - p->is_lo);
+        interp = interp_next;
     }
     p->lm = next;
+    p->tick_valid = 1;
+    p->ntick_used = 0;
     return n;
 }
 
@@ -529,27 +598,38 @@ int py_proc_threads(py_proc *p, py_thread_info *out, int max, int want_gil)
 
 #define SELF_SCAN 512
 
+/* The calling thread's thread state, remembered per thread: thread-local
+ * storage dies with its thread, so an entry is never another thread's.
+ * Keyed by the handle's id (a freed handle's address may come back). */
+static __thread struct {
+    uint64_t proc_id, tstate;
+} self_cache;
+
 int py_proc_stack_self_thread(py_proc *p, const py_frame_info **frames, int max)
 {
-    int64_t tid = pytid_self();
+    int64_t tid = pytid_self();   /* not cached: a fork changes it */
     uint64_t me = (uint64_t)pthread_self();
     const py_layout *L = &p->L;
     int n = -1;
 
     pthread_mutex_lock(&p->lock);
-    /* Other threads' states may be freed while we look: p->mem.careful
-     * stays set (as for every self-attached read) until our own stack. */
     uint64_t ts = 0;
-    if (p->self_tstate && p->self_tstate_tid == (uint64_t)tid) {
-        /* Still ours?  Same interpreter thread state, same owner. */
+    if (self_cache.proc_id == p->id && self_cache.tstate) {
+        /* Still ours?  The state this thread found before is read like
+         * the rest of its own stack (memcpy): it lives while the thread
+         * runs Python, and is checked to still name this thread. */
         uint8_t b[1024];
-        if (p->ts_len <= sizeof b && pymem_read(&p->mem, p->self_tstate, b, p->ts_len) == 0 &&
+        p->mem.careful = 0;
+        if (p->ts_len <= sizeof b && pymem_read(&p->mem, self_cache.tstate, b, p->ts_len) == 0 &&
             pysnap_u64(b, L->ts_thread_id) == me &&
             (L->ts_native_thread_id == PY_OFF_NONE ||
              (int64_t)pysnap_u64(b, L->ts_native_thread_id) == tid))
-            ts = p->self_tstate;
+            ts = self_cache.tstate;
+        p->mem.careful = p->self;
+        p->tick_valid = 0;   /* another thread's thread-list fetch is not now */
     }
     if (!ts) {
+        /* Other threads' states may be freed while we look: careful reads. */
         py_thread_info *all = trc_malloc(SELF_SCAN * sizeof *all);
         if (!all) {
             p->last = PY_ERR_NOMEM;
@@ -565,8 +645,8 @@ int py_proc_stack_self_thread(py_proc *p, const py_frame_info **frames, int max)
                 n = 0;    /* not a Python thread: no Python frames */
             goto out;
         }
-        p->self_tstate = ts;
-        p->self_tstate_tid = (uint64_t)tid;
+        self_cache.proc_id = p->id;
+        self_cache.tstate = ts;
     }
     /* Our own thread state and everything our live frames hold stay
      * mapped while we are in this call. */

@@ -67,7 +67,10 @@ pid_t py_proc_pid(const py_proc *p);
 
 /* Threads of all interpreters.  Returns the count written (<= max), or
  * -1 on a failed/torn read (caller counts an invalid sample).
- * want_gil: also determine holds_gil (costs one more read). */
+ * want_gil: also determine holds_gil (costs one more read).
+ * (lib/py: the same read call also fetches the stacks of the threads it
+ * knows, so py_proc_stack for each of them within 0.5 ms needs no read
+ * call of its own: one call per tick in the steady state.) */
 int py_proc_threads(py_proc *p, py_thread_info *out, int max, int want_gil);
 
 /* The Python stack of one thread, LEAF FIRST, into frames[0..max).
@@ -86,7 +89,8 @@ int py_proc_stack_self_thread(py_proc *p, const py_frame_info **frames, int max)
 
 /* The threading module's name for a native thread id, if it can be
  * read cheaply (e.g. threading._active), else NULL.  Borrowed until the
- * next call. Optional: may always return NULL on some versions. */
+ * next call. Optional: may always return NULL on some versions.
+ * (lib/py: not implemented yet, always NULL.) */
 const char *py_proc_thread_name(py_proc *p, int64_t tid);
 
 /* Counters for diagnostics. */

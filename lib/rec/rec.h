@@ -61,7 +61,8 @@ typedef struct rec_result {
  *     128 + signal if it died of a signal; 127 (not found) / 126 (not
  *     executable) if it could not be started;
  *   - with --pid: 0 when recording ended normally (duration, Ctrl-C,
- *     target exit), 2 when the target cannot be recorded;
+ *     target exit), 2 when the target cannot be recorded or the trace
+ *     could not be written;
  *   - 2 for an output that cannot be opened.
  * Errors and warnings are reported through cfg->message.  Installs
  * signal handlers (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGPIPE)

@@ -262,6 +262,7 @@ typedef struct rec_target {
     py_proc *py;
     uint64_t starttime, startstack;
     char exe[512];
+    char cmdline[4096];      /* last read; a zombie's can no longer be read */
     int64_t found_ns;        /* when first seen */
     int64_t attach_since_ns; /* first attach attempt on this image */
     int64_t next_try_ns;     /* next attach attempt */

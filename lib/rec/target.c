@@ -64,6 +64,8 @@ int rec_target_init(rec_target *t, pid_t pid, int is_root, int launched, int64_t
     }
     if (rec_proc_exe(pid, t->exe, sizeof t->exe) != 0)
         t->exe[0] = '\0';
+    if (rec_proc_cmdline(pid, t->cmdline, sizeof t->cmdline) != 0)
+        t->cmdline[0] = '\0';
     t->stat_fd = rec_proc_open(pid, 0, "stat");
     t->tcap = 16;
     t->tinfo = trc_calloc((size_t)t->tcap, sizeof *t->tinfo);
@@ -113,7 +115,7 @@ py_status rec_target_try_attach(rec_target *t, int64_t now_ns)
 
 trc_status rec_target_write_process(rec_target *t, trc_writer *w, int64_t now_ns)
 {
-    char cmdline[8192], interp[64];
+    char interp[64];
     trc_process p;
     memset(&p, 0, sizeof p);
     p.pid = t->pid;
@@ -124,9 +126,10 @@ trc_status rec_target_write_process(rec_target *t, trc_writer *w, int64_t now_ns
     if (t->py)
         snprintf(interp, sizeof interp, "CPython %s", py_proc_version(t->py));
     p.interpreter = interp;
-    if (rec_proc_cmdline(t->pid, cmdline, sizeof cmdline) != 0)
-        cmdline[0] = '\0';
-    p.command_line = cmdline;
+    char cmdline[sizeof t->cmdline];
+    if (rec_proc_cmdline(t->pid, cmdline, sizeof cmdline) == 0 && cmdline[0])
+        memcpy(t->cmdline, cmdline, sizeof cmdline);
+    p.command_line = t->cmdline;
     p.start_ns = rec_start_ns(t->starttime);
     if (p.start_ns == 0)
         p.start_ns = t->found_ns;
@@ -191,6 +194,9 @@ static trc_status check_process(rec_target *t, rec_tick_ctx *ctx)
         /* exec: a new image, maybe another interpreter or none */
         t->startstack = s.startstack;
         memcpy(t->exe, exe, sizeof exe);
+        char cmdline[sizeof t->cmdline];
+        if (rec_proc_cmdline(t->pid, cmdline, sizeof cmdline) == 0 && cmdline[0])
+            memcpy(t->cmdline, cmdline, sizeof cmdline);
         detach(t);
         t->state = REC_T_WAITING;
         t->process_written = 0;

@@ -139,8 +139,10 @@ python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["profiles"]; assert 
   bad "--merge-threads: first profile is not the process"
 
 # --- damaged input: what is readable converts, exit 1, valid JSON -------------------
+# Two segments (cat a.trc b.trc is a valid trace), the second cut short:
+# the first converts whatever the chunk size is.
 size=$(wc -c < "$tmp/big.trc")
-head -c $((size * 2 / 3)) "$tmp/big.trc" > "$tmp/cut.trc"
+cat "$tmp/big.trc" "$tmp/big.trc" | head -c $((size + size / 2)) > "$tmp/cut.trc"
 for t in "$ss" "$ch"; do
   kind=speedscope; [ "$t" = "$ch" ] && kind=chrome
   "$t" -o "$tmp/cut.json" "$tmp/cut.trc" 2>"$tmp/err"; rc=$?

@@ -46,7 +46,7 @@ expect_rc 3 "exit status" "$TREC" -q -o "$T/e.trc" "$PY" -c 'import sys; sys.exi
 [ ! -s "$T/err" ] || fail "--quiet still printed: $(cat "$T/err")"
 "$STACKS" "$T/e.trc" | grep -q "^exit	[0-9]*	3	0$" || fail "exit 3 not recorded"
 for sig in TERM INT HUP; do
-  "$TREC" -q -o "$T/sig.trc" "$PY" -c 'import time; time.sleep(30)' &
+  "$TREC" -q -o "$T/sig.trc" "$PY" -c 'import time; time.sleep(30)' 2>/dev/null &
   pid=$!
   sleep 1
   kill -$sig $pid
@@ -56,6 +56,61 @@ for sig in TERM INT HUP; do
   [ $rc -eq $want ] || fail "kill -$sig trec: exit $rc, want $want (signal passed to the program)"
   "$STACKS" "$T/sig.trc" >"$T/sig.txt" && grep -q "^end" "$T/sig.txt" || fail "SIG$sig: trace incomplete"
 done
+
+# in a terminal: Ctrl-C reaches the program (not trec, which finishes the
+# trace and passes on the program's status), and -o - is refused
+cat >"$T/tty_run.py" <<'PYEOF'
+import os, pty, sys, time
+args, ctrl_c = sys.argv[2:], sys.argv[1] == "ctrl-c"
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(args[0], args)
+out = b""
+if ctrl_c:
+    time.sleep(1.5)
+    os.write(fd, b"\x03")
+while True:
+    try:
+        chunk = os.read(fd, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(out.decode("utf-8", "replace"))
+code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+print("status %d" % code)
+PYEOF
+"$CHECK_PY" "$T/tty_run.py" ctrl-c "$TREC" -o "$T/tty.trc" "$PY" -c \
+  'import time
+try:
+    time.sleep(30)
+except KeyboardInterrupt:
+    print("program got KeyboardInterrupt")
+    raise' >"$T/tty.out" 2>&1
+grep -q "program got KeyboardInterrupt" "$T/tty.out" || fail "Ctrl-C did not reach the program: $(cat "$T/tty.out")"
+grep -q "^status 130" "$T/tty.out" || fail "Ctrl-C: trec status $(grep status "$T/tty.out"), want 130"
+"$STACKS" "$T/tty.trc" >"$T/tty.txt" && grep -q "^end" "$T/tty.txt" || fail "Ctrl-C: trace incomplete"
+grep -q "^exit	[0-9]*	0	2$" "$T/tty.txt" || fail "Ctrl-C: program's SIGINT death not recorded"
+"$CHECK_PY" "$T/tty_run.py" none "$TREC" -o - "$PY" -c pass >"$T/tty.out" 2>&1
+grep -q "^status 2" "$T/tty.out" && grep -q "terminal" "$T/tty.out" || fail "-o - to a terminal: $(cat "$T/tty.out")"
+
+# --duration ends the trace, trec still waits for the program; --rate
+rc=0
+start=$(date +%s%N)
+"$TREC" --duration 0.5 --rate 100 -o "$T/d.trc" "$PY" -c \
+  'import time
+end = time.time() + 2
+while time.time() < end: pass' 2>"$T/err" || rc=$?
+took=$(( ($(date +%s%N) - start) / 1000000 ))
+[ $rc -eq 0 ] || fail "--duration: exit $rc"
+[ $took -ge 1900 ] || fail "--duration: trec returned after $took ms, before the program ended"
+n=$(sed -n 's/^trec: \([0-9]*\) samples.*/\1/p' "$T/err")
+secs=$(sed -n 's/^trec: .* process, \([0-9.]*\) s,.*/\1/p' "$T/err")
+[ -n "$n" ] && [ "$n" -ge 20 ] && [ "$n" -le 60 ] || fail "--rate 100 for 0.5 s: $n samples ($(cat "$T/err"))"
+awk "BEGIN{exit !($secs >= 0.45 && $secs < 1.0)}" || fail "--duration 0.5: recorded $secs s"
+"$STACKS" "$T/d.trc" >"$T/d.txt" && grep -q "^end" "$T/d.txt" || fail "--duration: trace incomplete"
 
 # summary line and %p
 rc=0

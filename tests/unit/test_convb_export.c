@@ -643,7 +643,7 @@ static void fail_nth(int chrome_kind)
     run_opts o = {0};
     trc_status st;
     char *want, *got;
-    int done = 0;
+    int done = 0, failures = 0;
 
     o.chrome = chrome_kind;
     o.ss.merge_threads = 1;
@@ -660,9 +660,11 @@ static void fail_nth(int chrome_kind)
             free(got);
         } else {
             assert_true(st == TRC_ERR_NOMEM);
+            failures++;
         }
     }
     assert_true(done);
+    assert_true(failures > 20); /* every allocation of a run was made to fail once */
     free(want);
 }
 

@@ -52,7 +52,7 @@ static void test_escapes(void **state)
 static void test_utf8_valid_passthrough(void **state)
 {
     /* 2-, 3- and 4-byte forms and the edges of the valid ranges. */
-    const char *ok[] = {"gr\xc3\xb6\xc3\x9f" "e", "\xce\xbb", "\xe2\x82\xac",
+    const char *ok[] = {"gr\xc3\xb6\xc3\x9f\x65", "\xce\xbb", "\xe2\x82\xac",
                         "\xf0\x9f\x94\xa5", "\xc2\x80", "\xdf\xbf", "\xe0\xa0\x80",
                         "\xed\x9f\xbf", "\xee\x80\x80", "\xef\xbf\xbf", "\xf0\x90\x80\x80",
                         "\xf4\x8f\xbf\xbf"};
@@ -105,6 +105,36 @@ static void test_cjson_roundtrip(void **state)
     assert_string_equal(cJSON_GetStringValue(j), s);
     cJSON_Delete(j);
     free(out);
+}
+
+/* The in-memory escaper gives the same bytes as the stream one, within
+ * its documented bound of 6 bytes per input byte. */
+static void test_escape_in_memory(void **state)
+{
+    unsigned char bytes[48];
+    char mem[6 * 48 + 1];
+    uint64_t seed = 99;
+    for (int round = 0; round < 1000; round++) {
+        size_t n = (size_t)(round % 48);
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            bytes[i] = (unsigned char)(seed >> 56);
+        }
+        char *streamed = capture_str((const char *)bytes, n);
+        size_t len = jsonw_escape(mem, (const char *)bytes, n);
+        assert_true(len <= 6 * n);
+        mem[len] = 0;
+        assert_int_equal(strlen(streamed), len + 2);
+        assert_memory_equal(streamed + 1, mem, len);
+        free(streamed);
+    }
+    char d[24];
+    d[jsonw_fmt_i64(d, -1234567)] = 0;
+    assert_string_equal(d, "-1234567");
+    d[jsonw_fmt_i64(d, INT64_MIN)] = 0;
+    assert_string_equal(d, "-9223372036854775808");
+    d[jsonw_fmt_i64(d, 0)] = 0;
+    assert_string_equal(d, "0");
 }
 
 static char *capture_num(int kind, int64_t i, uint64_t u, double d)
@@ -182,6 +212,7 @@ int main(void)
         cmocka_unit_test(test_utf8_valid_passthrough),
         cmocka_unit_test(test_utf8_invalid_replaced),
         cmocka_unit_test(test_cjson_roundtrip),
+        cmocka_unit_test(test_escape_in_memory),
         cmocka_unit_test(test_integers),
         cmocka_unit_test(test_us3),
         cmocka_unit_test(test_double),

@@ -157,7 +157,7 @@ static void test_snap_limits(void **state)
     pysnap_init(&s, &m);
     pysnap_reset(&s);
     for (int i = 0; i < 2 * PYSNAP_MAX_PLAN; i++)
-        pysnap_plan(&s, (uint64_t)(uintptr_t)(big + i * 8192), 64);
+        pysnap_plan(&s, (uint64_t)(uintptr_t)(big + i * 2048), 64);
     assert_int_equal(s.n, PYSNAP_MAX_PLAN);             /* the rest ignored */
     pysnap_plan(&s, (uint64_t)(uintptr_t)big, PYSNAP_MAX_RANGE + 1);
     pysnap_plan(&s, 0, 8);

@@ -246,6 +246,104 @@ static void loss_counts(void **state)
     assert_int_equal(a.count, 5);
 }
 
+/* A growing memory buffer as the writer's output and the reader's input. */
+typedef struct membuf {
+    unsigned char *p;
+    size_t n, cap, off;
+} membuf;
+
+static int mem_write(void *ctx, const void *buf, size_t len)
+{
+    membuf *m = ctx;
+    if (m->n + len > m->cap) {
+        size_t cap = (m->n + len) * 2;
+        unsigned char *p = realloc(m->p, cap);
+        if (!p)
+            return -1;
+        m->p = p;
+        m->cap = cap;
+    }
+    memcpy(m->p + m->n, buf, len);
+    m->n += len;
+    return 0;
+}
+
+static long mem_read(void *ctx, void *buf, size_t len)
+{
+    membuf *m = ctx;
+    size_t k = m->n - m->off < len ? m->n - m->off : len;
+    memcpy(buf, m->p + m->off, k);
+    m->off += k;
+    return (long)k;
+}
+
+/* Stacks interned through the per-thread cache come back from the reader
+ * root to leaf exactly, frames keep their writer ids in user_id, and a
+ * stack sharing a prefix with the previous one reuses its ids. */
+static void stack_interning(void **state)
+{
+    membuf m = {0};
+    trc_status st;
+    trc_writer *w = trc_writer_open_callback(mem_write, &m, NULL, &st);
+    assert_non_null(w);
+    uint32_t th;
+    assert_int_equal(trc_writer_thread(w, 1, 1, "main", &th), TRC_OK);
+
+    enum { DEPTH = 600 };
+    static py_frame_info fi[DEPTH + 1];
+    static const py_frame_info *leaf_first[DEPTH];
+    for (int i = 0; i <= DEPTH; i++)
+        fi[i] = (py_frame_info){i == 0 ? "leaf" : "recurse", "fixture.py", (uint32_t)(10 + (i % 3)),
+                                5, 0};
+    /* leaf first: frames[0] is the leaf, frames[DEPTH-1] the root */
+    for (int i = 0; i < DEPTH; i++)
+        leaf_first[i] = &fi[i];
+    rec_stackcache c = {0};
+    uint32_t s1, s2, s3, s_empty;
+    assert_int_equal(rec_stack_intern(w, &c, leaf_first, DEPTH, &s1), TRC_OK);
+    assert_true(s1 > 0);
+    assert_true(fi[0].user_id > 0 && fi[DEPTH - 1].user_id > 0);
+    assert_int_equal(rec_stack_intern(w, &c, leaf_first, DEPTH, &s2), TRC_OK);
+    assert_int_equal(s1, s2);
+    /* another leaf on the same 599-frame prefix */
+    leaf_first[0] = &fi[DEPTH];
+    assert_int_equal(rec_stack_intern(w, &c, leaf_first, DEPTH, &s3), TRC_OK);
+    assert_int_not_equal(s3, s1);
+    assert_int_equal(rec_stack_intern(w, &c, leaf_first, 0, &s_empty), TRC_OK);
+    assert_int_equal(s_empty, 0);
+    assert_int_equal(trc_writer_sample(w, trc_now_ns(), th, s1, TRC_SAMPLE_ON_CPU, 0), TRC_OK);
+    assert_int_equal(trc_writer_sample(w, trc_now_ns(), th, s3, 0, 0), TRC_OK);
+    assert_int_equal(trc_writer_close(w, 0), TRC_OK);
+    rec_stackcache_cleanup(&c);
+
+    trc_reader *r = trc_reader_open_callback(mem_read, &m, "mem", &st);
+    assert_non_null(r);
+    const trc_event *ev;
+    int n = 0;
+    while ((st = trc_reader_next(r, &ev)) == TRC_OK) {
+        if (ev->type != TRC_EV_SAMPLE)
+            continue;
+        const trc_stack *s = trc_reader_stack(r, ev->u.sample.stack);
+        assert_non_null(s);
+        assert_int_equal(s->depth, DEPTH);
+        /* walk leaf to root: frame k from the leaf is leaf_first[k] */
+        for (int k = 0; k < DEPTH; k++) {
+            const trc_frame *f = trc_reader_frame(r, s->frame);
+            const py_frame_info *want = k == 0 ? (n == 0 ? &fi[0] : &fi[DEPTH]) : &fi[k];
+            assert_string_equal(f->function, want->function);
+            assert_int_equal(f->line, want->line);
+            assert_int_equal(f->first_line, 5);
+            s = trc_reader_stack(r, s->parent);
+        }
+        assert_int_equal(s->depth, 0);
+        n++;
+    }
+    assert_int_equal(st, TRC_ERR_EOF);
+    assert_int_equal(n, 2);
+    trc_reader_free(r);
+    free(m.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -259,6 +357,7 @@ int main(void)
         cmocka_unit_test(spawn_stdout_to_stderr),
         cmocka_unit_test(spawn_resets_signals),
         cmocka_unit_test(loss_counts),
+        cmocka_unit_test(stack_interning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -106,6 +106,9 @@ static void test_all_types(void **state)
     assert_int_equal(trc_writer_stack(w, 0, fr, &stk), TRC_OK);
     assert_int_equal(trc_writer_stack(w, stk, fr2, &stk2), TRC_OK);
     assert_int_equal(trc_writer_sample(w, INT64_MAX, th, stk2, 0xffffffffu, UINT64_MAX), TRC_OK);
+    /* the sample is a pending run until its chunk closes: close it now so
+     * that the events below come in call order */
+    assert_int_equal(trc_writer_flush(w), TRC_OK);
     assert_int_equal(trc_writer_counter_def(w, "gpu.util", "percent", -1, INT32_MIN, &cnt), TRC_OK);
     assert_int_equal(trc_writer_counter(w, cnt, INT64_MIN, -INFINITY), TRC_OK);
     {
@@ -159,8 +162,15 @@ static void test_all_types(void **state)
         assert_int_equal(trc_writer_process_exit(w, &e), TRC_OK);
         assert_int_equal(trc_writer_process_exit(w, &e2), TRC_OK);
     }
-    /* the huge time jumps above closed chunks on the flush interval */
-    assert_true(trc_writer_bytes(w) > 0);
+    /* record times never close a chunk, only ticks and size do: one
+     * chunk so far, from the flush above */
+    {
+        uint64_t one = trc_writer_bytes(w);
+        assert_true(one > 0);
+        assert_int_equal(trc_writer_tick(w, INT64_MIN), TRC_OK);
+        assert_int_equal(trc_writer_tick(w, INT64_MAX), TRC_OK);
+        assert_true(trc_writer_bytes(w) > one);
+    }
     assert_int_equal(trc_writer_close(w, INT64_MIN), TRC_OK);
 
     rd_open(&x, &b);
@@ -468,7 +478,7 @@ static void test_negative_deltas_and_stats(void **state)
     trc_reader_get_stats(x.r, &rs);
     assert_true(rs.first_ns == -(INT64_MAX / 2));
     assert_true(rs.last_ns == INT64_MAX / 2);
-    assert_true(rs.chunks > 3);
+    assert_true(rs.chunks >= 2);
     trc_reader_free(x.r);
     tb_buf_free(&b);
 }

@@ -92,6 +92,7 @@ typedef struct cli_output {
     FILE *f;
     char *path;      /* final path, NULL for stdout */
     char *tmp_path;
+    int direct;      /* path is a device/FIFO: written in place, no rename */
 } cli_output;
 void cli_output_open(cli_output *out, const char *path, int binary);
 int cli_output_commit(cli_output *out);

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *program = "trc";
@@ -87,6 +88,17 @@ void cli_output_open(cli_output *out, const char *path, int binary)
         out->f = stdout;
         return;
     }
+    /* Only a regular file (or a new name) gets temp-and-rename: renaming
+     * over /dev/null or a FIFO would replace the device with a file. */
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        out->f = fopen(path, binary ? "wb" : "w");
+        if (!out->f)
+            cli_die(CLI_EXIT_USAGE, "%s: cannot open: %s", path, strerror(errno));
+        out->direct = 1;
+        out->path = strdup(path);
+        return;
+    }
     size_t n = strlen(path) + 32;
     out->path = strdup(path);
     out->tmp_path = malloc(n);
@@ -115,6 +127,16 @@ int cli_output_commit(cli_output *out)
         }
         return 0;
     }
+    if (out->direct) {
+        if (fclose(out->f) != 0 && !bad)
+            bad = errno ? errno : EIO;
+        out->f = NULL;
+        if (bad)
+            cli_error("%s: write failed: %s", name, strerror(bad));
+        free(out->path);
+        out->path = NULL;
+        return bad ? -1 : 0;
+    }
     if (!bad && fsync(fileno(out->f)) != 0 && errno != EINVAL)
         bad = errno;
     if (fclose(out->f) != 0 && !bad)
@@ -138,7 +160,8 @@ void cli_output_abort(cli_output *out)
         return;
     if (out->f)
         fclose(out->f);
-    unlink(out->tmp_path);
+    if (!out->direct)
+        unlink(out->tmp_path);
     free(out->path);
     free(out->tmp_path);
     out->f = NULL;

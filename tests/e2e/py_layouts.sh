@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# tests/e2e/py_layouts.sh — the committed lib/py/layout_3_X.h tables are
+# what lib/py/gen/gen_layout.c prints when compiled against each installed
+# CPython's own headers (so a table cannot drift from its headers), and a
+# distribution's build (Debian's /usr/include/python3.X, when installed)
+# has the same offsets as the table for its minor version.
+set -u
+cd "${TRC_ROOT:-$(dirname "$0")/../..}"
+cc=${CC:-cc}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+checked=0 fail=0
+gen() {  # gen INCLUDE_DIR VERSION OUT
+  "$cc" -std=gnu11 -DPy_BUILD_CORE -I"$1" -I"$1/internal" -I/usr/include/x86_64-linux-gnu/"$(basename "$1")" \
+    lib/py/gen/gen_layout.c -o "$tmp/gen" 2>"$tmp/err" && "$tmp/gen" "$2" > "$3"
+}
+for pre in "${PYENV_ROOT:-/root/.pyenv}"/versions/3.*; do
+  [ -d "$pre/include" ] || continue
+  v=$(basename "$pre"); m=$(echo "$v" | cut -d. -f1-2); mi=${m#3.}
+  case $mi in 8|9|10|11|12) ;; *) continue ;; esac
+  if ! gen "$pre/include/python$m" "$v" "$tmp/l.h"; then
+    echo "cannot compile the generator against $v:"; cat "$tmp/err"; fail=1; continue
+  fi
+  if ! diff -u "lib/py/layout_3_$mi.h" "$tmp/l.h"; then
+    echo "lib/py/layout_3_$mi.h differs from what $v's headers give (make py-layouts)"; fail=1
+  fi
+  checked=$((checked + 1))
+done
+# A distribution's headers: same offsets (header comment and name aside).
+for inc in /usr/include/python3.*; do
+  [ -d "$inc/internal" ] || continue
+  m=${inc##*/python}; mi=${m#3.}
+  [ -f "lib/py/layout_3_$mi.h" ] || continue
+  gen "$inc" "$m-distribution" "$tmp/d.h" || { echo "cannot compile against $inc"; cat "$tmp/err"; fail=1; continue; }
+  if ! diff <(grep -v 'headers\|generated\|from the' "lib/py/layout_3_$mi.h") <(grep -v 'headers\|generated\|from the' "$tmp/d.h"); then
+    echo "$inc gives other offsets than lib/py/layout_3_$mi.h"; fail=1
+  else
+    echo "$inc: same offsets as lib/py/layout_3_$mi.h"
+  fi
+  checked=$((checked + 1))
+done
+if [ $checked -eq 0 ]; then echo "no CPython headers installed"; exit 77; fi
+echo "$checked header sets checked"
+exit $fail
