@@ -116,3 +116,16 @@ clean:
 	rm -rf build build-asan build-clang bin
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# The README's first command: record the bundled example and show it.
+demo: all
+	@mkdir -p $(BUILD)/demo
+	$(BIN)/trec -o $(BUILD)/demo/demo.trc python3 fixtures/workloads/demo.py
+	$(BIN)/trc-dump --summary $(BUILD)/demo/demo.trc
+	$(BIN)/trc-stats --sort tottime --limit 12 $(BUILD)/demo/demo.trc
+	$(BIN)/trc2collapsed $(BUILD)/demo/demo.trc > $(BUILD)/demo/demo.collapsed
+	$(BIN)/trc2speedscope -o $(BUILD)/demo/demo.speedscope.json $(BUILD)/demo/demo.trc
+	$(BIN)/trc2pstats -o $(BUILD)/demo/demo.pstats $(BUILD)/demo/demo.trc
+	$(BIN)/trc2chrome -o $(BUILD)/demo/demo.trace.json $(BUILD)/demo/demo.trc
+	@echo "demo: outputs in $(BUILD)/demo/ (open demo.speedscope.json in speedscope,"
+	@echo "      demo.trace.json in ui.perfetto.dev; python3 -m pstats $(BUILD)/demo/demo.pstats)"

@@ -15,6 +15,8 @@
  *               as when trec records;
  *   bulk      — no ticks: chunks fill to 256 KiB, as when a tool
  *               re-writes a trace.
+ * Writer options are the defaults (deflate level 6 with the shorter match
+ * search of format/chunk.c, 256 KiB / 100 ms chunks).
  * Figures: bytes/sample on disk; writer and reader M samples/s on one
  * core (CPU time of this thread, so other load on the machine does not
  * count; best of 3 reads); zlib raw inflate of the same chunk payloads as
@@ -394,7 +396,7 @@ int main(int argc, char **argv)
     self[k] = '\0';
     if (!mkdtemp(tmpdir))
         return 1;
-    printf("%zu samples, %d threads, %d stacks of depth %d, 1 kHz + jitter; deflate level 6\n"
+    printf("%zu samples, %d threads, %d stacks of depth %d, 1 kHz + jitter; default compression\n"
            "M/s = millions per second of CPU time on one core; ceiling = zlib inflate alone\n"
            "                  bytes/  samples/  writer  reader  reader  reader   inflate  reader\n"
            "workload mode     sample  event     M smp/s M smp/s M ev/s  MB/s     MB/s     at ceil.\n",

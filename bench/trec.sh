@@ -50,6 +50,9 @@ sed -n 's/^trec: \([0-9]*\) samples.*, \([0-9.]* [KMi]*B\) written.*/   (last 1 
 echo "2. trec CPU per sample, steady 30-frame stack, 1 kHz, ${STEADY} s"
 TREC_SELF_TIMING=1 "$TREC" -o "$T/deep.trc" "$PY" $W/bench_deep.py $STEADY 2>"$T/deep.err"
 sed -n 's/^trec: self-timing: /   /p' "$T/deep.err"
+if [ -x "$BUILD/bench/trec_ticks" ]; then
+  echo "   baseline: an empty 1 kHz wake-up costs $("$BUILD/bench/trec_ticks" 2000) us of CPU here (included in 'all CPU')"
+fi
 
 echo "3. 10 kHz sustained, 30-frame stack, ${STEADY} s"
 "$TREC" --rate 10000 -o "$T/fast.trc" "$PY" $W/bench_deep.py $STEADY 2>"$T/fast.err"

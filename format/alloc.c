@@ -5,13 +5,16 @@
  */
 #include "format/alloc.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-static long fail_at = -1;   /* allocation number that fails first; -1 = never */
-static long n_calls;        /* allocations since the hook was set */
-static size_t largest;      /* largest request since the hook was set */
+/* Atomic (relaxed) because the CUPTI injection allocates from several
+ * threads at once; the counts only need to be exact in single-threaded tests. */
+static _Atomic long fail_at = -1;   /* allocation number that fails first; -1 = never */
+static _Atomic long n_calls;        /* allocations since the hook was set */
+static _Atomic size_t largest;      /* largest request since the hook was set */
 
 void trc_alloc_fail_after(long n)
 {
@@ -33,10 +36,14 @@ long trc_alloc_count(void)
 /* One more allocation attempt of n bytes: nonzero if it must fail. */
 static int should_fail(size_t n)
 {
-    n_calls++;
-    if (n > largest)
-        largest = n;
-    return fail_at > 0 && n_calls >= fail_at;
+    long k = atomic_fetch_add_explicit(&n_calls, 1, memory_order_relaxed) + 1;
+    size_t big = atomic_load_explicit(&largest, memory_order_relaxed);
+    while (n > big &&
+           !atomic_compare_exchange_weak_explicit(&largest, &big, n, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
+    long at = atomic_load_explicit(&fail_at, memory_order_relaxed);
+    return at > 0 && k >= at;
 }
 
 void *trc_malloc(size_t n)

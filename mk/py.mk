@@ -1,7 +1,8 @@
 # mk/py.mk — rules owned by the CPython introspection code (lib/py/).
 #
-#   make py-layouts   regenerate lib/py/layout_3_X.h from every installed
-#                     CPython 3.8–3.12's own headers (PY_PREFIXES lists the
+#   make py-layouts   regenerate lib/py/layout_3_X.h (3.8–3.12) and
+#                     lib/py/objects_3_X.h (3.8–3.13) from every installed
+#                     CPython's own headers (PY_PREFIXES lists the
 #                     installation prefixes; default: pyenv's versions).
 #   $(BUILD)/py/libpytest.so   the library a Python process loads with
 #                     ctypes to test the in-process walker (test_py_self);
@@ -16,15 +17,20 @@ PY_LIB_SRC := $(sort $(wildcard lib/py/*.c)) format/alloc.c
 py-layouts:
 	@set -e; for pre in $(PY_PREFIXES); do \
 	  v=$$(basename $$pre); m=$$(echo $$v | cut -d. -f1-2); mi=$$(echo $$m | cut -d. -f2); \
-	  case $$mi in 8|9|10|11|12) ;; *) continue ;; esac; \
+	  case $$mi in 8|9|10|11|12|13) ;; *) continue ;; esac; \
 	  inc=$$pre/include/python$$m; \
 	  mkdir -p $(BUILD)/py; \
-	  $(CC) -std=gnu11 -DPy_BUILD_CORE -I$$inc -I$$inc/internal lib/py/gen/gen_layout.c -o $(BUILD)/py/gen_layout_$$mi; \
-	  $(BUILD)/py/gen_layout_$$mi $$v > lib/py/layout_3_$$mi.h; \
-	  echo "py-layouts: lib/py/layout_3_$$mi.h from $$v"; \
+	  if [ $$mi -le 12 ]; then \
+	    $(CC) -std=gnu11 -DPy_BUILD_CORE -I$$inc -I$$inc/internal lib/py/gen/gen_layout.c -o $(BUILD)/py/gen_layout_$$mi; \
+	    $(BUILD)/py/gen_layout_$$mi $$v > lib/py/layout_3_$$mi.h; \
+	    echo "py-layouts: lib/py/layout_3_$$mi.h from $$v"; \
+	  fi; \
+	  $(CC) -std=gnu11 -DPy_BUILD_CORE -I$$inc -I$$inc/internal lib/py/gen/gen_objects.c -o $(BUILD)/py/gen_objects_$$mi; \
+	  $(BUILD)/py/gen_objects_$$mi $$v > lib/py/objects_3_$$mi.h; \
+	  echo "py-layouts: lib/py/objects_3_$$mi.h from $$v"; \
 	done
 
-$(BUILD)/py/libpytest.so: lib/py/test/py_selftest_lib.c $(PY_LIB_SRC) $(wildcard lib/py/*.h lib/py/layout_*.h) format/alloc.h
+$(BUILD)/py/libpytest.so: lib/py/test/py_selftest_lib.c $(PY_LIB_SRC) $(wildcard lib/py/*.h) format/alloc.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(CFLAGS_WARN) -shared -o $@ lib/py/test/py_selftest_lib.c $(PY_LIB_SRC) -pthread
 

@@ -1,7 +1,8 @@
 /*
  * trc2collapsed — folded stacks ("root;...;leaf COUNT") for flamegraph.pl,
  * inferno and speedscope (FORMATS.md §4; docs/man/trc2collapsed.1).
- * A thin main over lib/export/collapsed.c and the converter pipeline.
+ * A thin main over lib/export/collapsed.c and the converter pipeline;
+ * --gpu charges GPU time to launch sites through lib/export/gpu_callsite.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,20 +13,41 @@
 typedef struct opts {
     const char *output;
     const char *weight;
-    int threads, pids, no_lines, full_filenames;
+    int threads, pids, no_lines, full_filenames, gpu;
 } opts;
 
-static int on_event(void *ctx, trc_reader *r, const trc_event *ev, FILE *out)
+typedef struct ctx {
+    exp_collapsed *c;
+    exp_gpu_callsite *gpu;   /* --gpu only */
+} ctx;
+
+static int keep(void *sel, trc_reader *r, const trc_event *ev)
 {
-    if (ev->type != TRC_EV_SAMPLE)
-        return 0;
-    trc_status st = exp_collapsed_add(ctx, r, &ev->u.sample);
+    return conv_selection_keep(sel, r, ev);
+}
+
+static trc_status add_gpu(void *c, trc_reader *r, const exp_gpu_hit *h)
+{
+    return exp_collapsed_add_gpu(c, r, h);
+}
+
+static int on_event(void *p, trc_reader *r, const trc_event *ev, FILE *out)
+{
+    ctx *x = p;
+    trc_status st = TRC_OK;
+    if (x->gpu)
+        st = exp_gpu_callsite_event(x->gpu, r, ev);
+    else if (ev->type == TRC_EV_SAMPLE)
+        st = exp_collapsed_add(x->c, r, &ev->u.sample);
     return st == TRC_OK ? 0 : conv_sink_error(st);
 }
 
-static int on_finish(void *ctx, trc_reader *r, FILE *out)
+static int on_finish(void *p, trc_reader *r, FILE *out)
 {
-    trc_status st = exp_collapsed_write(ctx, r, out);
+    ctx *x = p;
+    trc_status st = x->gpu ? exp_gpu_callsite_finish(x->gpu) : TRC_OK;
+    if (st == TRC_OK)
+        st = exp_collapsed_write(x->c, r, out);
     return st == TRC_OK ? 0 : conv_sink_error(st);
 }
 
@@ -42,6 +64,8 @@ int main(int argc, char **argv)
          "show full source paths (default: shortened)", 0, 0},
         {"weight", 0, CLI_STRING, &o.weight, "samples|us",
          "count samples (default) or microseconds of sampled time", 0, 0},
+        {"gpu", 0, CLI_FLAG, &o.gpu, NULL,
+         "GPU time by launching Python stack, kernel as leaf (counts in us)", 0, 0},
         {NULL, 0, 0, NULL, NULL, NULL, 0, 0},
     };
     const cli_tool tool = {
@@ -51,6 +75,13 @@ int main(int argc, char **argv)
         "Frames read \"function (file:line)\"; ';', '%', control characters and\n"
         "stray spaces in names are written as %XX. Samples without Python frames\n"
         "are counted under \"" EXP_NO_PYTHON_FRAMES "\". Reads stdin when FILE is absent or '-'.\n"
+        "With --gpu, each kernel, copy and memset adds its duration (--weight us,\n"
+        "the default then) or 1 (--weight samples) to the Python stack of the call\n"
+        "that launched it plus a leaf for its name (\"[CUDA memcpy HtoD]\" for\n"
+        "copies); launches without Python frames go under \"" EXP_GPU_NO_PYTHON_ROOT "\",\n"
+        "activities whose launch was not recorded under \"" EXP_GPU_UNKNOWN_ROOT "\".\n"
+        "--thread then keeps the work launched by those threads; --from/--to keep\n"
+        "activities that overlap the window; --idle and --gil do not apply.\n"
         "Exit status: 0 ok, 1 input damaged or data lost (output covers what was\n"
         "readable), 2 usage error or unusable input.",
         options, conv_selection_options(&sel)};
@@ -60,18 +91,22 @@ int main(int argc, char **argv)
     if (npos > 1)
         cli_die(CLI_EXIT_USAGE, "too many inputs: give one FILE (or none for stdin)");
     exp_collapsed_options co = {o.threads, o.pids, o.no_lines, o.full_filenames, 0};
-    if (o.weight && strcmp(o.weight, "us") == 0)
+    if ((o.weight && strcmp(o.weight, "us") == 0) || (o.gpu && !o.weight))
         co.weight_us = 1;
     else if (o.weight && strcmp(o.weight, "samples") != 0)
         cli_die(CLI_EXIT_USAGE, "--weight must be 'samples' or 'us', not '%s'", o.weight);
     conv_selection_prepare(&sel);
-    exp_collapsed *c = exp_collapsed_new(&co);
-    if (!c)
+    ctx x = {exp_collapsed_new(&co), NULL};
+    if (o.gpu && x.c && (x.gpu = exp_gpu_callsite_new(0, add_gpu, x.c)))
+        exp_gpu_callsite_select(x.gpu, keep, &sel, sel.threads.n > 0);
+    if (!x.c || (o.gpu && !x.gpu))
         cli_die(CLI_EXIT_USAGE, "out of memory");
-    conv_sink sink = {c, on_event, on_finish};
-    conv_job job = {npos ? pos[0] : NULL, o.output, 0, &sel};
+    conv_sink sink = {&x, on_event, on_finish};
+    /* --gpu applies the selection itself: launch calls must all be seen */
+    conv_job job = {npos ? pos[0] : NULL, o.output, 0, o.gpu ? NULL : &sel};
     int code = conv_run(&job, &sink);
-    exp_collapsed_free(c);
+    exp_gpu_callsite_free(x.gpu);
+    exp_collapsed_free(x.c);
     conv_selection_cleanup(&sel);
     free(pos);
     return code;

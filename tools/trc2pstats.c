@@ -2,32 +2,58 @@
  * trc2pstats — a pstats file (marshal-ed dict, FORMATS.md §3) that
  * `python -m pstats`, pstats.Stats, snakeviz and gprof2dot load
  * (docs/man/trc2pstats.1).  A thin main over lib/export/stats.c and
- * lib/export/pstats.c and the converter pipeline.
+ * lib/export/pstats.c and the converter pipeline; --gpu weights stacks by
+ * GPU time through lib/export/gpu_callsite.c.
  */
 #include <stdlib.h>
 
 #include "lib/export/export.h"
 #include "tools/common/convert.h"
 
-static int on_event(void *ctx, trc_reader *r, const trc_event *ev, FILE *out)
+typedef struct ctx {
+    exp_stats *stats;
+    exp_gpu_callsite *gpu;   /* --gpu only */
+} ctx;
+
+static int keep(void *sel, trc_reader *r, const trc_event *ev)
 {
-    if (ev->type != TRC_EV_SAMPLE)
-        return 0;
-    trc_status st = exp_stats_add(ctx, r, &ev->u.sample);
+    return conv_selection_keep(sel, r, ev);
+}
+
+static trc_status add_gpu(void *s, trc_reader *r, const exp_gpu_hit *h)
+{
+    return exp_stats_add_gpu(s, r, h);
+}
+
+static int on_event(void *p, trc_reader *r, const trc_event *ev, FILE *out)
+{
+    ctx *x = p;
+    trc_status st = TRC_OK;
+    if (x->gpu)
+        st = exp_gpu_callsite_event(x->gpu, r, ev);
+    else if (ev->type == TRC_EV_SAMPLE)
+        st = exp_stats_add(x->stats, r, &ev->u.sample);
     return st == TRC_OK ? 0 : conv_sink_error(st);
 }
 
-static int on_finish(void *ctx, trc_reader *r, FILE *out)
+static int on_finish(void *p, trc_reader *r, FILE *out)
 {
-    trc_status st = exp_stats_finish(ctx, r);
+    ctx *x = p;
+    trc_status st = x->gpu ? exp_gpu_callsite_finish(x->gpu) : TRC_OK;
+    if (st == TRC_OK)
+        st = exp_stats_finish(x->stats, r);
     if (st != TRC_OK)
         return conv_sink_error(st);
-    if (exp_stats_func_count(ctx) == 0) {
-        cli_error("no samples selected: a pstats file cannot be empty (try --idle, or "
-                  "check --pid/--thread/--from/--to)");
+    if (exp_stats_func_count(x->stats) == 0) {
+        if (x->gpu)
+            cli_error("no GPU activities selected: a pstats file cannot be empty (check "
+                      "--pid/--thread/--from/--to)");
+        else
+            cli_error("no samples selected: a pstats file cannot be empty (try --idle, or "
+                      "check --pid/--thread/--from/--to)");
         return -1;
     }
-    st = exp_pstats_write(ctx, out);
+    st = exp_pstats_write(x->stats, out);
     return st == TRC_OK ? 0 : conv_sink_error(st);
 }
 
@@ -35,8 +61,11 @@ int main(int argc, char **argv)
 {
     static conv_selection sel;
     static const char *output;
+    static int gpu;
     const cli_option options[] = {
         {"output", 'o', CLI_STRING, &output, "FILE", "write to FILE (default: stdout, not a terminal)", 0, 0},
+        {"gpu", 0, CLI_FLAG, &gpu, NULL,
+         "GPU time by launching Python stack, kernel as leaf function", 0, 0},
         {NULL, 0, 0, NULL, NULL, NULL, 0, 0},
     };
     const cli_tool tool = {
@@ -52,6 +81,11 @@ int main(int argc, char **argv)
         "           bound: short calls between samples are missed, back-to-back\n"
         "           calls from one line merge. \"a/b\": b are not recursive.\n"
         "Samples without Python frames appear as {no Python frames}.\n"
+        "--gpu: each kernel, copy and memset counts as one call of its own leaf\n"
+        "function ('~', 0, NAME) under the Python stack of the call that launched\n"
+        "it; times are GPU seconds and ncalls the activities launched beneath a\n"
+        "function. {no Python stack}: launched by a thread without Python frames;\n"
+        "{unknown launch}: the launch call was not recorded.\n"
         "Exit status: 0 ok, 1 input damaged or data lost (output covers what was\n"
         "readable), 2 usage error, unusable input or nothing selected.",
         options, conv_selection_options(&sel)};
@@ -61,13 +95,17 @@ int main(int argc, char **argv)
     if (npos > 1)
         cli_die(CLI_EXIT_USAGE, "too many inputs: give one FILE (or none for stdin)");
     conv_selection_prepare(&sel);
-    exp_stats *s = exp_stats_new();
-    if (!s)
+    ctx x = {exp_stats_new(), NULL};
+    if (gpu && x.stats && (x.gpu = exp_gpu_callsite_new(0, add_gpu, x.stats)))
+        exp_gpu_callsite_select(x.gpu, keep, &sel, sel.threads.n > 0);
+    if (!x.stats || (gpu && !x.gpu))
         cli_die(CLI_EXIT_USAGE, "out of memory");
-    conv_sink sink = {s, on_event, on_finish};
-    conv_job job = {npos ? pos[0] : NULL, output, 1, &sel};
+    conv_sink sink = {&x, on_event, on_finish};
+    /* --gpu applies the selection itself: launch calls must all be seen */
+    conv_job job = {npos ? pos[0] : NULL, output, 1, gpu ? NULL : &sel};
     int code = conv_run(&job, &sink);
-    exp_stats_free(s);
+    exp_gpu_callsite_free(x.gpu);
+    exp_stats_free(x.stats);
     conv_selection_cleanup(&sel);
     free(pos);
     return code;

@@ -9,8 +9,8 @@
  * Activities and their API calls may come in either order in a file.
  * Whatever is waiting for its partner is kept in a map keyed by (pid,
  * correlation); an entry leaves the map as soon as it is matched, so
- * memory follows the number of unmatched items, never the number of
- * activities.  A launch call that starts several activities (a graph
+ * memory follows the number of unmatched items (at most `window` of
+ * them) and of distinct leaf names, never the number of activities.  A launch call that starts several activities (a graph
  * launch, a split copy) is still found for the later ones through a small
  * fixed-size cache of recently matched calls.  Unmatched items are given
  * up after `window` further GPU/API records (an activity given up is
@@ -32,8 +32,11 @@
 #define EXP_GPU_NO_PYTHON_ROOT "<no Python stack>" /* launch call had none */
 #define EXP_GPU_UNKNOWN_ROOT "<unknown launch>"    /* no launch call found */
 
-/* Default give-up distance, in GPU/API records (see the file comment). */
-#define EXP_GPU_DEFAULT_WINDOW (UINT64_C(1) << 20)
+/* Default give-up distance, in GPU/API records (see the file comment):
+ * CUPTI delivers an activity within ~200 ms of its call, far fewer
+ * records than this below ~500k launches per second, and it bounds the
+ * map to ~16 MB however many calls go unmatched. */
+#define EXP_GPU_DEFAULT_WINDOW (UINT64_C(1) << 18)
 
 typedef enum exp_gpu_origin {
     EXP_GPU_PYTHON = 0,    /* launch call found, with a Python stack */
@@ -58,12 +61,16 @@ typedef struct exp_gpu_hit {
     uint64_t dur_ns;         /* end - start (0 if reversed) */
 } exp_gpu_hit;
 
-/* Called once per activity.  A status other than TRC_OK stops the
- * correlator and is returned by the call that emitted. */
-typedef trc_status (*exp_gpu_emit_fn)(void *ctx, const exp_gpu_hit *hit);
+/* Called once per activity counted, with the reader last fed.  A status
+ * other than TRC_OK stops the correlator and is returned by the call that
+ * emitted. */
+typedef trc_status (*exp_gpu_emit_fn)(void *ctx, trc_reader *r, const exp_gpu_hit *hit);
+
+/* A converter's selection: 1 if the event passes it (conv_selection_keep). */
+typedef int (*exp_gpu_keep_fn)(void *ctx, trc_reader *r, const trc_event *ev);
 
 typedef struct exp_gpu_callsite_stats {
-    uint64_t activities, api_calls;      /* fed in */
+    uint64_t activities, api_calls;      /* fed in (activities: those selected) */
     uint64_t python, no_python, unknown; /* activities emitted, by origin */
     uint64_t gpu_ns;                     /* their summed durations */
     uint64_t live, peak_live;            /* map entries now / at most */
@@ -79,13 +86,23 @@ exp_gpu_callsite *exp_gpu_callsite_new(uint64_t window, exp_gpu_emit_fn emit, vo
  * (call exp_gpu_callsite_finish first to emit them). */
 void exp_gpu_callsite_free(exp_gpu_callsite *c);
 
-/* Feed one event in file order: TRC_EV_SEGMENT, TRC_EV_API_CALL,
- * TRC_EV_GPU_KERNEL/MEMCPY/MEMSET matter, others are ignored.  r is the
- * reader the event came from (for the API call's thread → pid).  Returns
- * TRC_OK, TRC_ERR_NOMEM, TRC_ERR_LIMIT (over 2^32-2 live items or names)
- * or what emit returned. */
-trc_status exp_gpu_callsite_event(exp_gpu_callsite *c, const trc_reader *r,
-                                  const trc_event *ev);
+/* Apply a converter's selection (optional; default: count everything).
+ * keep is asked about every event fed, so it can follow the trace (start
+ * time, thread renames).  Activities it refuses are not counted.  Launch
+ * calls are used whatever it says: an activity inside a time window may
+ * have been launched before it.  With by_thread (the selection names
+ * threads), an activity counts only if keep accepts a probe: an API call
+ * on its launching thread spanning all time; unknown launches are then
+ * dropped.  keep and ctx are borrowed. */
+void exp_gpu_callsite_select(exp_gpu_callsite *c, exp_gpu_keep_fn keep, void *ctx,
+                             int by_thread);
+
+/* Feed every event in file order: TRC_EV_SEGMENT, TRC_EV_API_CALL,
+ * TRC_EV_GPU_KERNEL/MEMCPY/MEMSET matter, others only reach keep.  r is
+ * the reader the event came from (for the API call's thread → pid), the
+ * same every time.  Returns TRC_OK, TRC_ERR_NOMEM, TRC_ERR_LIMIT (over
+ * 2^32-2 live items or names) or what emit returned. */
+trc_status exp_gpu_callsite_event(exp_gpu_callsite *c, trc_reader *r, const trc_event *ev);
 
 /* Give up everything still waiting (activities are emitted as UNKNOWN).
  * Call once at the end of input; feeding may continue after it. */

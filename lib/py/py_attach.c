@@ -153,6 +153,13 @@ static void resolve_types(py_proc *p, const pyelf *e, uint64_t bias)
         p->bytes_type = bias + v;
     if (pyelf_symbol(e, "PyFrame_Type", &v) == 0)
         p->frame_type = bias + v;
+    /* only for thread names: their absence just disables those */
+    if (pyelf_symbol(e, "PyDict_Type", &v) == 0)
+        p->dict_type = bias + v;
+    if (pyelf_symbol(e, "PyModule_Type", &v) == 0)
+        p->module_type = bias + v;
+    if (pyelf_symbol(e, "PyLong_Type", &v) == 0)
+        p->long_type = bias + v;
 }
 
 static py_status locate(py_proc *p, found *f, char *err, size_t errlen)
@@ -467,6 +474,7 @@ void py_proc_free(py_proc *p)
 {
     if (!p)
         return;
+    pynames_free(p);
     pycode_cache_free(&p->cc);
     pyarena_free(&p->arena);
     trc_free(p->memo);

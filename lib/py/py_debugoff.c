@@ -113,6 +113,18 @@ uint64_t py_debugoff_version(const uint8_t *buf, size_t len)
     return v;
 }
 
+int py_debugoff_field(const uint8_t *buf, size_t len, const char *name, uint64_t *out)
+{
+    uint64_t hex = py_debugoff_version(buf, len);
+    unsigned minor = (unsigned)(hex >> 16) & 0xff;
+    dbg d = { buf, len, minor == 13 ? fields_313 : fields_314, 0 };
+
+    if (hex == 0 || minor < 13)
+        return -1;
+    *out = get(&d, name);
+    return d.missing ? -1 : 0;
+}
+
 int py_layout_from_debug(const uint8_t *buf, size_t len, py_layout *out, char *err, size_t errlen)
 {
     uint64_t hex = py_debugoff_version(buf, len);

@@ -16,6 +16,12 @@
  * with the cookie.  Cannot fail. */
 uint64_t py_debugoff_version(const uint8_t *buf, size_t len);
 
+/* The value of the named field ("is.imports_modules", "di.ma_keys",
+ * "free_threaded"... as listed in py_debugoff.c) of the block in
+ * buf[0..len).  0, or -1 when the version's list lacks the name or the
+ * buffer is too short. */
+int py_debugoff_field(const uint8_t *buf, size_t len, const char *name, uint64_t *out);
+
 /* Fills out from the block in buf[0..len).  0, or -1 with a one-line
  * reason in err (unknown or implausible layout). */
 int py_layout_from_debug(const uint8_t *buf, size_t len, py_layout *out, char *err, size_t errlen);

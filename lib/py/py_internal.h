@@ -95,6 +95,7 @@ struct py_proc {
     py_layout L;
     uint64_t runtime;          /* &_PyRuntime in the target */
     uint64_t code_type, unicode_type, bytes_type, frame_type;  /* type objects */
+    uint64_t dict_type, module_type, long_type;                /* (thread names) */
     pymem mem;
     pysnap snap;
     pthread_mutex_t lock;      /* the self-attached handle is shared by threads */
@@ -117,6 +118,7 @@ struct py_proc {
     uint64_t id;               /* unique per handle: keys the per-thread cache */
 
     char name[256];            /* py_proc_thread_name result */
+    struct pynames *names;     /* py_names.c's cache, made on first use */
     py_proc_stats stats;
     py_status last;            /* reason for the last -1 */
 };
@@ -143,6 +145,9 @@ void pytid_calibrate(py_proc *p);
 
 /* Kernel tid of the calling thread. */
 int64_t pytid_self(void);
+
+/* Frees p->names (py_names.c).  Safe when never made. */
+void pynames_free(py_proc *p);
 
 /* Maps an errno from a read to a status. */
 py_status py_status_from_errno(int e);

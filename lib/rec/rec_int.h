@@ -4,7 +4,8 @@
  * signals (signals.c), the output file (output.c), stack interning
  * (stacks.c), the thread table (threads.c), one recorded process
  * (target.c), descendant discovery (children.c), loss accounting
- * (losses.c) and the loop that ties them together (session.c).
+ * (losses.c), self-timing (selftime.c) and the loop that ties them
+ * together (session.c).
  *
  * Prefix rec_.  Nothing here prints; functions that can fail say how.
  */
@@ -315,6 +316,25 @@ trc_status rec_target_step(rec_target *t, rec_tick_ctx *ctx);
 /* Record the end of t with a wait status (or status < 0 = unknown) and
  * mark it ended.  Writes PROCESS (if not yet) and PROCESS_EXIT. */
 trc_status rec_target_exited(rec_target *t, trc_writer *w, int64_t now_ns, int wait_status);
+
+/* ------------------------------------------------------------------ */
+/* selftime.c — the recorder's cost per sample (diagnostics)            */
+/* ------------------------------------------------------------------ */
+
+typedef struct rec_selftime {
+    uint32_t *hist;          /* NULL: not measuring */
+    uint64_t n;
+    int64_t max_ns;
+} rec_selftime;
+
+/* 0, or -1 on allocation failure (then nothing is measured). */
+int rec_selftime_init(rec_selftime *st);
+void rec_selftime_cleanup(rec_selftime *st);
+/* CPU time of the calling thread in ns; 0 if unavailable. */
+int64_t rec_thread_cpu_ns(void);
+void rec_selftime_add(rec_selftime *st, int64_t per_sample_ns);
+/* Upper bound of the bucket holding quantile q (0..1); 0 when empty. */
+int64_t rec_selftime_quantile(const rec_selftime *st, double q);
 
 /* ------------------------------------------------------------------ */
 /* children.c — following descendants                                  */

@@ -17,8 +17,6 @@
  */
 #include "lib/rec/rec_int.h"
 
-#include "format/alloc.h"
-
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,8 +30,6 @@
 #define ATTACH_WAIT_NS 2000000000LL  /* --pid: wait this long for a starting runtime */
 #define SCAN_NS 50000000LL           /* descendants: 20 Hz */
 #define LOSS_FLUSH_NS 1000000000LL   /* loss records: 1 Hz */
-#define COST_BUCKET_NS 50            /* self-timing histogram: 50 ns buckets ... */
-#define COST_BUCKETS 4000            /* ... up to 200 us; above that, only the max */
 
 typedef struct out_sink {
     int fd;
@@ -60,9 +56,7 @@ typedef struct session {
     uint64_t samples, invalid, ticks;
     uint32_t max_wid;
     int write_failed;
-    uint32_t *cost_hist;     /* self-timing histogram (NULL when off) */
-    uint64_t cost_n, cost_over;
-    int64_t cost_max;
+    rec_selftime cost;       /* hist NULL when not measuring */
 } session;
 
 static void say(const session *s, rec_msg_level level, const char *fmt, ...)
@@ -191,37 +185,6 @@ static void warn_unsampled(session *s, rec_target *t)
     }
 }
 
-static int64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void cost_add(session *s, int64_t per_sample_ns)
-{
-    s->cost_n++;
-    if (per_sample_ns > s->cost_max)
-        s->cost_max = per_sample_ns;
-    int64_t b = per_sample_ns / COST_BUCKET_NS;
-    if (b < COST_BUCKETS)
-        s->cost_hist[b]++;
-    else
-        s->cost_over++;
-}
-
-/* The smallest cost with at least q of the samples at or below it. */
-static int64_t cost_quantile(const session *s, double q)
-{
-    uint64_t want = (uint64_t)(q * (double)s->cost_n + 0.5), seen = 0;
-    for (int b = 0; b < COST_BUCKETS; b++) {
-        seen += s->cost_hist[b];
-        if (seen >= want && seen > 0)
-            return (int64_t)(b + 1) * COST_BUCKET_NS;
-    }
-    return s->cost_max;
-}
-
 static void tick(session *s, const rec_tick *tk)
 {
     int64_t now = tk->now_ns;
@@ -233,7 +196,7 @@ static void tick(session *s, const rec_tick *tk)
     if (!s->recording)
         return;
     rec_tick_ctx ctx = {.w = s->w, .now_ns = now, .gil = s->cfg->gil};
-    int64_t cpu0 = s->cost_hist ? thread_cpu_ns() : 0;
+    int64_t cpu0 = s->cost.hist ? rec_thread_cpu_ns() : 0;
     for (size_t i = 0; i < s->targets.n; i++) {
         rec_target *t = s->targets.v[i];
         trc_status st = rec_target_step(t, &ctx);
@@ -243,8 +206,8 @@ static void tick(session *s, const rec_tick *tk)
         }
         warn_unsampled(s, t);
     }
-    if (s->cost_hist && ctx.samples)
-        cost_add(s, (thread_cpu_ns() - cpu0) / (int64_t)ctx.samples);
+    if (s->cost.hist && ctx.samples)
+        rec_selftime_add(&s->cost, (rec_thread_cpu_ns() - cpu0) / (int64_t)ctx.samples);
     s->samples += ctx.samples;
     if (ctx.max_wid > s->max_wid)
         s->max_wid = ctx.max_wid;
@@ -326,12 +289,12 @@ static void finish_trace(session *s)
     if (getrusage(RUSAGE_SELF, &ru) == 0)
         r->cpu_ns = ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
                     ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
-    if (s->cost_hist && s->cost_n) {
-        r->cost_n = s->cost_n;
-        r->cost_p50_ns = cost_quantile(s, 0.50);
-        r->cost_p90_ns = cost_quantile(s, 0.90);
-        r->cost_p99_ns = cost_quantile(s, 0.99);
-        r->cost_max_ns = s->cost_max;
+    if (s->cost.n) {
+        r->cost_n = s->cost.n;
+        r->cost_p50_ns = rec_selftime_quantile(&s->cost, 0.50);
+        r->cost_p90_ns = rec_selftime_quantile(&s->cost, 0.90);
+        r->cost_p99_ns = rec_selftime_quantile(&s->cost, 0.99);
+        r->cost_max_ns = s->cost.max_ns;
     }
     r->threads = s->max_wid; /* writer thread ids are dense and per (pid, tid) */
     r->processes = 0;
@@ -482,7 +445,7 @@ int rec_run(const rec_config *cfg, rec_result *res)
     prctl(PR_SET_TIMERSLACK, 1UL);
 
     if (cfg->self_timing)
-        s.cost_hist = trc_calloc(COST_BUCKETS, sizeof *s.cost_hist);
+        (void)rec_selftime_init(&s.cost); /* without memory: no figures */
     int rc = start(&s);
     if (rc > 0) {
         status = rc;
@@ -532,7 +495,7 @@ out:
     if (s.sink.fd > STDOUT_FILENO)
         close(s.sink.fd);
     rec_targets_cleanup(&s.targets);
-    trc_free(s.cost_hist);
+    rec_selftime_cleanup(&s.cost);
     rec_signals_restore();
     res->exit_status = status;
     return status;

@@ -110,6 +110,12 @@ py_status rec_target_try_attach(rec_target *t, int64_t now_ns)
     t->py = py;
     t->state = REC_T_ATTACHED;
     t->process_written = 0;
+    /* the image is complete now (its libpython runs); what init read may
+     * have been taken while exec was still setting it up */
+    rec_stat s;
+    if (rec_proc_stat(t->pid, 0, &s) == 0 && s.starttime == t->starttime)
+        t->startstack = s.startstack;
+    (void)rec_proc_exe(t->pid, t->exe, sizeof t->exe);
     return PY_OK;
 }
 
@@ -190,19 +196,23 @@ static trc_status check_process(rec_target *t, rec_tick_ctx *ctx)
     char exe[sizeof t->exe];
     if (rec_proc_exe(t->pid, exe, sizeof exe) != 0)
         memcpy(exe, t->exe, sizeof exe);
-    if (s.startstack != t->startstack || strcmp(exe, t->exe) != 0) {
+    /* startstack reads 0 once the process has let go of its memory on
+     * the way out (and without permission): that is no exec */
+    if ((s.startstack && s.startstack != t->startstack) || strcmp(exe, t->exe) != 0) {
         /* exec: a new image, maybe another interpreter or none */
         t->startstack = s.startstack;
         memcpy(t->exe, exe, sizeof exe);
         char cmdline[sizeof t->cmdline];
         if (rec_proc_cmdline(t->pid, cmdline, sizeof cmdline) == 0 && cmdline[0])
             memcpy(t->cmdline, cmdline, sizeof cmdline);
+        t->give_up_ns = ctx->now_ns + GRACE_NS;
+        t->attach_since_ns = ctx->now_ns;
+        if (t->state == REC_T_WAITING)
+            return TRC_OK; /* still attaching: only the grace period starts again */
         detach(t);
         t->state = REC_T_WAITING;
         t->process_written = 0;
         t->next_try_ns = ctx->now_ns;
-        t->give_up_ns = ctx->now_ns + GRACE_NS;
-        t->attach_since_ns = ctx->now_ns;
         t->warned = 0;
     }
     return TRC_OK;

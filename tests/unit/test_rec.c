@@ -1,7 +1,9 @@
 /*
- * test_rec.c — unit tests of the recorder's pieces that need neither a
- * Python target nor a trace: /proc parsing, pacing, output names,
- * spawning (lib/rec/procfs.c, pace.c, output.c, spawn.c, losses.c).
+ * test_rec.c — unit tests of the recorder's pieces that need no Python
+ * target: /proc parsing, pacing, output names,
+ * spawning, losses, self-timing, and stack interning through the real
+ * writer and reader (lib/rec/procfs.c, pace.c, output.c, spawn.c,
+ * losses.c, selftime.c, stacks.c).
  * The whole recorder is tested end to end by tests/e2e/trec_*.sh.
  */
 #include <setjmp.h>
@@ -246,6 +248,25 @@ static void loss_counts(void **state)
     assert_int_equal(a.count, 5);
 }
 
+static void selftime_quantiles(void **state)
+{
+    rec_selftime st;
+    assert_int_equal(rec_selftime_init(&st), 0);
+    assert_int_equal(rec_selftime_quantile(&st, 0.5), 0);
+    for (int i = 1; i <= 100; i++)
+        rec_selftime_add(&st, i * 1000); /* 1..100 us */
+    rec_selftime_add(&st, 5000000);       /* 5 ms: beyond the histogram */
+    assert_int_equal(st.n, 101);
+    assert_int_equal(st.max_ns, 5000000);
+    int64_t p50 = rec_selftime_quantile(&st, 0.5);
+    assert_true(p50 >= 50000 && p50 <= 51050);
+    int64_t p99 = rec_selftime_quantile(&st, 0.99);
+    assert_true(p99 >= 99000 && p99 <= 100050);
+    assert_int_equal(rec_selftime_quantile(&st, 1.0), 5000000);
+    assert_true(rec_thread_cpu_ns() > 0);
+    rec_selftime_cleanup(&st);
+}
+
 /* A growing memory buffer as the writer's output and the reader's input. */
 typedef struct membuf {
     unsigned char *p;
@@ -358,6 +379,7 @@ int main(void)
         cmocka_unit_test(spawn_resets_signals),
         cmocka_unit_test(loss_counts),
         cmocka_unit_test(stack_interning),
+        cmocka_unit_test(selftime_quantiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
  * test_rw_damage.c — the reader on damaged and combined inputs (spec
  * §8.4-8.8): truncation at every byte offset of a multi-chunk trace,
  * every byte of a chunk flipped, chunks removed or repeated, the SEGMENT
- * chunk lost, concatenated traces (ids merged), not-a-trace inputs.
+ * chunk lost, concatenated traces (ids merged), not-a-trace inputs,
+ * random garbage, and mutated payloads behind valid CRCs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 
 #include "trc/trc.h"
+#include "format/scan.h"
 #include "tests/support/trace_builder.h"
 
 #define MAXC 512
@@ -337,6 +339,74 @@ static void test_garbage_everywhere(void **state)
     drop(&l);
 }
 
+/* Hostile bytes behind valid CRCs: decoded payloads are mutated (bit
+ * flips, overwrites, insertions, deletions) and wrapped in new chunks
+ * whose CRCs check, so the record decoders see them.  Never a crash, a
+ * hang, or a reading error: damage is only ever reported as losses. */
+static void test_valid_crc_mutations(void **state)
+{
+    tb_buf b = { 0 };
+    tb_src src;
+    trcf_scanner *s;
+    trcf_chunk_info ci;
+    uint8_t *pl[64];
+    size_t pn[64];
+    trcf_chunk_header hd[64];
+    uint64_t rng = 88172645463325252ULL;
+    int n = 0, c, it;
+    (void)state;
+    assert_int_equal(tb_standard_trace(&b, 800, 500, 6), TRC_OK);
+    memset(&src, 0, sizeof src);
+    src.p = b.p;
+    src.len = b.len;
+    s = trcf_scanner_new(tb_read, &src, NULL);
+    while (trcf_chunk_next(s, &ci) == TRC_OK && n < 64) {
+        pl[n] = malloc(ci.h.decoded_len + 1);
+        memcpy(pl[n], ci.payload, ci.h.decoded_len);
+        pn[n] = ci.h.decoded_len;
+        hd[n] = ci.h;
+        n++;
+    }
+    trcf_scanner_free(s);
+    assert_true(n > 5);
+#define NEXT() (rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17, rng)
+    for (it = 0; it < 400; it++) {
+        tb_buf out = { 0 };
+        tb_result res;
+        for (c = 0; c < n; c++) {
+            uint8_t *p = malloc(pn[c] + 64);
+            size_t len = pn[c];
+            uint64_t seq = hd[c].seq;
+            memcpy(p, pl[c], len);
+            if (NEXT() % 3 == 0) {
+                int k = 1 + (int)(NEXT() % 6), j;
+                for (j = 0; j < k && len > 1; j++) {
+                    size_t at = NEXT() % len;
+                    switch (NEXT() % 5) {
+                    case 0: p[at] ^= (uint8_t)(1u << (NEXT() % 8)); break;
+                    case 1: p[at] = (uint8_t)NEXT(); break;
+                    case 2: memmove(p + at, p + at + 1, len - at - 1); len--; break;
+                    case 3: memmove(p + at + 1, p + at, len - at); p[at] = (uint8_t)NEXT(); len++; break;
+                    default: p[at] = 0xff; break;
+                    }
+                }
+            }
+            if (NEXT() % 50 == 0)
+                seq += NEXT() % 3;
+            tb_chunk(&out, 1, 0, hd[c].kind, 0, seq, hd[c].base_time, p, len, (int)(NEXT() % 2) * 6);
+            free(p);
+        }
+        tb_read_mem(out.p, out.len, NEXT() % 4 == 0 ? 1 + NEXT() % 100 : 0, &res);
+        assert_int_equal(res.status, TRC_ERR_EOF);
+        tb_result_free(&res);
+        tb_buf_free(&out);
+    }
+#undef NEXT
+    for (c = 0; c < n; c++)
+        free(pl[c]);
+    tb_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -346,6 +416,7 @@ int main(void)
         cmocka_unit_test(test_concatenation),
         cmocka_unit_test(test_not_trc),
         cmocka_unit_test(test_garbage_everywhere),
+        cmocka_unit_test(test_valid_crc_mutations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,7 +25,7 @@ CHECK_PY=/usr/bin/python3
 [ -x "$CHECK_PY" ] || CHECK_PY=$(echo "$PYTHONS" | head -n1 | cut -d' ' -f1)
 
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/trec-e2e.XXXXXX")
-trap 'rm -rf "$TMPD"' EXIT
+[ -n "${TREC_E2E_KEEP:-}" ] && echo "keeping $TMPD" || trap 'rm -rf "$TMPD"' EXIT
 FAILS=0
 RESULTS=""
 

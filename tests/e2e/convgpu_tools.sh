@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# GPU time in trc2collapsed --gpu, trc-stats --gpu / --gpu-callsites and
+# trc2pstats --gpu, on the recording path's fixture (fixtures/gpu/
+# fake_train.trc, fake CUPTI) and on trc2nvvp's synthetic GPU trace:
+#  - trc-stats --gpu prints exactly fixtures/gpu/fake_train.summary.txt;
+#  - the total of `trc2collapsed --gpu --weight us` equals the GPU
+#    activities' total from `trc2nvvp --csv` rounded to the nearest us,
+#    exactly (counts are apportioned by largest remainder); --weight
+#    samples counts every activity once;
+#  - `trc2pstats --gpu` loads with pstats under every Python found; its
+#    tottime sums to the same total (to 1 ns) and each leaf's tottime and
+#    call count equal that kernel's/copy's row of the nvprof summary;
+#  - every line is an independent reading of `trc-dump --events`: the
+#    launching API call's Python stack (same pid and correlation id), then
+#    the activity's name as the leaf, or <no Python stack> / <unknown launch>;
+#  - selections: --thread keeps what those threads launched, --from/--to
+#    keep activities in the window even when their launch call is before
+#    it, --pid; exit codes and the one loss warning; stdin.
+set -u
+cd "${TRC_ROOT:-$(dirname "$0")/../..}"
+BUILD=${BUILD:-build} BIN=${BIN:-bin}
+ft=fixtures/gpu/fake_train.trc
+for f in "$BIN/trc2collapsed" "$BIN/trc-stats" "$BIN/trc2pstats" "$BIN/trc-dump" "$ft"; do
+  [ -e "$f" ] || { echo "FAIL: $f missing"; exit 1; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+pythons=()
+. tests/e2e/lib/pythons.sh
+while read -r p _; do pythons+=("$p"); done < <(trec_pythons)
+[ ${#pythons[@]} -gt 0 ] || { echo "no Python 3.8+ found"; exit 77; }
+py=${pythons[0]}
+
+# run NAME WANT_EXIT TOOL ARGS...: stdout to $tmp/NAME.out, stderr .err
+run() {
+  local name=$1 want=$2 tool=$3
+  shift 3
+  "$BIN/$tool" "$@" > "$tmp/$name.out" 2> "$tmp/$name.err"
+  local rc=$?
+  [ "$rc" = "$want" ] || bad "$name: exit $rc, want $want ($(head -c 300 "$tmp/$name.err"))"
+}
+
+# ---- nvprof's summary --------------------------------------------------
+run summary 1 trc-stats --gpu "$ft"
+cmp -s "$tmp/summary.out" fixtures/gpu/fake_train.summary.txt ||
+  { bad "trc-stats --gpu differs from fixtures/gpu/fake_train.summary.txt"; diff fixtures/gpu/fake_train.summary.txt "$tmp/summary.out" | head; }
+[ "$(wc -l < "$tmp/summary.err")" = 1 ] && grep -q "^trc-stats: warning: .*fake_train.trc: 4 GPU records dropped" "$tmp/summary.err" ||
+  bad "summary: want one loss warning, got: $(cat "$tmp/summary.err")"
+"$BIN/trc-stats" --help | grep -q -- "--gpu-callsites" || bad "--help does not list --gpu-callsites"
+run combo 2 trc-stats --gpu --sort tottime "$ft"
+grep -q "takes no" "$tmp/combo.err" || bad "--gpu --sort: $(cat "$tmp/combo.err")"
+
+# ---- one trace through every view -------------------------------------
+# check TRACE TAG: the checks listed at the top, for one trace
+check() {
+  local trc=$1 tag=$2
+  if [ -x "$BIN/trc2nvvp" ]; then
+    "$BIN/trc2nvvp" --csv "$trc" > "$tmp/$tag.csv" 2>/dev/null
+  else
+    : > "$tmp/$tag.csv"
+  fi
+  "$BIN/trc-dump" --events "$trc" > "$tmp/$tag.events" 2>/dev/null
+  run "$tag.us" 1 trc2collapsed --gpu --weight us --full-filenames "$trc"
+  run "$tag.default" 1 trc2collapsed --gpu --full-filenames "$trc"
+  run "$tag.samples" 1 trc2collapsed --gpu --weight samples --full-filenames "$trc"
+  run "$tag.pstats" 1 trc2pstats --gpu -o "$tmp/$tag.prof" "$trc"
+  run "$tag.table" 1 trc-stats --gpu-callsites "$trc"
+  cmp -s "$tmp/$tag.us.out" "$tmp/$tag.default.out" || bad "$tag: --gpu is not --weight us by default"
+  for n in us pstats table; do
+    [ "$(wc -l < "$tmp/$tag.$n.err")" = 1 ] && grep -q "warning: .*GPU records dropped" "$tmp/$tag.$n.err" ||
+      bad "$tag.$n: want one loss warning, got: $(cat "$tmp/$tag.$n.err")"
+  done
+  # the portable folded grammar; perl's flamegraph.pl parse ignores nothing
+  grep -vqE '^[^ ]+( [^ ]+)* [0-9]+$' "$tmp/$tag.us.out" && bad "$tag: lines outside the folded grammar"
+  perl -ne 'chomp; my ($s, $n) = (/^(.*)\s+?(\d+(?:\.\d*)?)$/); $ign++ unless defined $n and $s ne "";
+            END { exit($ign ? 1 : 0) }' "$tmp/$tag.us.out" || bad "$tag: flamegraph.pl would ignore lines"
+  "$py" - "$tmp/$tag" <<'EOF' || bad "$tag: views disagree (see above)"
+import csv, re, sys
+from collections import defaultdict
+base = sys.argv[1]
+def folded(path):
+    d = {}
+    for line in open(path, encoding="utf-8").read().splitlines():
+        stack, _, n = line.rpartition(" ")
+        assert stack not in d, ("duplicate line", stack)
+        d[stack] = int(n)
+    return d
+us, counts = folded(base + ".us.out"), folded(base + ".samples.out")
+
+# trc-dump --events, read independently of lib/export: launch calls by
+# (pid, correlation), then each activity charged to its call's stack.
+copy = {0: "[CUDA memcpy]", 1: "[CUDA memcpy HtoD]", 2: "[CUDA memcpy DtoH]", 3: "[CUDA memcpy HtoA]",
+        4: "[CUDA memcpy AtoH]", 5: "[CUDA memcpy AtoA]", 6: "[CUDA memcpy AtoD]", 7: "[CUDA memcpy DtoA]",
+        8: "[CUDA memcpy DtoD]", 9: "[CUDA memcpy HtoH]", 10: "[CUDA memcpy PtoP]"}
+def ns(s):
+    a, b = s.split(".")
+    return int(a) * 10**9 + int(b.ljust(9, "0"))
+def frames(st):
+    out = []
+    for m in re.finditer(r'"((?:[^"\\]|\\.)*)"@"((?:[^"\\]|\\.)*)"(?::(\d+))?', st):
+        fn, fl, ln = m.group(1), m.group(2), m.group(3)
+        out.append(fn + (" (%s%s)" % (fl, ":" + ln if ln and ln != "0" else "") if fl else ""))
+    return out
+calls, acts = {}, []
+for line in open(base + ".events", encoding="utf-8"):
+    kind = line.split(" ", 1)[0]
+    f = dict(re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)', line))
+    if kind == "api_call":
+        pid = f["thread"].split("/")[0]
+        corr = int(f["correlation"])
+        st = re.search(r" stack=(.*?) result=", line).group(1)
+        flags = int(f["flags"], 16)
+        if corr and (flags & 2 or st != "-"):
+            calls.setdefault((pid, corr), (st, flags))
+    elif kind in ("gpu_kernel", "gpu_memcpy", "gpu_memset"):
+        name = (f["name"][1:-1] if kind == "gpu_kernel" else
+                copy.get(int(f["copy_kind"]), "[CUDA memcpy]") if kind == "gpu_memcpy" else "[CUDA memset]")
+        acts.append((f["pid"], int(f["correlation"]), name, ns(f["end"]) - ns(f["start"])))
+want_ns, want_n = defaultdict(int), defaultdict(int)
+for pid, corr, name, d in acts:
+    c = calls.get((pid, corr))
+    if c is None:
+        root = ["<unknown launch>"]
+    elif c[1] & 1 or c[0] == "-":
+        root = ["<no Python stack>"]
+    else:
+        root = frames(c[0])
+    key = ";".join(root + [name])
+    want_ns[key] += d
+    want_n[key] += 1
+total_ns = sum(want_ns.values())
+assert counts == dict(want_n), ("--weight samples", counts, dict(want_n))
+assert sum(us.values()) == (total_ns + 500) // 1000, (sum(us.values()), total_ns)
+for k, v in want_ns.items():
+    assert abs(us.get(k, 0) * 1000 - v) < 1000, (k, us.get(k), v)
+leaves = {k.rsplit(";", 1)[1] for k in us}
+names = {a[2] for a in acts}
+assert leaves <= names, leaves - names
+
+# nvprof's CSV summary: same total and the same per-name figures
+rows = [r for r in csv.reader(open(base + ".csv", newline=""))][2:]
+gpu = [r for r in rows if r and r[0] == "GPU activities"]
+if gpu:
+    csv_ns = sum(round(float(r[2]) * 1000) for r in gpu)
+    assert csv_ns == total_ns, (csv_ns, total_ns)
+    assert sum(us.values()) == (csv_ns + 500) // 1000
+    assert {r[7] for r in gpu} == names, ({r[7] for r in gpu} ^ names)
+    open(base + ".rows", "w").write(repr([(r[7], round(float(r[2]) * 1000), int(r[3])) for r in gpu]))
+open(base + ".total", "w").write(str(total_ns))
+print("ok", len(us), "lines,", total_ns, "ns")
+EOF
+  local total
+  total=$(cat "$tmp/$tag.total" 2>/dev/null || echo 0)
+  for p in "${pythons[@]}"; do
+    "$p" - "$tmp/$tag.prof" "$total" "$tmp/$tag.rows" <<'EOF' || bad "$tag: pstats under $p"
+import os, pstats, sys
+s = pstats.Stats(sys.argv[1])
+total = int(sys.argv[2])
+tt = sum(v[2] for v in s.stats.values())
+assert abs(tt - total / 1e9) < 1e-9, (tt, total)
+assert abs(s.total_tt - total / 1e9) < 1e-9
+for key, (cc, nc, t, ct, callers) in s.stats.items():
+    for c in callers:
+        assert c in s.stats, ("caller not a key", c)
+if os.path.exists(sys.argv[3]):
+    for name, ns, calls in eval(open(sys.argv[3]).read()):
+        cc, nc, t, ct, _ = s.stats[("~", 0, name)]
+        assert abs(t * 1e9 - ns) < 1, (name, t, ns)
+        assert nc == calls, (name, nc, calls)
+s.sort_stats("cumulative").print_stats(3)
+EOF
+  done > /dev/null
+  # trc-stats --gpu-callsites: the same numbers as the pstats file
+  "$py" - "$tmp/$tag.prof" "$tmp/$tag.table.out" "$total" <<'EOF' || bad "$tag: trc-stats --gpu-callsites"
+import pstats, re, sys
+s = pstats.Stats(sys.argv[1])
+text = open(sys.argv[2], encoding="utf-8").read()
+total = int(sys.argv[3])
+m = re.search(r"(\d+) function calls in ([\d.]+) seconds", text)
+assert m and abs(float(m.group(2)) - total / 1e9) < 1e-6, m
+assert int(m.group(1)) == sum(v[1] for v in s.stats.values())
+assert re.search(r"GPU time: +\d+ activities .*, %.6f s" % (total / 1e9), text), text[:400]
+rows = text.split("filename:lineno(function)\n", 1)[1].strip().splitlines()
+assert len(rows) == len(s.stats), (len(rows), len(s.stats))
+EOF
+}
+
+check "$ft" ft
+# what the fixture's views look like, in words: the forward's gemm at model.py:13
+grep -q '^<module> (train.py:40);main (train.py:33);Model.forward (model.py:13);ampere_sgemm_128x64_nn 300$' "$tmp/ft.us.out" ||
+  bad "fixture: gemm line missing: $(cat "$tmp/ft.us.out")"
+grep -q '^<no Python stack>;void at::native::vectorized_elementwise_kernel<4, .* 10$' "$tmp/ft.us.out" ||
+  bad "fixture: the no-Python launch is not under <no Python stack>"
+
+if [ -x "$BUILD/tests/test_nvvp_traces" ]; then
+  "$BUILD/tests/test_nvvp_traces" --write fixture "$tmp/nv.trc" > /dev/null || bad "nvvp generator"
+  check "$tmp/nv.trc" nv
+  # --thread: the autograd worker launched only the no-Python kernels
+  run nv_thr 1 trc2collapsed --gpu --thread pt_autograd_0 "$tmp/nv.trc"
+  [ -s "$tmp/nv_thr.out" ] && ! grep -qv '^<no Python stack>;' "$tmp/nv_thr.out" ||
+    bad "--thread pt_autograd_0: $(head -3 "$tmp/nv_thr.out")"
+  run nv_main 1 trc2collapsed --gpu --thread 4242 "$tmp/nv.trc"
+  grep -q '^<no Python stack>\|^<unknown launch>' "$tmp/nv_main.out" && bad "--thread 4242 kept work not launched by it"
+  a=$(awk '{s+=$NF} END {print s+0}' "$tmp/nv_thr.out") b=$(awk '{s+=$NF} END {print s+0}' "$tmp/nv_main.out")
+  t=$(awk '{s+=$NF} END {print s+0}' "$tmp/nv.us.out")
+  [ $((a + b)) = "$t" ] || bad "--thread split $a + $b != $t"
+else
+  echo "note: $BUILD/tests/test_nvvp_traces not built; synthetic trace skipped"
+fi
+
+# --from/--to: activities overlapping the window, charged to launch calls
+# made before it.  The fixture starts at 5.001 s; from 3.45 ms on: every
+# activity but the HtoD copy and the first vectorAdd.
+run win 1 trc2collapsed --gpu --from 0.00345 "$ft"
+grep -q "HtoD\|200$" "$tmp/win.out" && bad "--from kept activities that ended before the window"
+grep -q "<unknown launch>" "$tmp/win.out" && bad "--from lost the launch calls made before the window"
+grep -q '^<module> (train.py:40);main (train.py:33);Model.forward (model.py:13);ampere_sgemm_128x64_nn 300$' "$tmp/win.out" ||
+  bad "--from: the gemm (launched before the window) lost its stack: $(cat "$tmp/win.out")"
+[ "$(awk '{s+=$NF} END {print s}' "$tmp/win.out")" = $((914 - 100 - 200)) ] || bad "--from window total: $(cat "$tmp/win.out")"
+run pid 1 trc2collapsed --gpu --pid 1 "$ft"
+[ -s "$tmp/pid.out" ] && bad "--pid 1 kept GPU work of pid 4242"
+run pid_ps 2 trc2pstats --gpu --pid 1 -o "$tmp/none.prof" "$ft"
+grep -q "no GPU activities selected" "$tmp/pid_ps.err" || bad "empty pstats --gpu: $(cat "$tmp/pid_ps.err")"
+[ -e "$tmp/none.prof" ] && bad "empty pstats --gpu left a file"
+run threads 1 trc2collapsed --gpu --threads --pids --no-lines "$ft"
+grep -q '^python3 (pid 4242);<unnamed> (tid 4243);<module>;main;Model.forward;ampere_sgemm_128x64_nn 300$' "$tmp/threads.out" ||
+  bad "--threads --pids roots: $(head -3 "$tmp/threads.out")"
+"$BIN/trc2collapsed" --gpu --full-filenames < "$ft" > "$tmp/stdin.out" 2>/dev/null
+cmp -s "$tmp/stdin.out" "$tmp/ft.us.out" || bad "stdin gives other output"
+
+[ $fails -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
+echo "convgpu: all checks passed (${#pythons[@]} Python versions)"
