@@ -223,6 +223,7 @@ typedef struct rec_thread {
     int64_t next_name_ns;    /* when to look at the names again */
     int64_t name_interval_ns;
     char name[64];           /* name last written */
+    int py_name;             /* name is the threading module's */
     rec_stackcache cache;
 } rec_thread;
 

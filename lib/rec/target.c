@@ -337,8 +337,8 @@ static trc_status sample_rss(rec_target *t, rec_tick_ctx *ctx)
         return TRC_OK;
     t->next_rss_ns = ctx->now_ns + RSS_NS;
     int64_t rss = rec_fd_rss_bytes(t->statm_fd);
-    if (rss < 0)
-        return TRC_OK;
+    if (rss <= 0)
+        return TRC_OK; /* gone, or a zombie whose memory is already released */
     trc_status st = TRC_OK;
     if (!t->rss_counter)
         st = trc_writer_counter_def(ctx->w, "rss", "bytes", t->pid, -1, &t->rss_counter);

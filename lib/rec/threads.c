@@ -26,15 +26,18 @@
 #define NAME_FIRST_NS 20000000LL   /* 20 ms */
 #define NAME_MAX_NS 1000000000LL   /* 1 s */
 
-static void pick_name(py_proc *py, pid_t pid, int64_t tid, char *out, size_t cap)
+/* The threading name if it can be read now (returns 1), else the OS
+ * name (returns 0; "" if that cannot be read either). */
+static int pick_name(py_proc *py, pid_t pid, int64_t tid, char *out, size_t cap)
 {
     const char *tn = (py && tid > 0) ? py_proc_thread_name(py, tid) : NULL;
     if (tn && *tn) {
         snprintf(out, cap, "%s", tn);
-        return;
+        return 1;
     }
     if (tid <= 0 || rec_proc_comm(pid, (pid_t)tid, out, cap) != 0)
         out[0] = '\0';
+    return 0;
 }
 
 rec_thread *rec_threads_get(rec_threads *t, trc_writer *w, py_proc *py, pid_t pid,
@@ -74,7 +77,7 @@ rec_thread *rec_threads_get(rec_threads *t, trc_writer *w, py_proc *py, pid_t pi
     } else {
         th->tid = -(int64_t)(t->distinct + 1);
     }
-    pick_name(py, pid, th->tid, th->name, sizeof th->name);
+    th->py_name = pick_name(py, pid, th->tid, th->name, sizeof th->name);
     *st = trc_writer_thread(w, pid, th->tid, th->name, &th->wid);
     if (*st != TRC_OK) {
         if (th->state_fd >= 0)
@@ -98,9 +101,12 @@ trc_status rec_thread_refresh_name(rec_thread *th, trc_writer *w, py_proc *py, p
         th->name_interval_ns = NAME_MAX_NS;
     th->next_name_ns = now_ns + th->name_interval_ns;
     char name[sizeof th->name];
-    pick_name(py, pid, th->tid, name, sizeof name);
-    if (!name[0] || strcmp(name, th->name) == 0)
+    int py_name = pick_name(py, pid, th->tid, name, sizeof name);
+    /* a threading name that could not be read this time is not a
+     * rename back to the OS name */
+    if (!name[0] || strcmp(name, th->name) == 0 || (th->py_name && !py_name))
         return TRC_OK;
+    th->py_name = py_name;
     memcpy(th->name, name, sizeof name);
     return trc_writer_thread(w, pid, th->tid, th->name, &th->wid);
 }

@@ -18,7 +18,9 @@ fails=0
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 read -r _ _ _ on_cpu _ _ _ _ _ _ < <("$gen" lossy "$tmp/lossy.trc") || { echo "FAIL: generator"; exit 1; }
-"$gen" big 50000 "$tmp/big.trc" > /dev/null || { echo "FAIL: generator (big)"; exit 1; }
+# 200000 samples: several chunks of the default size (256 KiB), so a cut or a
+# flipped byte leaves whole chunks to read
+"$gen" big 200000 "$tmp/big.trc" > /dev/null || { echo "FAIL: generator (big)"; exit 1; }
 size=$(stat -c %s "$tmp/big.trc")
 head -c $((size * 2 / 3)) "$tmp/big.trc" > "$tmp/cut.trc"
 # flip one byte in the middle of the file (inside some chunk's payload)

@@ -6,7 +6,7 @@
 # also the summary line and the exit status.
 . "$(dirname "$0")/lib/trec_common.sh"
 
-PHASE=0.25
+PHASE=0.4
 
 one() {
   local py=$1 ver=$2 tag=$3

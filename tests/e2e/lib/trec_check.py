@@ -151,7 +151,7 @@ def common(c, t, version, expect_pid=None):
              "no process with interpreter %r (got %r)" % (interp, [p["interp"] for p in t.processes]))
     c.expect(all(not l["reader"] for l in t.losses), "reader reported damage: %r" % t.losses)
     c.expect(any(x["name"] == "rss" and x["unit"] == "bytes" and x["min"] > 0 for x in t.counters),
-             "no rss counter")
+             "no rss counter (counters: %r)" % t.counters)
 
 
 def stacks_with(t, fn, pid=None):
