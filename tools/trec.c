@@ -35,7 +35,13 @@ static const char details[] =
     "trec exits with the program's exit status (128 + N if it died of signal N).\n"
     "Ctrl-C reaches the program as usual; trec finishes the trace when the\n"
     "program ends.  With --pid, Ctrl-C stops recording and leaves the target\n"
-    "running.  Reading another process needs ptrace permission: see trec(1).";
+    "running.  Reading another process needs ptrace permission: see trec(1).\n"
+    "\n"
+    "GPU: when trec starts the program, the CUDA driver in it (and in its\n"
+    "children) loads trec's CUPTI library, which records kernels, copies and\n"
+    "CUDA API calls with the Python line that launched them (docs/gpu.md);\n"
+    "GPU counters come from NVML.  --no-gpu turns both off.  An attached\n"
+    "process (--pid) gets GPU counters only.";
 
 static void on_message(void *ctx, rec_msg_level level, const char *text)
 {
@@ -119,7 +125,8 @@ int main(int argc, char **argv)
     const char *output = "trec-%p.trc";
     long pid = 0;
     double rate = 1000.0, duration = 0.0;
-    int subprocesses = 0, gil = 0, quiet = 0;
+    int subprocesses = 0, gil = 0, quiet = 0, no_gpu = 0;
+    double gpu_rate = 10.0;
     const cli_option options[] = {
         {"output", 'o', CLI_STRING, &output, "FILE",
          "write the trace to FILE ('-' = stdout, %p = pid; default trec-%p.trc)", 0, 0},
@@ -131,6 +138,9 @@ int main(int argc, char **argv)
         {"subprocesses", 's', CLI_FLAG, &subprocesses, NULL,
          "also record child processes (multiprocessing, subprocess, fork)", 0, 0},
         {"gil", 'g', CLI_FLAG, &gil, NULL, "record which thread holds the GIL", 0, 0},
+        {"no-gpu", 0, CLI_FLAG, &no_gpu, NULL, "do not record CUDA activity or GPU counters", 0, 0},
+        {"gpu-rate", 0, CLI_DOUBLE, &gpu_rate, "HZ", "GPU counter (NVML) samples per second (10)",
+         0.1, 1000},
         {"quiet", 'q', CLI_FLAG, &quiet, NULL, "no summary line and no warnings", 0, 0},
         {NULL, 0, CLI_FLAG, NULL, NULL, NULL, 0, 0},
     };
@@ -161,6 +171,8 @@ int main(int argc, char **argv)
         .duration_ns = (int64_t)(duration * 1e9),
         .subprocesses = subprocesses,
         .gil = gil,
+        .no_gpu = no_gpu,
+        .gpu_rate_hz = gpu_rate,
         .command_line = cmdline ? cmdline : "",
         .message = on_message,
         /* diagnostics for bench/trec.sh: the recorder's own cost per sample */

@@ -46,6 +46,7 @@
 #include "format/alloc.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -405,6 +406,7 @@ static int keys_items(py_proc *p, const py_objlayout *O, uint64_t keys, uint64_t
         evalue = general ? O->de_value : O->due_value;
         if (values && general)
             return -1;   /* split tables have str keys */
+        fprintf(stderr, "DBG keys kind %u lg %u n %lld values %d\n", kind, lg, (long long)pysnap_u64(h, O->dk_nentries), values != 0);
     }
     if (nentries < 0 || nentries > (size * 2) / 3 + 1)
         return -1;
@@ -572,6 +574,7 @@ static int attr_items(py_proc *p, pynames *n, uint64_t obj, nkv **kv)
     } else {
         return 0;   /* no instance attributes we can reach */
     }
+    fprintf(stderr, "DBG obj %llx flags %llx dict %llx values %llx vcap %lld\n", (unsigned long long)obj, (unsigned long long)t->flags, (unsigned long long)dict, (unsigned long long)values, (long long)vcap);
     if (dict)
         return dict_items(p, O, dict, kv);
     uint64_t keys = cached_keys(p, n, t);

@@ -30,6 +30,8 @@ typedef struct rec_config {
     int64_t duration_ns;       /* stop recording after this long; 0 = until the end */
     int subprocesses;          /* follow descendants too */
     int gil;                   /* record which thread holds the GIL */
+    int no_gpu;                /* no CUPTI injection, no NVML counters */
+    double gpu_rate_hz;        /* NVML counter rate; <= 0 = 10 Hz */
     const char *command_line;  /* trec's own command line, for the segment header */
     int self_timing;           /* measure the recorder's CPU per sample (rec_result.cost_*) */
     rec_message_fn message;    /* may be NULL (messages dropped) */

@@ -16,6 +16,7 @@
  * program keeps the terminal as if trec were not there.
  */
 #include "lib/rec/rec_int.h"
+#include "lib/gpu/trec_gpu.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -57,6 +58,8 @@ typedef struct session {
     uint32_t max_wid;
     int write_failed;
     rec_selftime cost;       /* hist NULL when not measuring */
+    char gpu_dir[4096];      /* side traces of the CUPTI injection; "" = GPU off */
+    trec_gpu_nvml *nvml;     /* NULL = no NVML counters */
 } session;
 
 static void say(const session *s, rec_msg_level level, const char *fmt, ...)
@@ -195,6 +198,13 @@ static void tick(session *s, const rec_tick *tk)
     reap(s, now);
     if (!s->recording)
         return;
+    if (s->nvml) {
+        trc_status gst = trec_gpu_nvml_drain(s->nvml, s->w);
+        if (gst != TRC_OK) {
+            writer_failed(s, gst);
+            return;
+        }
+    }
     rec_tick_ctx ctx = {.w = s->w, .now_ns = now, .gil = s->cfg->gil};
     int64_t cpu0 = s->cost.hist ? rec_thread_cpu_ns() : 0;
     for (size_t i = 0; i < s->targets.n; i++) {
@@ -263,6 +273,43 @@ static void ended_unseen(session *s)
     }
 }
 
+/* The injected CUPTI part wrote one side trace per process; they follow
+ * the main segment in the output (concatenated segments are one trace). */
+static void merge_gpu(session *s)
+{
+    if (!s->gpu_dir[0])
+        return;
+    trec_gpu_merge_result mr;
+    memset(&mr, 0, sizeof mr);
+    if (trec_gpu_merge(s->sink.fd, s->gpu_dir, &mr) != 0)
+        say(s, REC_MSG_WARN, "GPU records not merged: %s", mr.why);
+    s->sink.bytes += mr.bytes;
+    s->gpu_dir[0] = '\0';
+}
+
+/* GPU recording for a program trec starts: the CUDA driver loads the
+ * injection library named in the environment the program inherits.  An
+ * attached process (--pid) initialised CUDA long ago: NVML counters only. */
+static void gpu_setup(session *s)
+{
+    const rec_config *cfg = s->cfg;
+    if (cfg->no_gpu)
+        return;
+    if (s->launched && trec_gpu_injection_path()) {
+        char why[512];
+        if (trec_gpu_side_dir_new(cfg->output, s->gpu_dir, sizeof s->gpu_dir) != 0) {
+            say(s, REC_MSG_WARN, "GPU recording off: cannot create a directory for its records: %s",
+                strerror(errno));
+            s->gpu_dir[0] = '\0';
+        } else if (trec_gpu_setup_env(s->gpu_dir, why, sizeof why) != 0) {
+            say(s, REC_MSG_WARN, "%s", why);
+            rmdir(s->gpu_dir);
+            s->gpu_dir[0] = '\0';
+        }
+    }
+    s->nvml = trec_gpu_nvml_start(cfg->gpu_rate_hz, NULL);
+}
+
 /* Close the trace; fills the result's figures. */
 static void finish_trace(session *s)
 {
@@ -271,11 +318,16 @@ static void finish_trace(session *s)
     int64_t end = trc_now_ns();
     if (s->recording)
         flush_losses(s);
+    if (s->nvml && s->recording)
+        (void)trec_gpu_nvml_drain(s->nvml, s->w);
+    trec_gpu_nvml_stop(s->nvml);
+    s->nvml = NULL;
     trc_status st = trc_writer_close(s->w, end);
     s->w = NULL;
     if (st != TRC_OK && s->recording)
         writer_failed(s, st);
     s->recording = 0;
+    merge_gpu(s);
     rec_result *r = s->res;
     r->trace_written = 1;
     r->samples = s->samples;
@@ -353,6 +405,7 @@ static int start(session *s)
     if (s->launched) {
         if (cfg->subprocesses)
             prctl(PR_SET_CHILD_SUBREAPER, 1);
+        gpu_setup(s); /* before the fork: the program inherits the environment */
         if (rec_spawn_prepare(cfg->argv, to_stderr, &s->child, err, sizeof err) != 0) {
             say(s, REC_MSG_ERROR, "%s", err);
             return 2;
@@ -373,6 +426,7 @@ static int start(session *s)
         }
         if (attach_existing(s) != 0)
             return 2;
+        gpu_setup(s);
     }
 
     int fd = rec_output_open(cfg->output, s->root_pid, s->res->output_path,
@@ -488,8 +542,11 @@ int rec_run(const rec_config *cfg, rec_result *res)
         status = s.write_failed ? 2 : 0;
     }
 out:
+    trec_gpu_nvml_stop(s.nvml);
     if (s.w)
         trc_writer_close(s.w, 0);
+    if (s.gpu_dir[0]) /* never started: nothing was written there */
+        rmdir(s.gpu_dir);
     if (s.child.go_fd >= 0)
         rec_spawn_abort(&s.child);
     if (s.sink.fd > STDOUT_FILENO)
