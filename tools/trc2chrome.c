@@ -1,7 +1,8 @@
 /*
  * trc2chrome — convert a .trc trace to Chrome Trace Event JSON (Perfetto,
  * chrome://tracing, speedscope): per-thread flame charts of nested "X"
- * slices, counters, losses and names.  The work is lib/export/chrome.c;
+ * slices, GPU streams, CUDA API calls, markers and launch flows,
+ * counters, losses and names.  The work is lib/export/chrome.c;
  * this is the option table and the pipeline.
  */
 #include <stdlib.h>
@@ -46,6 +47,10 @@ int main(int argc, char **argv)
         "Reads FILE, or stdin when FILE is absent or '-'. Per thread, consecutive samples\n"
         "sharing a stack prefix become nested \"X\" slices; counters are \"C\" events,\n"
         "losses \"i\" instants. ts/dur are microseconds from the trace start (ns exact).\n"
+        "GPU data: a process per device (\"GPU 0: NAME\") with a track per stream for\n"
+        "kernels, copies and memsets, and one for its syncs; CUDA API calls and NVTX\n"
+        "markers on extra tracks of the calling thread's process; a flow arrow from\n"
+        "each launch to its activity; NVML counters under the device.\n"
         "Exit status: 0 clean, 1 the input had damage or loss (one warning), 2 error.",
         options, conv_selection_options(&sel),
     };

@@ -1,6 +1,7 @@
 /*
  * trc2speedscope — convert a .trc trace to speedscope JSON: one sampled
- * profile per thread (and per process with --merge-threads).  The work is
+ * profile per thread (and per process with --merge-threads), one evented
+ * profile per GPU stream.  The work is
  * lib/export/speedscope.c; this is the option table and the pipeline.
  */
 #include <stdlib.h>
@@ -47,6 +48,8 @@ int main(int argc, char **argv)
         "Reads FILE, or stdin when FILE is absent or '-'. One sampled profile per thread,\n"
         "named \"NAME (tid N)\"; weights are nanoseconds of sampled time, consecutive\n"
         "identical samples of a thread merged into one entry (time order is kept).\n"
+        "GPU data: after them, one evented profile per GPU stream (\"GPU 0 stream 7\"),\n"
+        "kernels, copies and memsets as frames, overlaps made to nest (see the manual).\n"
         "Exit status: 0 clean, 1 the input had damage or loss (one warning), 2 error.",
         options, conv_selection_options(&sel),
     };

@@ -1,12 +1,19 @@
 /*
- * lib/export/chrome.c — Chrome Trace Event JSON exporter (see chrome.h;
- * format facts in FORMATS.md §2).
+ * lib/export/chrome.c — Chrome Trace Event JSON exporter, CPU half (see
+ * chrome.h; format facts in FORMATS.md §2): the document, CPU samples as
+ * flame slices, counters, losses, process exits and names.  GPU
+ * activities, CUDA API calls and markers are chrome_gpu.c's.
  *
  * Per thread we keep the open stack: open[i] is the view stack of depth
  * i+1 that is open, with the time it opened.  A sample whose view stack
  * differs closes the open frames below the common prefix (outermost
  * first, so equal (ts, dur) pairs keep parent-before-child order after a
  * stable sort by ts) and opens the new ones.
+ *
+ * Speed: a converted sample costs about one slice (~100 bytes of text),
+ * so the slice writer is the hot path: each frame's constant text is
+ * built once, numbers are formatted straight into the output buffer
+ * (json_out.h), and nothing is allocated per slice.
  */
 #include "lib/export/chrome.h"
 
@@ -14,6 +21,7 @@
 #include <string.h>
 
 #include "format/alloc.h"
+#include "lib/export/chrome_int.h"
 #include "lib/export/cpuview.h"
 #include "lib/export/json_out.h"
 
@@ -23,12 +31,14 @@ typedef struct cthread {
     struct openf {
         uint32_t stack;   /* view stack of depth i+1 */
         int64_t ns;       /* when it opened (trace clock) */
+        double rel;       /* its ts as speedscope reads it, minus base (see fmt_dur) */
     } *open;
     uint32_t depth, cap;
     int64_t last_ns;      /* time of the last sample */
     int64_t end_ns;       /* end of the time the last sample stands for */
     uint64_t last_w;      /* weight of the last sample */
     int64_t base_ns;      /* first slice start: speedscope's zero */
+    double base_us;       /* (base_ns - start) / 1000 as a double */
     int has_base;
     char ids[64];         /* "\"pid\":P,\"tid\":T," for its slices */
     size_t ids_len;
@@ -41,34 +51,13 @@ typedef struct ftext {
     size_t pre, post;     /* their lengths */
 } ftext;
 
-struct chrome {
-    chrome_options opt;
-    cpuview *view;
-    cthread *threads;     /* in order of first sample */
-    uint32_t n_threads, cap_threads;
-    uint32_t *by_thread;  /* reader thread id -> index + 1 */
-    uint32_t by_thread_cap;
-    int64_t *pids;        /* processes with events, in order of first use */
-    uint32_t n_pids, cap_pids;
-    int started;          /* "{"traceEvents":[" written */
-    uint64_t n_events;
-    int have_start;
-    int64_t start_ns, last_ns;
-    char *recorder, *host, *command_line;
-    int64_t wall_ns;
-    uint64_t period_ns;
-    ftext *ftexts;        /* by view frame index */
-    uint32_t ftexts_cap;
-    char err[200];
-};
-
-static trc_status fail(chrome *c, const char *what)
+trc_status chr_fail(chrome *c, const char *what)
 {
     snprintf(c->err, sizeof c->err, "chrome: %s: %s", what, trc_status_str(TRC_ERR_NOMEM));
     return TRC_ERR_NOMEM;
 }
 
-static int grow(void *arrp, uint32_t *cap, uint32_t need, size_t sz)
+int chr_grow(void *arrp, uint32_t *cap, uint32_t need, size_t sz)
 {
     void **arr = arrp;
     uint32_t ncap = *cap ? *cap : 16;
@@ -98,7 +87,10 @@ chrome *chrome_new(const chrome_options *opts)
     if (opts)
         c->opt = *opts;
     c->view = cpuview_new(c->opt.lines);
-    if (!c->view) {
+    c->gpu = chr_gpu_new();
+    if (!c->view || !c->gpu) {
+        cpuview_free(c->view);
+        chr_gpu_free(c->gpu);
         trc_free(c);
         return NULL;
     }
@@ -122,6 +114,8 @@ void chrome_free(chrome *c)
         trc_free(c->ftexts[i].text);
     trc_free(c->ftexts);
     cpuview_free(c->view);
+    chr_gpu_free(c->gpu);
+    jsonw_free(&c->w); /* unwritten output: the stream may be gone by now */
     trc_free(c);
 }
 
@@ -130,76 +124,99 @@ const char *chrome_error(const chrome *c)
     return c->err;
 }
 
-/* Start the next element of traceEvents (header on the first). */
-static void next_event(chrome *c, FILE *out)
+/* Bind the output buffer to out on first use.  TRC_OK or TRC_ERR_NOMEM. */
+static trc_status open_output(chrome *c, FILE *out)
+{
+    if (c->w.buf)
+        return TRC_OK;
+    if (jsonw_open(&c->w, out))
+        return chr_fail(c, "output buffer");
+    return TRC_OK;
+}
+
+void chr_next_event(chrome *c)
 {
     if (!c->started) {
-        jsonw_raw(out, "{\"traceEvents\":[\n");
+        jsonw_raw(&c->w, "{\"traceEvents\":[\n");
         c->started = 1;
     } else {
-        jsonw_raw(out, ",\n");
+        jsonw_bytes(&c->w, ",\n", 2);
     }
     c->n_events++;
 }
 
-static void write_ts(chrome *c, FILE *out, int64_t ns)
+void chr_write_ts(chrome *c, int64_t ns)
 {
-    jsonw_raw(out, "\"ts\":");
-    jsonw_us3(out, ns - c->start_ns);
+    jsonw_bytes(&c->w, "\"ts\":", 5);
+    jsonw_us3(&c->w, ns - c->start_ns);
 }
 
-static int note_pid(chrome *c, int64_t pid)
+int chr_note_pid(chrome *c, int64_t pid)
 {
     for (uint32_t i = c->n_pids; i-- > 0;)
         if (c->pids[i] == pid)
             return 0;
-    if (grow(&c->pids, &c->cap_pids, c->n_pids + 1, sizeof *c->pids))
+    if (chr_grow(&c->pids, &c->cap_pids, c->n_pids + 1, sizeof *c->pids))
         return -1;
     c->pids[c->n_pids++] = pid;
     return 0;
 }
 
-/* dur of a slice [open, close] (trace clock) on thread t.  speedscope
- * computes each end as (ts - base) + dur in doubles; all frames closing at
- * one instant must get the same double, equal to (close - base), or its
- * importer mis-nests them.  The 3-decimal form usually does; when not, the
- * nearest double that does is written in full. */
-static void write_dur(chrome *c, FILE *out, const cthread *t, int64_t open, int64_t close)
+/* The time of ns as importers read our "ts" text: the double nearest
+ * (ns - start) / 1000, which is what strtod gives for the 3-decimal form. */
+static inline double ts_value(const chrome *c, int64_t ns)
 {
-    double ts = (double)(open - c->start_ns) / 1000.0; /* == strtod of the 3-decimal text */
-    double end = (double)(close - c->start_ns) / 1000.0;
-    double base = (double)(t->base_ns - c->start_ns) / 1000.0;
-    double a = ts - base, target = end - base;
-    double d = (double)(close - open) / 1000.0;
-    double dir = a + d < target ? INFINITY : -INFINITY;
+    return (double)(ns - c->start_ns) / 1000.0;
+}
 
-    jsonw_raw(out, ",\"dur\":");
-    if (a + d == target) {
-        jsonw_us3(out, close - open);
-        return;
-    }
+/* The text of dur for a slice [open, close] (trace clock) into dst (at
+ * most 32 bytes); returns its length.  speedscope computes each end as
+ * (ts - base) + dur in doubles, base being the first ts of the track; all
+ * frames closing at one instant must get the same double, equal to
+ * (close - base), or its importer mis-nests them.  a = ts(open) - base and
+ * target = ts(close) - base are passed in (the callers cache them).  The
+ * 3-decimal form usually does; when not, the nearest double that does is
+ * written in full. */
+static size_t fmt_dur(char *dst, double a, double target, int64_t open, int64_t close)
+{
+    double d = (double)(close - open) / 1000.0;
+    double dir;
+
+    if (a + d == target)
+        return jsonw_fmt_us3(dst, close - open);
+    dir = a + d < target ? INFINITY : -INFINITY;
     for (int i = 0; i < 64 && a + d != target; i++)
         d = nextafter(d, dir);
     if (a + d == target)
-        jsonw_double(out, d);
-    else
-        jsonw_us3(out, close - open); /* cannot happen for sane values */
+        return jsonw_fmt_double(dst, d);
+    return jsonw_fmt_us3(dst, close - open); /* cannot happen for sane values */
+}
+
+void chr_write_dur(chrome *c, int64_t base_ns, int64_t open, int64_t close)
+{
+    double base = ts_value(c, base_ns);
+    char *p = jsonw_space(&c->w, 40);
+
+    memcpy(p, ",\"dur\":", 7);
+    p += 7;
+    c->w.p = p + fmt_dur(p, ts_value(c, open) - base, ts_value(c, close) - base, open, close);
 }
 
 /* The slice text of view frame idx (built on first use); NULL when out
  * of memory. */
 static const ftext *frame_text(chrome *c, uint32_t idx)
 {
-    const cpuview_frame *f = cpuview_frame_at(c->view, idx);
+    const cpuview_frame *f;
     size_t nf, nfile, cap;
     char *p;
     ftext *ft;
 
-    if (idx >= c->ftexts_cap && grow(&c->ftexts, &c->ftexts_cap, idx + 1, sizeof *c->ftexts))
+    if (idx < c->ftexts_cap && c->ftexts[idx].text)
+        return &c->ftexts[idx];
+    f = cpuview_frame_at(c->view, idx);
+    if (!f || (idx >= c->ftexts_cap && chr_grow(&c->ftexts, &c->ftexts_cap, idx + 1, sizeof *c->ftexts)))
         return NULL;
     ft = &c->ftexts[idx];
-    if (ft->text || !f)
-        return ft->text ? ft : NULL;
     nf = strlen(f->function);
     nfile = strlen(f->file);
     cap = 96 + 6 * (nf + nfile); /* escaping grows a byte to at most 6 */
@@ -220,33 +237,82 @@ static const ftext *frame_text(chrome *c, uint32_t idx)
     return ft;
 }
 
-static trc_status write_slice(chrome *c, FILE *out, const cthread *t, uint32_t vstack,
-                              int64_t open, int64_t close)
+/* The "ts":T,"dur":D text shared by the slices that close_to writes for
+ * frames opened at one instant (a sample that opens several frames opens
+ * them together, and they often close together). */
+typedef struct midtext {
+    int64_t open;         /* INT64_MIN = none yet */
+    size_t len;
+    char text[72];
+} midtext;
+
+/* Write the slice of open frame o of t, closing at `close`; end_rel is
+ * ts_value(close) - t->base_us. */
+static trc_status write_slice(chrome *c, const cthread *t, const struct openf *o,
+                              uint32_t frame, int64_t close, double end_rel, midtext *mid)
 {
     const ftext *ft;
+    size_t need;
+    char *p;
 
-    if (close <= open)
+    if (close <= o->ns)
         return TRC_OK; /* an empty slice shows nothing and would confuse importers */
-    ft = frame_text(c, cpuview_stack_frame(c->view, vstack));
+    ft = frame_text(c, frame);
     if (!ft)
-        return fail(c, "slice text");
-    next_event(c, out);
-    jsonw_bytes(out, ft->text, ft->pre);
-    jsonw_bytes(out, t->ids, t->ids_len);
-    write_ts(c, out, open);
-    write_dur(c, out, t, open, close);
-    jsonw_bytes(out, ft->text + ft->pre, ft->post);
+        return chr_fail(c, "slice text");
+    if (mid->open != o->ns) {
+        p = mid->text;
+        memcpy(p, "\"ts\":", 5);
+        p += 5;
+        p += jsonw_fmt_us3(p, o->ns - c->start_ns);
+        memcpy(p, ",\"dur\":", 7);
+        p += 7;
+        p += fmt_dur(p, o->rel, end_rel, o->ns, close);
+        mid->len = (size_t)(p - mid->text);
+        mid->open = o->ns;
+    }
+    /* pieces: ",\n", pre, ids, mid, post */
+    need = 2 + ft->pre + t->ids_len + mid->len + ft->post;
+    if (!c->started || need > JSONW_SPACE_MAX) { /* first event, or a huge name */
+        chr_next_event(c);
+        jsonw_bytes(&c->w, ft->text, ft->pre);
+        jsonw_bytes(&c->w, t->ids, t->ids_len);
+        jsonw_bytes(&c->w, mid->text, mid->len);
+        jsonw_bytes(&c->w, ft->text + ft->pre, ft->post);
+        return TRC_OK;
+    }
+    c->n_events++;
+    p = jsonw_space(&c->w, need);
+    p[0] = ',';
+    p[1] = '\n';
+    p += 2;
+    jsonw_copy(p, ft->text, ft->pre);
+    p += ft->pre;
+    jsonw_copy(p, t->ids, t->ids_len);
+    p += t->ids_len;
+    jsonw_copy(p, mid->text, mid->len);
+    p += mid->len;
+    jsonw_copy(p, ft->text + ft->pre, ft->post);
+    c->w.p = p + ft->post;
     return TRC_OK;
 }
 
 /* Close t's open frames at depths >= keep at time `at`, outermost first. */
-static trc_status close_to(chrome *c, FILE *out, cthread *t, uint32_t keep, int64_t at)
+static trc_status close_to(chrome *c, cthread *t, uint32_t keep, int64_t at)
 {
+    const cpuview_stack *vs = cpuview_stacks(c->view);
+    double end_rel;
+    midtext mid;
+
+    if (keep >= t->depth)
+        return TRC_OK;
+    end_rel = ts_value(c, at) - t->base_us;
+    mid.open = INT64_MIN;
     for (uint32_t i = keep; i < t->depth; i++)
-        if (write_slice(c, out, t, t->open[i].stack, t->open[i].ns, at) != TRC_OK)
+        if (write_slice(c, t, &t->open[i], vs[t->open[i].stack].frame, at, end_rel, &mid) !=
+            TRC_OK)
             return TRC_ERR_NOMEM;
-    if (t->depth > keep)
-        t->depth = keep;
+    t->depth = keep;
     return TRC_OK;
 }
 
@@ -258,8 +324,8 @@ static cthread *get_thread(chrome *c, const trc_reader *r, uint32_t thread)
     if (thread < c->by_thread_cap && c->by_thread[thread])
         return &c->threads[c->by_thread[thread] - 1];
     if (thread == UINT32_MAX ||
-        grow(&c->by_thread, &c->by_thread_cap, thread + 1, sizeof *c->by_thread) ||
-        grow(&c->threads, &c->cap_threads, c->n_threads + 1, sizeof *c->threads))
+        chr_grow(&c->by_thread, &c->by_thread_cap, thread + 1, sizeof *c->by_thread) ||
+        chr_grow(&c->threads, &c->cap_threads, c->n_threads + 1, sizeof *c->threads))
         return NULL;
     th = trc_reader_thread(r, thread);
     t = &c->threads[c->n_threads];
@@ -273,7 +339,7 @@ static cthread *get_thread(chrome *c, const trc_reader *r, uint32_t thread)
     t->ids_len += 7;
     t->ids_len += jsonw_fmt_i64(t->ids + t->ids_len, t->tid);
     t->ids[t->ids_len++] = ',';
-    if (note_pid(c, t->pid))
+    if (chr_note_pid(c, t->pid))
         return NULL;
     c->by_thread[thread] = ++c->n_threads;
     return t;
@@ -286,62 +352,66 @@ static cthread *get_thread(chrome *c, const trc_reader *r, uint32_t thread)
  * and so ends the wrong frame; such transitions close 1 ns early. */
 static int reopens_same(const chrome *c, const cthread *t, uint32_t k, uint32_t v, uint32_t depth)
 {
-    const cpuview_frame *nf;
+    const cpuview_stack *vs = cpuview_stacks(c->view);
+    uint32_t look;
 
     if (depth <= k || t->depth <= k)
         return 0;
-    while (cpuview_stack_depth(c->view, v) > k + 1)
-        v = cpuview_stack_parent(c->view, v);
-    nf = cpuview_frame_at(c->view, cpuview_stack_frame(c->view, v));
-    for (uint32_t i = k; i < t->depth; i++) {
-        const cpuview_frame *of =
-            cpuview_frame_at(c->view, cpuview_stack_frame(c->view, t->open[i].stack));
-        if (of == nf || (of && nf && of->line == nf->line && strcmp(of->function, nf->function) == 0 &&
-                         strcmp(of->file, nf->file) == 0))
+    while (vs[v].depth > k + 1)
+        v = vs[v].parent;
+    look = cpuview_frame_at(c->view, vs[v].frame)->look;
+    for (uint32_t i = k; i < t->depth; i++)
+        if (cpuview_frame_at(c->view, vs[t->open[i].stack].frame)->look == look)
             return 1;
-    }
     return 0;
 }
 
-static trc_status on_sample(chrome *c, const trc_reader *r, const trc_sample *s, FILE *out)
+static trc_status on_sample(chrome *c, const trc_reader *r, const trc_sample *s)
 {
     int64_t at = s->time_ns, end;
     uint32_t v, a, k, depth;
+    const cpuview_stack *vs;
     cthread *t;
 
     if (cpuview_sample_stack(c->view, r, s->stack, &v) != TRC_OK)
-        return fail(c, "stack table");
+        return chr_fail(c, "stack table");
     t = get_thread(c, r, s->thread);
     if (!t)
-        return fail(c, "thread table");
+        return chr_fail(c, "thread table");
     end = s->time_ns + (int64_t)s->span_ns + (int64_t)s->weight_ns;
     if (t->last_w) {
         if (at < t->last_ns)
             at = t->last_ns; /* out of order: never close before an open */
         if (at - t->end_ns >= (int64_t)t->last_w &&
-            close_to(c, out, t, 0, t->end_ns) != TRC_OK) /* a gap: nothing ran here */
+            close_to(c, t, 0, t->end_ns) != TRC_OK) /* a gap: nothing ran here */
             return TRC_ERR_NOMEM;
     }
-    depth = cpuview_stack_depth(c->view, v);
+    vs = cpuview_stacks(c->view);
+    depth = vs[v].depth;
     /* Common prefix: the deepest ancestor of v that is open. */
     a = v;
-    while (cpuview_stack_depth(c->view, a) > t->depth)
-        a = cpuview_stack_parent(c->view, a);
-    while (a && t->open[cpuview_stack_depth(c->view, a) - 1].stack != a)
-        a = cpuview_stack_parent(c->view, a);
-    k = cpuview_stack_depth(c->view, a);
-    if (close_to(c, out, t, k, reopens_same(c, t, k, v, depth) ? at - 1 : at) != TRC_OK)
+    while (vs[a].depth > t->depth)
+        a = vs[a].parent;
+    while (a && t->open[vs[a].depth - 1].stack != a)
+        a = vs[a].parent;
+    k = vs[a].depth;
+    if (close_to(c, t, k, reopens_same(c, t, k, v, depth) ? at - 1 : at) != TRC_OK)
         return TRC_ERR_NOMEM;
-    if (grow(&t->open, &t->cap, depth, sizeof *t->open))
-        return fail(c, "open stack");
-    for (uint32_t cur = v; cur != a; cur = cpuview_stack_parent(c->view, cur)) {
-        uint32_t i = cpuview_stack_depth(c->view, cur) - 1;
-        t->open[i].stack = cur;
-        t->open[i].ns = at;
-    }
+    if (chr_grow(&t->open, &t->cap, depth, sizeof *t->open))
+        return chr_fail(c, "open stack");
     if (depth > k && !t->has_base) {
         t->has_base = 1;
         t->base_ns = at;
+        t->base_us = ts_value(c, at);
+    }
+    if (depth > k) {
+        double rel = ts_value(c, at) - t->base_us;
+        for (uint32_t cur = v; cur != a; cur = vs[cur].parent) {
+            uint32_t i = vs[cur].depth - 1;
+            t->open[i].stack = cur;
+            t->open[i].ns = at;
+            t->open[i].rel = rel;
+        }
     }
     t->depth = depth;
     t->last_ns = at;
@@ -350,21 +420,26 @@ static trc_status on_sample(chrome *c, const trc_reader *r, const trc_sample *s,
     return TRC_OK;
 }
 
-static trc_status on_counter(chrome *c, const trc_reader *r, const trc_counter_value *v,
-                             FILE *out)
+static trc_status on_counter(chrome *c, const trc_reader *r, const trc_counter_value *v)
 {
     const trc_counter_def *d = trc_reader_counter(r, v->counter);
     int64_t pid = d && d->pid >= 0 ? d->pid : 0; /* 0: counters of no process */
+    jsonw *out = &c->w;
 
-    if (note_pid(c, pid))
-        return fail(c, "process table");
-    next_event(c, out);
+    if (d && d->device >= 0) { /* NVML and the like: a track of the GPU */
+        pid = chr_gpu_pid(c, (uint32_t)d->device);
+        if (pid < 0)
+            return TRC_ERR_NOMEM;
+    } else if (chr_note_pid(c, pid)) {
+        return chr_fail(c, "process table");
+    }
+    chr_next_event(c);
     jsonw_raw(out, "{\"ph\":\"C\",\"name\":");
     jsonw_str(out, d && d->name[0] ? d->name : "counter");
     jsonw_raw(out, ",\"pid\":");
     jsonw_i64(out, pid);
     jsonw_raw(out, ",\"tid\":0,");
-    write_ts(c, out, v->time_ns);
+    chr_write_ts(c, v->time_ns);
     /* The series key is the unit, so the track says what it counts. */
     jsonw_raw(out, ",\"args\":{");
     jsonw_str(out, d && d->unit[0] ? d->unit : "value");
@@ -389,14 +464,15 @@ static const char *loss_name(trc_loss_kind k)
     }
 }
 
-static trc_status on_loss(chrome *c, const trc_reader *r, const trc_loss *l, FILE *out)
+static trc_status on_loss(chrome *c, const trc_reader *r, const trc_loss *l)
 {
     const trc_thread *th = l->thread ? trc_reader_thread(r, l->thread) : NULL;
     int64_t at = l->start_ns ? l->start_ns : c->last_ns;
+    jsonw *out = &c->w;
 
-    if (l->pid >= 0 && note_pid(c, l->pid))
-        return fail(c, "process table");
-    next_event(c, out);
+    if (l->pid >= 0 && chr_note_pid(c, l->pid))
+        return chr_fail(c, "process table");
+    chr_next_event(c);
     jsonw_raw(out, "{\"ph\":\"i\",\"name\":\"loss: ");
     jsonw_raw(out, loss_name(l->kind));
     jsonw_raw(out, "\",\"cat\":\"loss\",\"s\":");
@@ -413,7 +489,7 @@ static trc_status on_loss(chrome *c, const trc_reader *r, const trc_loss *l, FIL
         jsonw_raw(out, "\"g\",\"pid\":0,\"tid\":0");
     }
     jsonw_putc(out, ',');
-    write_ts(c, out, at);
+    chr_write_ts(c, at);
     jsonw_raw(out, ",\"args\":{\"count\":");
     jsonw_u64(out, l->count);
     if (l->end_ns > l->start_ns && l->start_ns) {
@@ -432,15 +508,17 @@ static trc_status on_loss(chrome *c, const trc_reader *r, const trc_loss *l, FIL
     return TRC_OK;
 }
 
-static trc_status on_proc_exit(chrome *c, const trc_process_exit *e, FILE *out)
+static trc_status on_proc_exit(chrome *c, const trc_process_exit *e)
 {
-    if (note_pid(c, e->pid))
-        return fail(c, "process table");
-    next_event(c, out);
+    jsonw *out = &c->w;
+
+    if (chr_note_pid(c, e->pid))
+        return chr_fail(c, "process table");
+    chr_next_event(c);
     jsonw_raw(out, "{\"ph\":\"i\",\"name\":\"process exit\",\"cat\":\"process\",\"s\":\"p\",\"pid\":");
     jsonw_i64(out, e->pid);
     jsonw_raw(out, ",\"tid\":0,");
-    write_ts(c, out, e->time_ns);
+    chr_write_ts(c, e->time_ns);
     jsonw_raw(out, e->signal ? ",\"args\":{\"signal\":" : ",\"args\":{\"exit_code\":");
     jsonw_i64(out, e->signal ? e->signal : e->exit_code);
     jsonw_raw(out, "}}");
@@ -459,11 +537,12 @@ static trc_status on_segment(chrome *c, const trc_segment *seg)
     c->host = trc_strdup(seg->host ? seg->host : "");
     c->command_line = trc_strdup(seg->command_line ? seg->command_line : "");
     if (!c->recorder || !c->host || !c->command_line)
-        return fail(c, "segment");
+        return chr_fail(c, "segment");
     return TRC_OK;
 }
 
-/* The time of an event, 0 if it has none worth tracking. */
+/* The time of an event (its end for intervals), 0 if it has none worth
+ * tracking. */
 static int64_t event_time(const trc_event *ev)
 {
     switch (ev->type) {
@@ -471,25 +550,63 @@ static int64_t event_time(const trc_event *ev)
     case TRC_EV_COUNTER: return ev->u.counter.time_ns;
     case TRC_EV_PROCESS_EXIT: return ev->u.process_exit.time_ns;
     case TRC_EV_LOSS: return ev->u.loss.end_ns;
+    case TRC_EV_GPU_KERNEL: return ev->u.kernel.end_ns;
+    case TRC_EV_GPU_MEMCPY: return ev->u.memcpy.end_ns;
+    case TRC_EV_GPU_MEMSET: return ev->u.memset.end_ns;
+    case TRC_EV_GPU_SYNC: return ev->u.sync.end_ns;
+    case TRC_EV_API_CALL: return ev->u.api.end_ns;
+    case TRC_EV_MARKER: return ev->u.marker.end_ns;
     default: return 0;
+    }
+}
+
+/* The start of an interval event, for a trace without a segment. */
+static int64_t event_start(const trc_event *ev)
+{
+    switch (ev->type) {
+    case TRC_EV_SAMPLE: return ev->u.sample.time_ns;
+    case TRC_EV_GPU_KERNEL: return ev->u.kernel.start_ns;
+    case TRC_EV_GPU_MEMCPY: return ev->u.memcpy.start_ns;
+    case TRC_EV_GPU_MEMSET: return ev->u.memset.start_ns;
+    case TRC_EV_GPU_SYNC: return ev->u.sync.start_ns;
+    case TRC_EV_API_CALL: return ev->u.api.start_ns;
+    case TRC_EV_MARKER: return ev->u.marker.start_ns;
+    default: return event_time(ev);
     }
 }
 
 trc_status chrome_event(chrome *c, const trc_reader *r, const trc_event *ev, FILE *out)
 {
-    int64_t t = event_time(ev);
+    int64_t t;
     trc_status st = TRC_OK;
 
+    if (ev->type == TRC_EV_SAMPLE && c->have_start && c->w.buf) { /* the common case */
+        st = on_sample(c, r, &ev->u.sample);
+        t = ev->u.sample.time_ns + (int64_t)ev->u.sample.span_ns;
+        if (t > c->last_ns)
+            c->last_ns = t;
+        return st;
+    }
+    if ((st = open_output(c, out)) != TRC_OK)
+        return st;
+    t = event_time(ev);
     if (!c->have_start && t && ev->type != TRC_EV_SEGMENT) {
         c->have_start = 1; /* no segment before data: the first time is zero */
-        c->start_ns = t;
+        c->start_ns = event_start(ev);
     }
     switch (ev->type) {
     case TRC_EV_SEGMENT: st = on_segment(c, ev->u.segment); break;
-    case TRC_EV_SAMPLE: st = on_sample(c, r, &ev->u.sample, out); break;
-    case TRC_EV_COUNTER: st = on_counter(c, r, &ev->u.counter, out); break;
-    case TRC_EV_LOSS: st = on_loss(c, r, &ev->u.loss, out); break;
-    case TRC_EV_PROCESS_EXIT: st = on_proc_exit(c, &ev->u.process_exit, out); break;
+    case TRC_EV_SAMPLE: st = on_sample(c, r, &ev->u.sample); break;
+    case TRC_EV_COUNTER: st = on_counter(c, r, &ev->u.counter); break;
+    case TRC_EV_LOSS: st = on_loss(c, r, &ev->u.loss); break;
+    case TRC_EV_PROCESS_EXIT: st = on_proc_exit(c, &ev->u.process_exit); break;
+    case TRC_EV_GPU_DEVICE:
+    case TRC_EV_GPU_KERNEL:
+    case TRC_EV_GPU_MEMCPY:
+    case TRC_EV_GPU_MEMSET:
+    case TRC_EV_GPU_SYNC:
+    case TRC_EV_API_CALL:
+    case TRC_EV_MARKER: st = chr_gpu_event(c, r, ev); break;
     default: break;
     }
     if (t > c->last_ns)
@@ -497,9 +614,11 @@ trc_status chrome_event(chrome *c, const trc_reader *r, const trc_event *ev, FIL
     return st;
 }
 
-static void write_meta(chrome *c, FILE *out, const char *name, int64_t pid, int64_t tid)
+void chr_write_meta(chrome *c, const char *name, int64_t pid, int64_t tid)
 {
-    next_event(c, out);
+    jsonw *out = &c->w;
+
+    chr_next_event(c);
     jsonw_raw(out, "{\"ph\":\"M\",\"name\":\"");
     jsonw_raw(out, name);
     jsonw_raw(out, "\",\"pid\":");
@@ -509,36 +628,42 @@ static void write_meta(chrome *c, FILE *out, const char *name, int64_t pid, int6
     jsonw_raw(out, ",\"args\":{");
 }
 
-trc_status chrome_finish(chrome *c, const trc_reader *r, FILE *out)
+static trc_status write_end(chrome *c, const trc_reader *r)
 {
+    jsonw *out = &c->w;
+
     for (uint32_t i = 0; i < c->n_threads; i++)
-        if (close_to(c, out, &c->threads[i], 0, c->threads[i].end_ns) != TRC_OK)
+        if (close_to(c, &c->threads[i], 0, c->threads[i].end_ns) != TRC_OK)
             return TRC_ERR_NOMEM;
+    if (chr_gpu_flush(c, r) != TRC_OK)
+        return TRC_ERR_NOMEM;
     for (uint32_t i = 0; i < c->n_pids; i++) {
         int64_t pid = c->pids[i];
-        write_meta(c, out, "process_name", pid, 0);
+        chr_write_meta(c, "process_name", pid, 0);
         jsonw_raw(out, "\"name\":\"");
         if (pid == 0 && !trc_reader_process_by_pid(r, 0))
             jsonw_raw(out, "trace-wide counters");
         else
             cpuview_write_process_label(out, trc_reader_process_by_pid(r, pid), pid, 0);
         jsonw_raw(out, "\"}}");
-        write_meta(c, out, "process_sort_index", pid, 0);
+        chr_write_meta(c, "process_sort_index", pid, 0);
         jsonw_raw(out, "\"sort_index\":");
         jsonw_u64(out, i);
         jsonw_raw(out, "}}");
     }
     for (uint32_t i = 0; i < c->n_threads; i++) {
         const cthread *t = &c->threads[i];
-        write_meta(c, out, "thread_name", t->pid, t->tid);
+        chr_write_meta(c, "thread_name", t->pid, t->tid);
         jsonw_raw(out, "\"name\":\"");
         cpuview_write_thread_label(out, trc_reader_thread(r, t->thread), t->tid, 0);
         jsonw_raw(out, "\"}}");
-        write_meta(c, out, "thread_sort_index", t->pid, t->tid);
+        chr_write_meta(c, "thread_sort_index", t->pid, t->tid);
         jsonw_raw(out, "\"sort_index\":");
         jsonw_u64(out, i);
         jsonw_raw(out, "}}");
     }
+    if (chr_gpu_write_meta(c, r) != TRC_OK)
+        return TRC_ERR_NOMEM;
     if (!c->started)
         jsonw_raw(out, "{\"traceEvents\":[");
     jsonw_raw(out, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"exporter\":\"trc@");
@@ -561,4 +686,15 @@ trc_status chrome_finish(chrome *c, const trc_reader *r, FILE *out)
     jsonw_i64(out, c->start_ns);
     jsonw_raw(out, ",\"time_unit\":\"ts and dur in microseconds from trace_start_ns\"}}\n");
     return TRC_OK;
+}
+
+trc_status chrome_finish(chrome *c, const trc_reader *r, FILE *out)
+{
+    trc_status st = open_output(c, out);
+
+    if (st == TRC_OK)
+        st = write_end(c, r);
+    if (st == TRC_OK)
+        jsonw_close(&c->w); /* flush; write errors stay in ferror(out) */
+    return st;
 }

@@ -21,11 +21,23 @@
  * frame that ends at a sample looks the same (name, file, line) as the
  * outermost frame beginning there, the ending frames end 1 ns early.
  * Samples without Python frames show as "<no Python frames>".
+ * GPU activities, CUDA API calls and markers (chrome_gpu.c): a
+ * pseudo-process per GPU device (pid 0x7fff0000 + device, "GPU N: NAME",
+ * sorted after the CPU processes) with a track per stream (tid = stream
+ * number when free) for kernels, copies and memsets and one per stream
+ * for synchronisations; API calls and markers on extra tracks of the
+ * calling thread's process (tids from 0x40000000); a v2 flow (bind_id,
+ * flow_out/flow_in) from each launch call to its activity; counters of a
+ * GPU device under its pseudo-process.  Slices of every track nest: see
+ * chrome_gpu.c for the reordering window and the extra lanes.
  * Note: speedscope treats files named *.chrome.json as Chrome Timeline
  * (DevTools) exports; name these files otherwise (e.g. *.trace.json).
  *
  * Events are written as they are produced (memory: distinct stacks, plus
- * the open stack of each thread).  Borrows strings from the reader: call
+ * the open stack of each thread; for GPU data a window of slices per
+ * track and the launches waiting for their activity).  Output goes
+ * through a 256 KiB buffer (json_out.h): the caller's stream sees it in
+ * blocks, and all of it once chrome_finish returns.  Borrows strings from the reader: call
  * chrome_finish before trc_reader_free.
  */
 #ifndef TRC_LIB_EXPORT_CHROME_H

@@ -15,9 +15,7 @@
 
 #define NO_ID UINT32_MAX
 
-typedef struct vstack {
-    uint32_t parent, frame, depth;
-} vstack;
+typedef cpuview_stack vstack;
 
 typedef struct vframe {
     cpuview_frame pub;
@@ -30,6 +28,8 @@ struct cpuview {
     uint32_t n_frames, cap_frames;
     uint32_t *frame_slots; /* hash slots: index + 1, 0 = empty */
     uint32_t frame_slot_cap;
+    uint32_t *look_slots;  /* hash slots by (function, file, line): index + 1 */
+    uint32_t look_slot_cap;
     uint32_t *frame_map;   /* reader frame id -> view frame index + 1 */
     uint32_t frame_map_cap;
 
@@ -104,6 +104,7 @@ void cpuview_free(cpuview *v)
         return;
     trc_free(v->frames);
     trc_free(v->frame_slots);
+    trc_free(v->look_slots);
     trc_free(v->frame_map);
     trc_free(v->stacks);
     trc_free(v->stack_slots);
@@ -126,6 +127,62 @@ static int frame_equal(const vframe *a, const vframe *b)
 {
     return a->pub.kind == b->pub.kind && a->pub.line == b->pub.line && a->first == b->first &&
            strcmp(a->pub.function, b->pub.function) == 0 && strcmp(a->pub.file, b->pub.file) == 0;
+}
+
+static uint64_t look_hash(const cpuview_frame *f)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    h = hash_bytes(h, f->function, strlen(f->function) + 1);
+    h = hash_bytes(h, f->file, strlen(f->file) + 1);
+    return hash_u32(h, f->line);
+}
+
+static int look_equal(const cpuview_frame *a, const cpuview_frame *b)
+{
+    return a->line == b->line && strcmp(a->function, b->function) == 0 &&
+           strcmp(a->file, b->file) == 0;
+}
+
+/* Rebuild the look hash with cap slots: one slot per distinct look. */
+static int look_rehash(cpuview *v, uint32_t cap)
+{
+    uint32_t *slots = trc_calloc(cap, sizeof *slots);
+    if (!slots)
+        return -1;
+    for (uint32_t i = 0; i < v->n_frames; i++) {
+        uint32_t s;
+        if (v->frames[i].pub.look != i)
+            continue;
+        s = (uint32_t)look_hash(&v->frames[i].pub) & (cap - 1);
+        while (slots[s])
+            s = (s + 1) & (cap - 1);
+        slots[s] = i + 1;
+    }
+    trc_free(v->look_slots);
+    v->look_slots = slots;
+    v->look_slot_cap = cap;
+    return 0;
+}
+
+/* The look of frame f, about to become frame index idx: the first
+ * frame that shows the same, or idx.  -1 when out of memory. */
+static int find_look(cpuview *v, const cpuview_frame *f, uint32_t idx, uint32_t *look)
+{
+    uint32_t s;
+
+    if ((uint64_t)(v->n_frames + 1) * 2 > v->look_slot_cap &&
+        look_rehash(v, v->look_slot_cap ? v->look_slot_cap * 2 : 64))
+        return -1;
+    s = (uint32_t)look_hash(f) & (v->look_slot_cap - 1);
+    for (; v->look_slots[s]; s = (s + 1) & (v->look_slot_cap - 1)) {
+        if (look_equal(&v->frames[v->look_slots[s] - 1].pub, f)) {
+            *look = v->look_slots[s] - 1;
+            return 0;
+        }
+    }
+    v->look_slots[s] = idx + 1;
+    *look = idx;
+    return 0;
 }
 
 /* Rebuild the frame hash with cap slots (a power of two). */
@@ -164,6 +221,8 @@ static int frame_intern(cpuview *v, const vframe *f, uint32_t *idx)
     if (grow(&v->frames, &v->cap_frames, v->n_frames + 1, sizeof *v->frames))
         return -1;
     v->frames[v->n_frames] = *f;
+    if (find_look(v, &f->pub, v->n_frames, &v->frames[v->n_frames].pub.look))
+        return -1;
     v->frame_slots[s] = v->n_frames + 1;
     *idx = v->n_frames++;
     return 0;
@@ -310,6 +369,25 @@ trc_status cpuview_sample_stack(cpuview *v, const trc_reader *r, uint32_t stack,
     return TRC_OK;
 }
 
+trc_status cpuview_intern_frame(cpuview *v, trc_frame_kind kind, const char *function,
+                                const char *file, uint32_t line, uint32_t *index)
+{
+    vframe f;
+
+    memset(&f, 0, sizeof f);
+    f.pub.function = function && function[0] ? function : "<unknown>";
+    f.pub.file = file ? file : "";
+    f.pub.kind = kind;
+    f.pub.line = line;
+    f.first = line;
+    return frame_intern(v, &f, index) ? TRC_ERR_NOMEM : TRC_OK;
+}
+
+const cpuview_stack *cpuview_stacks(const cpuview *v)
+{
+    return v->stacks;
+}
+
 uint32_t cpuview_stack_parent(const cpuview *v, uint32_t id)
 {
     return id < v->n_stacks ? v->stacks[id].parent : 0;
@@ -361,7 +439,7 @@ static size_t utf8_cut(const char *s, size_t max)
     return max;
 }
 
-void cpuview_write_process_label(FILE *f, const trc_process *p, int64_t pid, int with_id)
+void cpuview_write_process_label(jsonw *f, const trc_process *p, int64_t pid, int with_id)
 {
     const char *name = "process";
     size_t n;
@@ -383,7 +461,7 @@ void cpuview_write_process_label(FILE *f, const trc_process *p, int64_t pid, int
     jsonw_putc(f, ')');
 }
 
-void cpuview_write_thread_label(FILE *f, const trc_thread *t, int64_t tid, int with_id)
+void cpuview_write_thread_label(jsonw *f, const trc_thread *t, int64_t tid, int with_id)
 {
     const char *name = t && t->name && t->name[0] ? t->name : "<unnamed>";
     jsonw_str_body(f, name, strlen(name));

@@ -27,7 +27,16 @@ typedef struct cpuview_frame {
     const char *file;     /* "" when unknown */
     uint32_t line;        /* def line, or executing line in lines mode; 0 = unknown */
     trc_frame_kind kind;
+    uint32_t look;        /* index of the first frame with the same function,
+                           * file and line: frames a viewer cannot tell apart */
 } cpuview_frame;
+
+/* One view stack: parent < its id, frame index, depth (see below). */
+typedef struct cpuview_stack {
+    uint32_t parent, frame, depth;
+} cpuview_stack;
+
+struct jsonw;
 
 typedef struct cpuview cpuview;
 
@@ -49,6 +58,17 @@ trc_status cpuview_map_stack(cpuview *v, const trc_reader *r, uint32_t stack, ui
  * CPUVIEW_NO_PYTHON_FRAMES (kind OTHER), so that time stays visible. */
 trc_status cpuview_sample_stack(cpuview *v, const trc_reader *r, uint32_t stack, uint32_t *out);
 
+/* A frame of no reader stack (GPU kernels, copies): interned like the
+ * others; *index gets its index.  Strings are borrowed.  Returns TRC_OK or
+ * TRC_ERR_NOMEM. */
+trc_status cpuview_intern_frame(cpuview *v, trc_frame_kind kind, const char *function,
+                                const char *file, uint32_t line, uint32_t *index);
+
+/* The stack table, indexed by view stack id (0 = the empty stack), for
+ * loops that walk stacks per sample.  Borrowed: valid until the next call
+ * that maps or interns.  Cannot fail. */
+const cpuview_stack *cpuview_stacks(const cpuview *v);
+
 /* View stack tree: ids 1..n (0 = empty); parent < id; frame is an index
  * into the frame table (0-based); depth = number of frames.  Unknown ids
  * give 0.  Cannot fail. */
@@ -67,10 +87,10 @@ const char *cpuview_kind_name(trc_frame_kind kind);
 /* Write, JSON-escaped and without quotes, the label users know a process
  * by: its command line (cut at 80 bytes), else its executable's base
  * name, else "process"; with_id appends " (pid N)".  p may be NULL. */
-void cpuview_write_process_label(FILE *f, const trc_process *p, int64_t pid, int with_id);
+void cpuview_write_process_label(struct jsonw *w, const trc_process *p, int64_t pid, int with_id);
 
 /* Same for a thread: its name, "<unnamed>" when empty or t is NULL;
  * with_id appends " (tid N)". */
-void cpuview_write_thread_label(FILE *f, const trc_thread *t, int64_t tid, int with_id);
+void cpuview_write_thread_label(struct jsonw *w, const trc_thread *t, int64_t tid, int with_id);
 
 #endif /* TRC_LIB_EXPORT_CPUVIEW_H */

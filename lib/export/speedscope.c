@@ -17,6 +17,7 @@
 #include "format/alloc.h"
 #include "lib/export/cpuview.h"
 #include "lib/export/json_out.h"
+#include "lib/export/speedscope_gpu.h"
 
 #define SPEEDSCOPE_SCHEMA "https://www.speedscope.app/file-format-schema.json"
 #define DEFAULT_SPOOL_RUNS 4096u
@@ -58,6 +59,7 @@ struct sscope {
     char *text;            /* one stack's JSON text, built backwards */
     uint32_t text_cap;
     run *replay;           /* one block read back from the spill file */
+    sgpu *gpu;             /* GPU stream profiles */
     char err[200];
 };
 
@@ -102,7 +104,10 @@ sscope *sscope_new(const sscope_options *opts)
         s->opt.spool_runs = DEFAULT_SPOOL_RUNS;
     s->last_proc = NO_TRACK;
     s->view = cpuview_new(s->opt.lines);
-    if (!s->view) {
+    s->gpu = sgpu_new();
+    if (!s->view || !s->gpu) {
+        cpuview_free(s->view);
+        sgpu_free(s->gpu);
         trc_free(s);
         return NULL;
     }
@@ -122,6 +127,7 @@ void sscope_free(sscope *s)
     if (s->spill)
         fclose(s->spill);
     cpuview_free(s->view);
+    sgpu_free(s->gpu);
     trc_free(s->name);
     trc_free(s->text);
     trc_free(s->replay);
@@ -264,6 +270,12 @@ trc_status sscope_event(sscope *s, const trc_reader *r, const trc_event *ev)
 {
     if (ev->type == TRC_EV_SAMPLE)
         return on_sample(s, r, &ev->u.sample);
+    if (ev->type == TRC_EV_GPU_KERNEL || ev->type == TRC_EV_GPU_MEMCPY ||
+        ev->type == TRC_EV_GPU_MEMSET) {
+        if (sgpu_event(s->gpu, s->view, ev) != TRC_OK)
+            return fail(s, TRC_ERR_NOMEM, "GPU activities");
+        return TRC_OK;
+    }
     if (ev->type == TRC_EV_SEGMENT && !s->have_start) {
         const trc_segment *seg = ev->u.segment;
         s->have_start = 1;
@@ -279,7 +291,7 @@ trc_status sscope_event(sscope *s, const trc_reader *r, const trc_event *ev)
 
 /* ---- output ---------------------------------------------------------- */
 
-static void write_frames(sscope *s, FILE *out)
+static void write_frames(sscope *s, jsonw *out)
 {
     uint32_t n = cpuview_frame_count(s->view);
 
@@ -302,7 +314,7 @@ static void write_frames(sscope *s, FILE *out)
 }
 
 /* Write the frame indices of view stack id, root first, as a JSON array. */
-static trc_status write_stack(sscope *s, FILE *out, uint32_t id)
+static trc_status write_stack(sscope *s, jsonw *out, uint32_t id)
 {
     uint32_t depth = cpuview_stack_depth(s->view, id);
     char *end, *p;
@@ -328,7 +340,7 @@ static trc_status write_stack(sscope *s, FILE *out, uint32_t id)
 }
 
 /* Visit track t's runs in time order: pass 0 writes stacks, 1 weights. */
-static trc_status write_runs(sscope *s, FILE *out, const track *t, int pass)
+static trc_status write_runs(sscope *s, jsonw *out, const track *t, int pass)
 {
     uint64_t k = 0;
     trc_status st;
@@ -367,7 +379,7 @@ static trc_status write_runs(sscope *s, FILE *out, const track *t, int pass)
     return TRC_OK;
 }
 
-static trc_status write_profile(sscope *s, const trc_reader *r, FILE *out, track *t, int first)
+static trc_status write_profile(sscope *s, const trc_reader *r, jsonw *out, track *t, int first)
 {
     int64_t start = t->first_ns - s->start_ns;
     trc_status st;
@@ -399,7 +411,7 @@ static trc_status write_profile(sscope *s, const trc_reader *r, FILE *out, track
     return TRC_OK;
 }
 
-trc_status sscope_finish(sscope *s, const trc_reader *r, FILE *out)
+static trc_status write_document(sscope *s, const trc_reader *r, jsonw *out)
 {
     trc_status st = TRC_OK;
     int first = 1;
@@ -411,12 +423,17 @@ trc_status sscope_finish(sscope *s, const trc_reader *r, FILE *out)
         if (fflush(s->spill) != 0)
             return fail(s, TRC_ERR_IO, "writing the temporary file");
     }
-    if (!s->have_start) /* no segment seen: relative to the earliest sample */
+    if (!s->have_start) { /* no segment seen: relative to the earliest event */
+        int have_gpu;
+        int64_t gpu_first = sgpu_first_ns(s->gpu, &have_gpu);
         for (uint32_t i = 0; i < s->n_tracks; i++)
             if (!s->have_start || s->tracks[i].first_ns < s->start_ns) {
                 s->start_ns = s->tracks[i].first_ns;
                 s->have_start = 1;
             }
+        if (have_gpu && (!s->have_start || gpu_first < s->start_ns))
+            s->start_ns = gpu_first;
+    }
 
     jsonw_raw(out, "{\"$schema\":\"" SPEEDSCOPE_SCHEMA "\",\n\"exporter\":\"trc@");
     jsonw_str_body(out, trc_version(), strlen(trc_version()));
@@ -437,9 +454,24 @@ trc_status sscope_finish(sscope *s, const trc_reader *r, FILE *out)
             first = 0;
         }
     }
+    /* GPU streams after the CPU profiles, by device and stream. */
+    if ((st = sgpu_write(s->gpu, r, out, s->start_ns, &first)) != TRC_OK)
+        return fail(s, st, "GPU profiles");
     if (first) /* speedscope needs a profile to open: an empty one */
         jsonw_raw(out, "\n{\"type\":\"sampled\",\"name\":\"no samples\",\"unit\":\"nanoseconds\","
                        "\"startValue\":0,\"endValue\":0,\"samples\":[],\"weights\":[]}");
     jsonw_raw(out, "]}\n");
+    return st;
+}
+
+trc_status sscope_finish(sscope *s, const trc_reader *r, FILE *f)
+{
+    jsonw w;
+    trc_status st;
+
+    if (jsonw_open(&w, f))
+        return fail(s, TRC_ERR_NOMEM, "output buffer");
+    st = write_document(s, r, &w);
+    jsonw_close(&w);
     return st;
 }

@@ -14,7 +14,9 @@
  * the trace start; endValue = startValue + the sum of its weights.
  * Frames are functions (cpuview.h); samples without Python frames get a
  * "<no Python frames>" frame; an output with no samples still holds one
- * empty profile ("no samples") so that speedscope opens it.
+ * empty profile ("no samples") so that speedscope opens it.  GPU
+ * kernels, copies and memsets become one evented profile per stream after
+ * the CPU profiles (speedscope_gpu.h says how overlaps are made valid).
  *
  * Memory: the frame/stack tables (distinct stacks) plus, per profile, a
  * buffer of at most spool_runs runs; full buffers spill to an anonymous
@@ -43,8 +45,9 @@ typedef struct sscope sscope;
 sscope *sscope_new(const sscope_options *opts);
 void sscope_free(sscope *s);
 
-/* Consume one (already selected) event.  Samples feed the profiles; a
- * SEGMENT sets the trace start and name; other events are ignored.
+/* Consume one (already selected) event.  Samples feed the profiles, GPU
+ * activities the stream profiles; a SEGMENT sets the trace start and
+ * name; other events are ignored.
  * Returns TRC_OK, TRC_ERR_NOMEM, or TRC_ERR_IO (spill file); then
  * sscope_error says what failed. */
 trc_status sscope_event(sscope *s, const trc_reader *r, const trc_event *ev);

@@ -46,7 +46,6 @@
 #include "format/alloc.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -257,15 +256,16 @@ static int key_class(const py_proc *p, const uint8_t *b, size_t len)
 static int classify(py_proc *p, pynames *n, const uint64_t *addr, size_t cnt)
 {
     size_t each = p->L.u_ascii_data + KEY_PEEK;
-    uint8_t *buf = trc_malloc(IOV_BATCH * each);
-    struct iovec *lv = trc_malloc(2 * IOV_BATCH * sizeof *lv);
+    size_t batch = cnt < IOV_BATCH ? cnt : IOV_BATCH;
+    uint8_t *buf = trc_malloc(batch * each);
+    struct iovec *lv = trc_malloc(2 * batch * sizeof *lv);
     int rc = -1;
 
     if (!buf || !lv)
         goto out;
-    struct iovec *rv = lv + IOV_BATCH;
+    struct iovec *rv = lv + batch;
     for (size_t base = 0; base < cnt; base += IOV_BATCH) {
-        int m = (int)(cnt - base < IOV_BATCH ? cnt - base : IOV_BATCH);
+        int m = (int)(cnt - base < batch ? cnt - base : batch);
         for (int i = 0; i < m; i++) {
             lv[i].iov_base = buf + (size_t)i * each;
             lv[i].iov_len = each;
@@ -406,7 +406,6 @@ static int keys_items(py_proc *p, const py_objlayout *O, uint64_t keys, uint64_t
         evalue = general ? O->de_value : O->due_value;
         if (values && general)
             return -1;   /* split tables have str keys */
-        fprintf(stderr, "DBG keys kind %u lg %u n %lld values %d\n", kind, lg, (long long)pysnap_u64(h, O->dk_nentries), values != 0);
     }
     if (nentries < 0 || nentries > (size * 2) / 3 + 1)
         return -1;
@@ -574,7 +573,6 @@ static int attr_items(py_proc *p, pynames *n, uint64_t obj, nkv **kv)
     } else {
         return 0;   /* no instance attributes we can reach */
     }
-    fprintf(stderr, "DBG obj %llx flags %llx dict %llx values %llx vcap %lld\n", (unsigned long long)obj, (unsigned long long)t->flags, (unsigned long long)dict, (unsigned long long)values, (long long)vcap);
     if (dict)
         return dict_items(p, O, dict, kv);
     uint64_t keys = cached_keys(p, n, t);

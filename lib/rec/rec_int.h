@@ -222,7 +222,7 @@ typedef struct rec_thread {
     uint32_t seen;           /* generation last seen in the thread list */
     int64_t next_name_ns;    /* when to look at the names again */
     int64_t name_interval_ns;
-    char name[64];           /* name last written */
+    char name[256];          /* name last written (UTF-8) */
     int py_name;             /* name is the threading module's */
     rec_stackcache cache;
 } rec_thread;

@@ -32,7 +32,15 @@ static int pick_name(py_proc *py, pid_t pid, int64_t tid, char *out, size_t cap)
 {
     const char *tn = (py && tid > 0) ? py_proc_thread_name(py, tid) : NULL;
     if (tn && *tn) {
-        snprintf(out, cap, "%s", tn);
+        /* cut a long name at a character boundary, never inside a UTF-8 sequence */
+        size_t n = strlen(tn);
+        if (n >= cap) {
+            n = cap - 1;
+            while (n > 0 && ((unsigned char)tn[n] & 0xC0) == 0x80)
+                n--;
+        }
+        memcpy(out, tn, n);
+        out[n] = '\0';
         return 1;
     }
     if (tid <= 0 || rec_proc_comm(pid, (pid_t)tid, out, cap) != 0)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Browser proof: trc2speedscope and trc2chrome output opens in the real
-# speedscope app (the pinned npm package, served on 127.0.0.1) in Debian's
+# Browser proof: trc2speedscope and trc2chrome output (CPU, and GPU with
+# evented stream profiles) opens in the real speedscope app (the pinned npm package, served on 127.0.0.1) in Debian's
 # headless chromium.  We read the rendered page text (--dump-dom): a loaded
 # profile shows the toolbar ("Time Order", "Left Heavy", "Sandwich") and
 # its profile name; a broken file (one negative weight) shows "Something
@@ -52,6 +52,24 @@ run_tool 1 "$BIN/trc2speedscope" --idle --merge-threads -o "$www/merged.speedsco
 run_tool 0 "$BIN/trc2speedscope" --merge-threads -o "$www/big.speedscope.json" "$tmp/big.trc"
 run_tool 1 "$BIN/trc2chrome" --idle -o "$www/small.trace.json" "$tmp/small.trc"
 run_tool 0 "$BIN/trc2chrome" -o "$www/big.trace.json" "$tmp/big.trc"
+# GPU outputs (tests/e2e/chgpu_views.sh checks their structure): the
+# fixture recorded through the injection code (exit 1: it records dropped
+# GPU records) and a synthetic training trace with CPU samples, API calls,
+# overlapping stream work, NVTX and NVML counters.  speedscope opens a
+# file's activeProfileIndex: a copy pointing at a GPU stream's evented
+# profile proves that one imports and renders too.
+"$gen" --write-gpu 3000 "$tmp/train.trc" >/dev/null || { echo "FAIL: cannot write the GPU trace"; exit 1; }
+run_tool 1 "$BIN/trc2speedscope" -o "$www/gpu.speedscope.json" fixtures/gpu/fake_train.trc
+run_tool 1 "$BIN/trc2chrome" -o "$www/gpu.trace.json" fixtures/gpu/fake_train.trc
+run_tool 1 "$BIN/trc2speedscope" -o "$www/train.speedscope.json" "$tmp/train.trc"
+run_tool 1 "$BIN/trc2chrome" -o "$www/train.trace.json" "$tmp/train.trc"
+python3 - "$www/train.speedscope.json" "$www/train13.speedscope.json" <<'EOF3' || { echo "FAIL: cannot make train13.speedscope.json"; exit 1; }
+import json, sys
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+d["activeProfileIndex"] = [p["name"] for p in d["profiles"]].index("GPU 0 stream 13")
+json.dump(d, open(sys.argv[2], "w", encoding="utf-8"))
+EOF3
+
 # A broken file: the small document with one negative weight, which
 # speedscope rejects.  (A file cut in half is no good: speedscope then
 # tries its text importers and the page never settles.)
@@ -122,6 +140,12 @@ check big.speedscope.json "Time Order" "Left Heavy" "Sandwich" "(pid 4242)"
 # speedscope names Chrome-trace profiles "PROCESS (pid P), THREAD (tid T)".
 check small.trace.json "Time Order" "Left Heavy" "Sandwich" "python3 app.py --size 3 (pid 4242), MainThread (tid 4242)"
 check big.trace.json "Time Order" "Left Heavy" "Sandwich" "MainThread (tid 4242)"
+
+check gpu.speedscope.json "Time Order" "Left Heavy" "Sandwich" "GPU 0 stream 7"
+check train.speedscope.json "Time Order" "Left Heavy" "Sandwich" "MainThread (tid 4242)"
+check train13.speedscope.json "Time Order" "Left Heavy" "Sandwich" "GPU 0 stream 13"
+check gpu.trace.json "Time Order" "Left Heavy" "Sandwich" "GPU 0: NVIDIA H100 80GB HBM3 (fake) (pid 2147418112)"
+check train.trace.json "Time Order" "Left Heavy" "Sandwich" "(pid 4242), MainThread (tid 4242)"
 
 # The negative control: a broken file is rejected, and the toolbar is absent.
 text=$(page broken.json)

@@ -282,3 +282,316 @@ trc_status convb_write_big(int fd, uint64_t n, uint32_t threads, convb_info *inf
     }
     return finish(&g, g.info.end_ns + MS, info);
 }
+
+/* ---- the GPU trace ----------------------------------------------------- */
+
+#define US 1000LL
+#define GPU_PID2 4343
+#define GPU_TID_AUTOGRAD 4260
+#define GPU_BATCH 16
+
+enum { ACT_KERNEL, ACT_COPY, ACT_SET };
+
+typedef struct pact {    /* an activity record waiting for its batch */
+    int kind;
+    trc_gpu_kernel k;    /* where, start, end, name used by every kind */
+    uint64_t bytes;
+} pact;
+
+static void api_call(gen *g, uint32_t th, int64_t s, int64_t e, trc_api_domain d,
+                     const char *name, uint32_t corr, uint32_t st, uint32_t flags)
+{
+    trc_api_call a;
+
+    if (g->st != TRC_OK)
+        return;
+    memset(&a, 0, sizeof a);
+    a.thread = th;
+    a.start_ns = s;
+    a.end_ns = e;
+    a.domain = d;
+    a.name = name;
+    a.correlation = corr;
+    a.stack = st;
+    a.flags = flags;
+    check(g, trc_writer_api_call(g->w, &a));
+    g->info.api_calls++;
+}
+
+static void write_act(gen *g, const pact *p)
+{
+    if (g->st != TRC_OK)
+        return;
+    if (p->kind == ACT_KERNEL) {
+        check(g, trc_writer_gpu_kernel(g->w, &p->k));
+        g->info.kernels++;
+        g->info.kernel_ns += (uint64_t)(p->k.end_ns - p->k.start_ns);
+    } else if (p->kind == ACT_COPY) {
+        trc_gpu_memcpy m;
+        memset(&m, 0, sizeof m);
+        m.where = p->k.where;
+        m.start_ns = p->k.start_ns;
+        m.end_ns = p->k.end_ns;
+        m.bytes = p->bytes;
+        m.copy_kind = TRC_COPY_HTOD;
+        m.src_kind = TRC_MEM_PINNED;
+        m.dst_kind = TRC_MEM_DEVICE;
+        m.dst_device = p->k.where.device;
+        check(g, trc_writer_gpu_memcpy(g->w, &m));
+    } else {
+        trc_gpu_memset m;
+        memset(&m, 0, sizeof m);
+        m.where = p->k.where;
+        m.start_ns = p->k.start_ns;
+        m.end_ns = p->k.end_ns;
+        m.bytes = p->bytes;
+        m.mem_kind = TRC_MEM_DEVICE;
+        check(g, trc_writer_gpu_memset(g->w, &m));
+    }
+    g->info.activities++;
+    if (p->k.end_ns > g->info.end_ns)
+        g->info.end_ns = p->k.end_ns;
+}
+
+/* Write the batch in order of completion (CUPTI's order), then empty it. */
+static void flush_acts(gen *g, pact *b, uint32_t *n)
+{
+    for (uint32_t i = 1; i < *n; i++)
+        for (uint32_t j = i; j > 0 && b[j].k.end_ns < b[j - 1].k.end_ns; j--) {
+            pact x = b[j];
+            b[j] = b[j - 1];
+            b[j - 1] = x;
+        }
+    for (uint32_t i = 0; i < *n; i++)
+        write_act(g, &b[i]);
+    *n = 0;
+}
+
+static void marker(gen *g, trc_marker_kind kind, uint32_t th, int64_t pid, int64_t s, int64_t e,
+                   const char *name, uint32_t color, uint64_t id)
+{
+    trc_marker m;
+
+    if (g->st != TRC_OK)
+        return;
+    memset(&m, 0, sizeof m);
+    m.kind = kind;
+    m.thread = th;
+    m.pid = pid;
+    m.start_ns = s;
+    m.end_ns = e;
+    m.name = name;
+    m.domain = "nvtx";
+    m.color = color;
+    m.id = id;
+    check(g, trc_writer_marker(g->w, &m));
+}
+
+static void gpu_device(gen *g, uint32_t dev)
+{
+    trc_gpu_device d;
+
+    memset(&d, 0, sizeof d);
+    d.device = dev;
+    d.name = "NVIDIA H100 80GB HBM3 (synthetic)";
+    for (int i = 0; i < 16; i++)
+        d.uuid[i] = (uint8_t)(dev * 16 + i);
+    d.sm_count = 132;
+    d.memory_bytes = 85520809984ull;
+    d.cc_major = 9;
+    if (g->st == TRC_OK)
+        check(g, trc_writer_gpu_device(g->w, &d));
+}
+
+trc_status convb_write_gpu(int fd, uint64_t n, convb_info *info)
+{
+    static const char *const kernels[4] = {
+        "ampere_sgemm_128x64_nn", "vectorAdd(float const*, float const*, float*, int)",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+        "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, "
+        "at::detail::Array<char*, 1>)",
+        "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4>(Params)"};
+    /* streams: device 0 streams 7, 13, 14; device 1 stream 3 */
+    static const uint32_t s_dev[4] = {0, 0, 0, 1}, s_num[4] = {7, 13, 14, 3};
+    const int64_t t0 = CONVB_START_NS + MS;
+    int64_t free_at[4] = {0, 0, 0, 0}, prev_s[4] = {0, 0, 0, 0}, prev_e[4] = {0, 0, 0, 0};
+    int64_t next_sample = CONVB_START_NS, end;
+    pact batch[GPU_BATCH];
+    uint32_t nb = 0, u0 = 0, u1 = 0, mem0 = 0, st[4], lines[4] = {12, 13, 14, 15};
+    uint64_t missing = 0;
+    trc_process p;
+    trc_loss loss;
+    gen g;
+
+    memset(&g, 0, sizeof g);
+    g.w = open_writer(fd, &g.st);
+    if (!g.w)
+        return g.st;
+    process(&g);
+    memset(&p, 0, sizeof p);
+    p.pid = GPU_PID2;
+    p.ppid = CONVB_PID;
+    p.executable = "/usr/bin/python3.12";
+    p.command_line = "python3 loader.py";
+    p.start_ns = CONVB_START_NS;
+    check(&g, trc_writer_process(g.w, &p));
+    gpu_device(&g, 0);
+    gpu_device(&g, 1);
+    check(&g, trc_writer_counter_def(g.w, "gpu.util", "percent", -1, 0, &u0));
+    check(&g, trc_writer_counter_def(g.w, "gpu.util", "percent", -1, 1, &u1));
+    check(&g, trc_writer_counter_def(g.w, "gpu.mem.used", "bytes", -1, 0, &mem0));
+
+    uint32_t f_mod = frame(&g, TRC_FRAME_PYTHON, "<module>", "train.py", 40, 1);
+    uint32_t f_main = frame(&g, TRC_FRAME_PYTHON, "main", "train.py", 33, 20);
+    uint32_t s_mod = stack(&g, 0, f_mod), s_main = stack(&g, s_mod, f_main);
+    for (int i = 0; i < 4; i++)
+        st[i] = stack(&g, s_main, frame(&g, TRC_FRAME_PYTHON, "Model.forward", "model.py", lines[i], 10));
+    uint32_t tm = thread(&g, CONVB_TID_MAIN, "MainThread");
+    uint32_t ta = thread(&g, GPU_TID_AUTOGRAD, "autograd");
+    g.info.threads = 2;
+
+    marker(&g, TRC_MARK_PUSH, ta, CONVB_PID, t0 - 500 * US, t0 - 500 * US, "never popped", 0, 0);
+    for (uint64_t i = 0; i < n && g.st == TRC_OK; i++) {
+        int64_t L = t0 + (int64_t)i * 10 * US, ks, ke;
+        int kind = i % 10 == 3 ? ACT_COPY : i % 10 == 7 ? ACT_SET : ACT_KERNEL;
+        int autograd = kind == ACT_KERNEL && i % 7 == 6;
+        int dev1 = kind == ACT_KERNEL && !autograd && i % 11 == 10;
+        uint32_t si = kind == ACT_COPY ? 0 : kind == ACT_SET ? 1 : autograd ? 2 : dev1 ? 3 : 1 + (uint32_t)(i % 2);
+        uint32_t corr = (uint32_t)i + 1;
+        pact a;
+
+        /* CPU samples and NVML counters up to this launch. */
+        while (next_sample <= L) {
+            uint32_t ms = (uint32_t)((next_sample - CONVB_START_NS) / MS);
+            sample(&g, next_sample, tm, st[ms % 4], ON);
+            counter(&g, u0, next_sample, (double)(ms * 37 % 101));
+            counter(&g, u1, next_sample, (double)(ms * 13 % 101));
+            counter(&g, mem0, next_sample, 1e9 + (double)ms * 1048576.0);
+            next_sample += MS;
+        }
+        /* The calls: a runtime call around its driver call (written first,
+         * as CUPTI writes a call when it returns), or a bare driver launch
+         * from the autograd thread. */
+        if (autograd) {
+            api_call(&g, ta, L + 1 * US, L + 4 * US, TRC_API_DRIVER, "cuLaunchKernel", corr, 0,
+                     TRC_API_LAUNCH | TRC_API_NO_PYTHON);
+        } else {
+            const char *rt = kind == ACT_COPY ? "cudaMemcpyAsync" : kind == ACT_SET ? "cudaMemsetAsync"
+                                                                                  : "cudaLaunchKernel";
+            const char *dr = kind == ACT_COPY ? "cuMemcpyHtoDAsync" : kind == ACT_SET ? "cuMemsetD8Async"
+                                                                                   : "cuLaunchKernel";
+            api_call(&g, tm, L + 1 * US, L + 4 * US, TRC_API_DRIVER, dr, corr + 0x40000000u,
+                     st[i % 4], TRC_API_LAUNCH);
+            api_call(&g, tm, L, L + 5 * US, TRC_API_RUNTIME, rt, corr, st[i % 4], TRC_API_LAUNCH);
+        }
+        /* The activity: queued behind its stream's previous work. */
+        ks = L + 20 * US > free_at[si] ? L + 20 * US : free_at[si];
+        ke = ks + (int64_t)(3 + i % 6) * US;
+        if (si == 1 && i % 50 == 48 && prev_e[si] > prev_s[si] + 1 * US)
+            ks = prev_e[si] - 1 * US, ke = ks + 4 * US; /* overlaps the previous one */
+        if (si == 2 && i % 97 == 95 && prev_e[si] - prev_s[si] >= 3 * US)
+            ks = prev_s[si] + 1 * US, ke = prev_e[si] - 1 * US; /* inside the previous one */
+        if (i == 5)
+            ke = ks; /* zero-length */
+        if (ke > free_at[si])
+            free_at[si] = ke;
+        prev_s[si] = ks;
+        prev_e[si] = ke;
+        memset(&a, 0, sizeof a);
+        a.kind = kind;
+        a.k.where.pid = CONVB_PID;
+        a.k.where.device = s_dev[si];
+        a.k.where.context = 1 + s_dev[si];
+        a.k.where.stream = s_num[si];
+        a.k.where.correlation = corr;
+        a.k.start_ns = ks;
+        a.k.end_ns = ke;
+        a.k.name = kernels[i % 4];
+        a.k.grid[0] = 1024, a.k.grid[1] = 2, a.k.grid[2] = 1;
+        a.k.block[0] = 256, a.k.block[1] = a.k.block[2] = 1;
+        a.k.registers = 32;
+        a.k.static_smem = 1024;
+        a.k.dynamic_smem = (uint32_t)(i % 3) * 1024;
+        a.bytes = 1048576u * (1 + i % 4);
+        if (i % 333 == 332) {
+            missing++; /* dropped by "CUPTI": the launch has no activity */
+        } else {
+            batch[nb++] = a;
+            if (ke > ks && (autograd ? L + 1 * US : L) < ks) /* the call starts first */
+                g.info.flows++;
+        }
+        /* The other process: its own kernel on device 0 stream 7, no calls. */
+        if (i % 200 == 199) {
+            pact o = a;
+            o.kind = ACT_KERNEL;
+            o.k.where.pid = GPU_PID2;
+            o.k.where.device = 0;
+            o.k.where.context = 9;
+            o.k.where.stream = 7;
+            o.k.where.correlation = corr;
+            o.k.name = kernels[3];
+            o.k.start_ns = L + 2 * US;
+            o.k.end_ns = L + 7 * US;
+            write_act(&g, &o);
+        }
+        if (nb == GPU_BATCH)
+            flush_acts(&g, batch, &nb);
+        /* NVTX: "forward" around each 10 launches, "step" around 100, both
+         * written when they end (after what they enclose). */
+        if (i % 10 == 9)
+            marker(&g, TRC_MARK_RANGE, tm, CONVB_PID, L - 90 * US - 1 * US, L + 6 * US, "forward",
+                   0, i + 1);
+        if (i % 100 == 99)
+            marker(&g, TRC_MARK_RANGE, tm, CONVB_PID, L - 990 * US - 2 * US, L + 7 * US, "step",
+                   0x00c000, i + 1);
+        if (i % 500 == 250)
+            marker(&g, TRC_MARK_INSTANT, tm, CONVB_PID, L + 8 * US, L + 8 * US, "checkpoint", 0, 0);
+        /* a stream synchronisation now and then */
+        if (i % 100 == 50) {
+            int64_t ss = L + 6 * US, se = (free_at[1] > ss ? free_at[1] : ss) + 1 * US;
+            trc_gpu_sync y;
+            api_call(&g, tm, ss, se, TRC_API_RUNTIME, "cudaStreamSynchronize", 0x20000000u + corr, 0, 0);
+            memset(&y, 0, sizeof y);
+            y.where.pid = CONVB_PID;
+            y.where.device = 0;
+            y.where.context = 1;
+            y.where.stream = 13;
+            y.where.correlation = 0x20000000u + corr;
+            y.start_ns = ss;
+            y.end_ns = se;
+            y.sync_kind = TRC_SYNC_STREAM;
+            if (g.st == TRC_OK)
+                check(&g, trc_writer_gpu_sync(g.w, &y));
+        }
+    }
+    flush_acts(&g, batch, &nb);
+    end = g.info.end_ns > t0 ? g.info.end_ns : t0;
+    {   /* the end: a device-wide sync, orphan POP, a process-wide range */
+        trc_gpu_sync y;
+        api_call(&g, tm, end + 1 * US, end + 3 * US, TRC_API_RUNTIME, "cudaDeviceSynchronize",
+                 0x30000000u, 0, 0);
+        memset(&y, 0, sizeof y);
+        y.where.pid = CONVB_PID;
+        y.where.context = 1;
+        y.where.stream = UINT32_MAX;
+        y.where.correlation = 0x30000000u;
+        y.start_ns = end + 1 * US;
+        y.end_ns = end + 3 * US;
+        y.sync_kind = TRC_SYNC_CONTEXT;
+        if (g.st == TRC_OK)
+            check(&g, trc_writer_gpu_sync(g.w, &y));
+    }
+    marker(&g, TRC_MARK_POP, tm, CONVB_PID, end + 4 * US, end + 4 * US, "never pushed", 0, 0);
+    marker(&g, TRC_MARK_RANGE, 0, CONVB_PID, t0 - 100 * US, end + 5 * US, "epoch 0", 0xff8800, 7);
+    memset(&loss, 0, sizeof loss);
+    loss.kind = TRC_LOSS_GPU_DROPPED;
+    loss.count = missing ? missing : 1;
+    loss.pid = CONVB_PID;
+    loss.detail = "CUPTI activity records dropped (buffer full)";
+    if (g.st == TRC_OK) {
+        check(&g, trc_writer_loss(g.w, &loss));
+        g.info.losses++;
+    }
+    g.info.end_ns = end + 5 * US;
+    return finish(&g, end + MS, info);
+}

@@ -29,6 +29,14 @@ typedef struct convb_info {
     uint64_t losses;         /* loss records */
     uint32_t threads;
     int64_t end_ns;          /* last timestamp written */
+    /* convb_write_gpu only */
+    uint64_t kernels;        /* kernel records, zero-length ones included */
+    uint64_t kernel_ns;      /* their summed durations */
+    uint64_t activities;     /* kernels, copies and memsets */
+    uint64_t api_calls;
+    uint64_t flows;          /* launches whose activity was written, same
+                              * process, starting after the call, both of
+                              * non-zero length: the arrows to expect */
 } convb_info;
 
 /* The small fixture: process 4242 ("python3 app.py --size 3") with
@@ -49,5 +57,25 @@ trc_status convb_write_small(int fd, convb_info *info);
  * to a parent or child, ~10% off-CPU; an rss counter every 1000 samples.
  * Writes a complete trace to fd (not closed).  info may be NULL. */
 trc_status convb_write_big(int fd, uint64_t n, uint32_t threads, convb_info *info);
+
+/* A GPU training-step trace: processes 4242 (MainThread 4242 sampled at
+ * 1 kHz and launching; an autograd thread 4260 without Python frames
+ * launching through the driver API) and 4343 (kernels only, on device 0
+ * stream 7 of its own context: the stream number is shared); devices 0
+ * and 1.  n launches of kernels, copies (HtoD) and memsets on streams 7,
+ * 13 and 14 of device 0 and stream 3 of device 1, 10 us apart; each
+ * runtime call encloses a driver call that is written first (as CUPTI
+ * does); activity records come in batches of 16, in order of completion.
+ * Deliberate trouble: a partial overlap on stream 13 every 50th launch,
+ * a kernel inside another on stream 14 every 97th, one zero-length
+ * kernel, launches whose activity is missing (every 333rd, counted in a
+ * GPU_DROPPED loss), stream and context synchronisations; NVTX ranges
+ * (a "step" per 100 launches enclosing "forward" ranges, written after
+ * what they enclose), instants, a PUSH never popped (autograd thread), a
+ * POP never pushed (main thread),
+ * a process-wide range; NVML counters gpu.util (both devices) and
+ * gpu.mem.used (device 0) every ms.  Deterministic.  Writes a complete
+ * trace to fd (not closed).  info may be NULL. */
+trc_status convb_write_gpu(int fd, uint64_t n, convb_info *info);
 
 #endif

@@ -11,6 +11,7 @@
  * Also the generator front end for the e2e tests and the benchmark:
  *   test_convb_export --write-small FILE
  *   test_convb_export --write-big N THREADS FILE
+ *   test_convb_export --write-gpu N FILE   (prints what it wrote: flows=N ...)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -688,6 +689,15 @@ static int write_mode(int argc, char **argv)
         st = convb_write_small(fd, NULL);
     else if (strcmp(argv[1], "--write-big") == 0 && argc == 5)
         st = convb_write_big(fd, strtoull(argv[2], NULL, 10), (uint32_t)atoi(argv[3]), NULL);
+    else if (strcmp(argv[1], "--write-gpu") == 0 && argc == 4) {
+        convb_info info;
+        st = convb_write_gpu(fd, strtoull(argv[2], NULL, 10), &info);
+        /* what the e2e checks compare the outputs against */
+        printf("kernels=%llu kernel_ns=%llu activities=%llu api_calls=%llu flows=%llu\n",
+               (unsigned long long)info.kernels, (unsigned long long)info.kernel_ns,
+               (unsigned long long)info.activities, (unsigned long long)info.api_calls,
+               (unsigned long long)info.flows);
+    }
     else
         st = TRC_ERR_ARG;
     if (close(fd) != 0 && st == TRC_OK)

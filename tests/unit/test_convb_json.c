@@ -18,15 +18,17 @@
 #include "lib/export/json_out.h"
 
 /* Run the emitter into a string; caller frees. */
-typedef void (*emit_fn)(FILE *f, const void *arg);
 
 static char *capture_str(const char *s, size_t n)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
+    jsonw w;
     assert_non_null(f);
-    jsonw_strn(f, s, n);
+    assert_int_equal(jsonw_open(&w, f), 0);
+    jsonw_strn(&w, s, n);
+    jsonw_close(&w);
     assert_int_equal(fclose(f), 0);
     return buf;
 }
@@ -142,15 +144,18 @@ static char *capture_num(int kind, int64_t i, uint64_t u, double d)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
+    jsonw w;
     assert_non_null(f);
+    assert_int_equal(jsonw_open(&w, f), 0);
     if (kind == 0)
-        jsonw_i64(f, i);
+        jsonw_i64(&w, i);
     else if (kind == 1)
-        jsonw_u64(f, u);
+        jsonw_u64(&w, u);
     else if (kind == 2)
-        jsonw_us3(f, i);
+        jsonw_us3(&w, i);
     else
-        jsonw_double(f, d);
+        jsonw_double(&w, d);
+    jsonw_close(&w);
     assert_int_equal(fclose(f), 0);
     return buf;
 }

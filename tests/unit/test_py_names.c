@@ -10,7 +10,9 @@
  * not a thread of the target gets NULL; a rename at run time shows
  * within the refresh interval; while threads start and end all the time
  * a name is right or NULL, never another thread's; after the target
- * exits no crash.  With threading never imported (-S, "bare"): NULL.
+ * exits no crash.  Every allocation of a first scan made to fail in
+ * turn: NULL or the right name, and the next scan recovers.  With
+ * threading never imported (-S, "bare"): NULL.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +22,7 @@
 
 #include "lib/py/pyproc.h"
 #include "lib/py/test/py_testutil.h"
+#include "format/alloc.h"
 
 #define FIXTURE "fixtures/workloads/py_names.py"
 #define MAX_T 32
@@ -207,6 +210,39 @@ static void check_churn(const char *py, pyt_child *c, py_proc *p, const tname *t
         failf(py, "churning: no name read at all (%d NULL)", null);
 }
 
+/* The n-th allocation of a fresh handle's first scan fails, for every n
+ * up to the number a scan makes: no crash or leak, NULL or the right
+ * name, and the next scan (an unknown tid rescans after 20 ms) works. */
+static void check_nomem(const char *py, pid_t pid, const tname *t)
+{
+    for (long n = 1; n < 5000; n++) {
+        py_proc *p = attach(py, pid);
+        if (!p)
+            return;
+        trc_alloc_fail_after(n);
+        const char *got = py_proc_thread_name(p, t->tid);
+        long used = trc_alloc_count();
+        trc_alloc_fail_after(-1);
+        if (got && strcmp(got, t->name) != 0)
+            failf(py, "allocation %ld failing: name \"%s\", expected \"%s\"", n, got, t->name);
+        if (used < n) {
+            if (!got)
+                failf(py, "no allocation failed (%ld made), yet NULL", used);
+            fprintf(stderr, "note [%s]: each of the %ld allocations of a scan failed in turn\n",
+                    py, used);
+            py_proc_free(p);
+            return;
+        }
+        usleep(25000);
+        got = py_proc_thread_name(p, t->tid);
+        if (!got || strcmp(got, t->name) != 0)
+            failf(py, "after allocation %ld failed: name %s, expected \"%s\"", n,
+                  got ? got : "NULL", t->name);
+        py_proc_free(p);
+    }
+    failf(py, "a scan makes more than 5000 allocations");
+}
+
 static void run_one(const char *py)
 {
     tname t[MAX_T];
@@ -227,6 +263,9 @@ static void run_one(const char *py)
     if (p) {
         check_all(py, p, t, n);
         check_cached(py, p, &t[0]);
+        for (int i = 0; i < n; i++)
+            if (strcmp(t[i].name, "MainThread") == 0)
+                check_nomem(py, c.pid, &t[i]);
         if (py_proc_thread_name(p, (int64_t)getpid()) != NULL)
             failf(py, "a tid outside the target got a name");
         if (py_proc_thread_name(p, -1) != NULL || py_proc_thread_name(p, 0) != NULL)

@@ -11,6 +11,9 @@
  *       the reason in buf.  Must be called through ctypes.CDLL (GIL
  *       released): the walker must not need it.
  *   const char *trc_pytest_version(void)
+ *   int trc_pytest_thread_name(long long tid, char *buf, int cap)
+ *       py_proc_thread_name of the calling process: 1 with the name in
+ *       buf, 0 when there is none.
  *   double trc_pytest_bench(int n)
  *       Median ns of n calls of py_proc_stack_self_thread (bench/py_walk.sh).
  */
@@ -70,6 +73,17 @@ int trc_pytest_stack(char *buf, int cap)
         used += (size_t)w;
     }
     return n;
+}
+
+int trc_pytest_thread_name(long long tid, char *buf, int cap)
+{
+    py_proc *p = get_proc();
+    const char *n = p ? py_proc_thread_name(p, (int64_t)tid) : NULL;
+
+    if (cap <= 0)
+        return 0;
+    snprintf(buf, (size_t)cap, "%s", n ? n : "");
+    return n != NULL;
 }
 
 static int cmp_double(const void *a, const void *b)
