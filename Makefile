@@ -73,9 +73,15 @@ $(BUILD)/tests/%: tests/unit/%.c $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -o $@ $< $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A) $(LDFLAGS_EXTRA) $(XML_LIBS) $(CJSON_LIBS) -lcmocka $(LDLIBS_BASE)
 
-$(BUILD)/trc.pc: packaging/trc.pc.in
+TRC_VERSION := $(shell sed -n 's/^\#define TRC_VERSION_STRING "\(.*\)"/\1/p' include/trc/trc.h)
+# The build tree's trc.pc points at PREFIX as given at build time; install
+# writes its own for the PREFIX it installs to.
+$(BUILD)/trc.pc: packaging/trc.pc.in include/trc/trc.h
 	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/^#define TRC_VERSION_STRING "\(.*\)"/\1/p' include/trc/trc.h)|g' $< > $@
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(TRC_VERSION)|g' $< > $@
+
+# Tool objects are intermediates of a pattern rule: keep them for fast rebuilds.
+.SECONDARY:
 
 -include mk/*.mk
 
@@ -108,7 +114,7 @@ install: all
 	install -m 644 $(LIBTRC_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBTRC_SO) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/trc/*.h $(DESTDIR)$(PREFIX)/include/trc/
-	install -m 644 $(BUILD)/trc.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(TRC_VERSION)|g' packaging/trc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/trc.pc
 	for m in $(wildcard docs/man/*.1); do install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man1/; done
 	$(INSTALL_EXTRA)
 

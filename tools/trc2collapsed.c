@@ -4,14 +4,12 @@
  * A thin main over lib/export/collapsed.c and the converter pipeline;
  * --gpu charges GPU time to launch sites through lib/export/gpu_callsite.c.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "lib/export/export.h"
 #include "tools/common/convert.h"
 
 typedef struct opts {
-    const char *output;
     const char *weight;
     int threads, pids, no_lines, full_filenames, gpu;
 } opts;
@@ -20,11 +18,6 @@ typedef struct ctx {
     exp_collapsed *c;
     exp_gpu_callsite *gpu;   /* --gpu only */
 } ctx;
-
-static int keep(void *sel, trc_reader *r, const trc_event *ev)
-{
-    return conv_selection_keep(sel, r, ev);
-}
 
 static trc_status add_gpu(void *c, trc_reader *r, const exp_gpu_hit *h)
 {
@@ -53,10 +46,10 @@ static int on_finish(void *p, trc_reader *r, FILE *out)
 
 int main(int argc, char **argv)
 {
-    static conv_selection sel;
+    static conv_cli cli;
     static opts o;
     const cli_option options[] = {
-        {"output", 'o', CLI_STRING, &o.output, "FILE", "write to FILE (default: stdout)", 0, 0},
+        CONV_OPTION_OUTPUT(&cli.output),
         {"threads", 0, CLI_FLAG, &o.threads, NULL, "add a \"NAME (tid N)\" root frame per thread", 0, 0},
         {"pids", 0, CLI_FLAG, &o.pids, NULL, "add an \"EXE (pid N)\" root frame per process", 0, 0},
         {"no-lines", 0, CLI_FLAG, &o.no_lines, NULL, "function names only (no file:line)", 0, 0},
@@ -82,32 +75,23 @@ int main(int argc, char **argv)
         "activities whose launch was not recorded under \"" EXP_GPU_UNKNOWN_ROOT "\".\n"
         "--thread then keeps the work launched by those threads; --from/--to keep\n"
         "activities that overlap the window; --idle and --gil do not apply.\n"
-        "Exit status: 0 ok, 1 input damaged or data lost (output covers what was\n"
-        "readable), 2 usage error or unusable input.",
-        options, conv_selection_options(&sel)};
-    char **pos;
-    int npos;
-    cli_parse(&tool, argc, argv, 0, &pos, &npos);
-    if (npos > 1)
-        cli_die(CLI_EXIT_USAGE, "too many inputs: give one FILE (or none for stdin)");
+        CONV_HELP_EXIT,
+        options, conv_selection_options(&cli.sel)};
+    conv_parse(&cli, &tool, argc, argv);
     exp_collapsed_options co = {o.threads, o.pids, o.no_lines, o.full_filenames, 0};
     if ((o.weight && strcmp(o.weight, "us") == 0) || (o.gpu && !o.weight))
         co.weight_us = 1;
     else if (o.weight && strcmp(o.weight, "samples") != 0)
         cli_die(CLI_EXIT_USAGE, "--weight must be 'samples' or 'us', not '%s'", o.weight);
-    conv_selection_prepare(&sel);
+    conv_selection_prepare(&cli.sel);
     ctx x = {exp_collapsed_new(&co), NULL};
-    if (o.gpu && x.c && (x.gpu = exp_gpu_callsite_new(0, add_gpu, x.c)))
-        exp_gpu_callsite_select(x.gpu, keep, &sel, sel.threads.n > 0);
+    if (o.gpu && x.c)
+        x.gpu = conv_callsite_new(&cli.sel, add_gpu, x.c);
     if (!x.c || (o.gpu && !x.gpu))
         cli_die(CLI_EXIT_USAGE, "out of memory");
     conv_sink sink = {&x, on_event, on_finish};
-    /* --gpu applies the selection itself: launch calls must all be seen */
-    conv_job job = {npos ? pos[0] : NULL, o.output, 0, o.gpu ? NULL : &sel};
-    int code = conv_run(&job, &sink);
+    int code = conv_exec(&cli, &sink, 0, o.gpu);
     exp_gpu_callsite_free(x.gpu);
     exp_collapsed_free(x.c);
-    conv_selection_cleanup(&sel);
-    free(pos);
     return code;
 }

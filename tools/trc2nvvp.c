@@ -5,7 +5,6 @@
  * NVVP-like SVG timeline with --svg FILE.  A thin main over
  * lib/export/nvvp_* and the converter pipeline.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "lib/export/nvvp_data.h"
@@ -15,7 +14,7 @@
 #include "tools/common/convert.h"
 
 typedef struct opts {
-    const char *output, *svg, *sort;
+    const char *svg, *sort;
     int gpu_trace, api_trace, csv;
     long width, limit;
 } opts;
@@ -64,10 +63,10 @@ static int on_finish(void *ctx, trc_reader *r, FILE *out)
 
 int main(int argc, char **argv)
 {
-    static conv_selection sel;
+    static conv_cli cli;
     static opts o;
     const cli_option options[] = {
-        {"output", 'o', CLI_STRING, &o.output, "FILE", "write to FILE (default: stdout)", 0, 0},
+        CONV_OPTION_OUTPUT(&cli.output),
         {"print-gpu-trace", 0, CLI_FLAG, &o.gpu_trace, NULL,
          "one line per kernel, copy and memset, by start time", 0, 0},
         {"print-api-trace", 0, CLI_FLAG, &o.api_trace, NULL,
@@ -91,15 +90,10 @@ int main(int argc, char **argv)
         "of the units row under the header. --svg FILE draws the timeline (rows per\n"
         "process, thread, API, copy kind, kernel, stream, NVTX, samples, counters);\n"
         "--from/--to pick the window. Reads stdin when FILE is absent or '-'.\n"
-        "Exit status: 0 ok, 1 input damaged or data lost (output covers what was\n"
-        "readable), 2 usage error or unusable input.",
-        options, conv_selection_options(&sel)};
-    char **pos;
-    int npos;
-    cli_parse(&tool, argc, argv, 0, &pos, &npos);
-    if (npos > 1)
-        cli_die(CLI_EXIT_USAGE, "too many inputs: give one FILE (or none for stdin)");
-    if (o.svg && (o.output || o.gpu_trace || o.api_trace || o.csv))
+        CONV_HELP_EXIT,
+        options, conv_selection_options(&cli.sel)};
+    conv_parse(&cli, &tool, argc, argv);
+    if (o.svg && (cli.output || o.gpu_trace || o.api_trace || o.csv))
         cli_die(CLI_EXIT_USAGE, "--svg FILE writes only the timeline: leave out -o, --csv and --print-*");
     if ((o.sort || o.limit) && (o.gpu_trace || o.api_trace || o.svg))
         cli_die(CLI_EXIT_USAGE, "--sort and --limit apply to the summary only");
@@ -107,9 +101,9 @@ int main(int argc, char **argv)
         cli_die(CLI_EXIT_USAGE, "--sort must be time, calls, avg, min, max or name, not '%s'", o.sort);
     if (o.width && !o.svg)
         cli_die(CLI_EXIT_USAGE, "--width applies to --svg only");
-    conv_selection_prepare(&sel);
+    conv_selection_prepare(&cli.sel);
 
-    run x = {&o, &sel, NULL, NULL};
+    run x = {&o, &cli.sel, NULL, NULL};
     if (o.gpu_trace || o.api_trace || o.svg) {
         unsigned want = o.svg ? NVVP_WANT_ALL
                               : (o.gpu_trace ? NVVP_WANT_GPU : 0) | (o.api_trace ? NVVP_WANT_API : 0);
@@ -120,11 +114,10 @@ int main(int argc, char **argv)
     if (!x.data && !x.summary)
         cli_die(CLI_EXIT_USAGE, "out of memory");
     conv_sink sink = {&x, on_event, on_finish};
-    conv_job job = {npos ? pos[0] : NULL, o.svg ? o.svg : o.output, 0, &sel};
-    int code = conv_run(&job, &sink);
+    if (o.svg)
+        cli.output = o.svg; /* the timeline is the only output */
+    int code = conv_exec(&cli, &sink, 0, 0);
     nvvp_data_free(x.data);
     nvvp_summary_free(x.summary);
-    conv_selection_cleanup(&sel);
-    free(pos);
     return code;
 }

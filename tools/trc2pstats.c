@@ -5,8 +5,6 @@
  * lib/export/pstats.c and the converter pipeline; --gpu weights stacks by
  * GPU time through lib/export/gpu_callsite.c.
  */
-#include <stdlib.h>
-
 #include "lib/export/export.h"
 #include "tools/common/convert.h"
 
@@ -14,11 +12,6 @@ typedef struct ctx {
     exp_stats *stats;
     exp_gpu_callsite *gpu;   /* --gpu only */
 } ctx;
-
-static int keep(void *sel, trc_reader *r, const trc_event *ev)
-{
-    return conv_selection_keep(sel, r, ev);
-}
 
 static trc_status add_gpu(void *s, trc_reader *r, const exp_gpu_hit *h)
 {
@@ -59,11 +52,10 @@ static int on_finish(void *p, trc_reader *r, FILE *out)
 
 int main(int argc, char **argv)
 {
-    static conv_selection sel;
-    static const char *output;
+    static conv_cli cli;
     static int gpu;
     const cli_option options[] = {
-        {"output", 'o', CLI_STRING, &output, "FILE", "write to FILE (default: stdout, not a terminal)", 0, 0},
+        CONV_OPTION_OUTPUT(&cli.output),
         {"gpu", 0, CLI_FLAG, &gpu, NULL,
          "GPU time by launching Python stack, kernel as leaf function", 0, 0},
         {NULL, 0, 0, NULL, NULL, NULL, 0, 0},
@@ -86,27 +78,19 @@ int main(int argc, char **argv)
         "it; times are GPU seconds and ncalls the activities launched beneath a\n"
         "function. {no Python stack}: launched by a thread without Python frames;\n"
         "{unknown launch}: the launch call was not recorded.\n"
-        "Exit status: 0 ok, 1 input damaged or data lost (output covers what was\n"
-        "readable), 2 usage error, unusable input or nothing selected.",
-        options, conv_selection_options(&sel)};
-    char **pos;
-    int npos;
-    cli_parse(&tool, argc, argv, 0, &pos, &npos);
-    if (npos > 1)
-        cli_die(CLI_EXIT_USAGE, "too many inputs: give one FILE (or none for stdin)");
-    conv_selection_prepare(&sel);
+        "The output is binary: it is not written to a terminal.\n"
+        CONV_HELP_EXIT "\nSelecting nothing is an error (2): a pstats file cannot be empty.",
+        options, conv_selection_options(&cli.sel)};
+    conv_parse(&cli, &tool, argc, argv);
+    conv_selection_prepare(&cli.sel);
     ctx x = {exp_stats_new(), NULL};
-    if (gpu && x.stats && (x.gpu = exp_gpu_callsite_new(0, add_gpu, x.stats)))
-        exp_gpu_callsite_select(x.gpu, keep, &sel, sel.threads.n > 0);
+    if (gpu && x.stats)
+        x.gpu = conv_callsite_new(&cli.sel, add_gpu, x.stats);
     if (!x.stats || (gpu && !x.gpu))
         cli_die(CLI_EXIT_USAGE, "out of memory");
     conv_sink sink = {&x, on_event, on_finish};
-    /* --gpu applies the selection itself: launch calls must all be seen */
-    conv_job job = {npos ? pos[0] : NULL, output, 1, gpu ? NULL : &sel};
-    int code = conv_run(&job, &sink);
+    int code = conv_exec(&cli, &sink, 1, gpu);
     exp_gpu_callsite_free(x.gpu);
     exp_stats_free(x.stats);
-    conv_selection_cleanup(&sel);
-    free(pos);
     return code;
 }

@@ -4,8 +4,6 @@
  * profile per GPU stream.  The work is
  * lib/export/speedscope.c; this is the option table and the pipeline.
  */
-#include <stdlib.h>
-
 #include "lib/export/speedscope.h"
 #include "tools/common/convert.h"
 
@@ -31,11 +29,10 @@ static int sink_finish(void *ctx, trc_reader *r, FILE *out)
 
 int main(int argc, char **argv)
 {
-    static conv_selection sel;
-    const char *output = NULL;
+    static conv_cli cli;
     sscope_options opt = {0};
     const cli_option options[] = {
-        {"output", 'o', CLI_STRING, &output, "FILE", "write to FILE instead of stdout", 0, 0},
+        CONV_OPTION_OUTPUT(&cli.output),
         {"merge-threads", 0, CLI_FLAG, &opt.merge_threads, NULL,
          "also one profile per process, all its threads merged (listed first)", 0, 0},
         {"lines", 0, CLI_FLAG, &opt.lines, NULL,
@@ -44,31 +41,24 @@ int main(int argc, char **argv)
     };
     const cli_tool tool = {
         "trc2speedscope", "[options] [FILE]",
-        "convert a trc trace to speedscope JSON (https://www.speedscope.app)",
+        "Convert a .trc trace to speedscope JSON (https://www.speedscope.app).",
         "Reads FILE, or stdin when FILE is absent or '-'. One sampled profile per thread,\n"
         "named \"NAME (tid N)\"; weights are nanoseconds of sampled time, consecutive\n"
         "identical samples of a thread merged into one entry (time order is kept).\n"
         "GPU data: after them, one evented profile per GPU stream (\"GPU 0 stream 7\"),\n"
         "kernels, copies and memsets as frames, overlaps made to nest (see the manual).\n"
-        "Exit status: 0 clean, 1 the input had damage or loss (one warning), 2 error.",
-        options, conv_selection_options(&sel),
+        CONV_HELP_EXIT,
+        options, conv_selection_options(&cli.sel),
     };
-    char **pos;
-    int npos, code;
 
-    cli_parse(&tool, argc, argv, 0, &pos, &npos);
-    if (npos > 1)
-        cli_die(CLI_EXIT_USAGE, "expected at most one input file, got %d", npos);
-    conv_selection_prepare(&sel);
+    conv_parse(&cli, &tool, argc, argv);
+    conv_selection_prepare(&cli.sel);
 
     sscope *s = sscope_new(&opt);
     if (!s)
         cli_die(CLI_EXIT_USAGE, "out of memory");
     conv_sink sink = {s, sink_event, sink_finish};
-    conv_job job = {npos ? pos[0] : NULL, output, 0, &sel};
-    code = conv_run(&job, &sink);
+    int code = conv_exec(&cli, &sink, 0, 0);
     sscope_free(s);
-    conv_selection_cleanup(&sel);
-    free(pos); /* the array is cli_parse's; its strings are argv's */
     return code;
 }

@@ -57,28 +57,6 @@ trc_status chr_fail(chrome *c, const char *what)
     return TRC_ERR_NOMEM;
 }
 
-int chr_grow(void *arrp, uint32_t *cap, uint32_t need, size_t sz)
-{
-    void **arr = arrp;
-    uint32_t ncap = *cap ? *cap : 16;
-    void *p;
-
-    if (need <= *cap)
-        return 0;
-    while (ncap < need) {
-        if (ncap > UINT32_MAX / 2)
-            return -1;
-        ncap *= 2;
-    }
-    p = trc_realloc(*arr, (size_t)ncap * sz);
-    if (!p)
-        return -1;
-    memset((char *)p + (size_t)*cap * sz, 0, (size_t)(ncap - *cap) * sz);
-    *arr = p;
-    *cap = ncap;
-    return 0;
-}
-
 chrome *chrome_new(const chrome_options *opts)
 {
     chrome *c = trc_calloc(1, sizeof *c);
@@ -156,7 +134,7 @@ int chr_note_pid(chrome *c, int64_t pid)
     for (uint32_t i = c->n_pids; i-- > 0;)
         if (c->pids[i] == pid)
             return 0;
-    if (chr_grow(&c->pids, &c->cap_pids, c->n_pids + 1, sizeof *c->pids))
+    if (cpuview_grow(&c->pids, &c->cap_pids, c->n_pids + 1, sizeof *c->pids, 16))
         return -1;
     c->pids[c->n_pids++] = pid;
     return 0;
@@ -214,7 +192,8 @@ static const ftext *frame_text(chrome *c, uint32_t idx)
     if (idx < c->ftexts_cap && c->ftexts[idx].text)
         return &c->ftexts[idx];
     f = cpuview_frame_at(c->view, idx);
-    if (!f || (idx >= c->ftexts_cap && chr_grow(&c->ftexts, &c->ftexts_cap, idx + 1, sizeof *c->ftexts)))
+    if (!f || (idx >= c->ftexts_cap &&
+               cpuview_grow(&c->ftexts, &c->ftexts_cap, idx + 1, sizeof *c->ftexts, 16)))
         return NULL;
     ft = &c->ftexts[idx];
     nf = strlen(f->function);
@@ -324,8 +303,8 @@ static cthread *get_thread(chrome *c, const trc_reader *r, uint32_t thread)
     if (thread < c->by_thread_cap && c->by_thread[thread])
         return &c->threads[c->by_thread[thread] - 1];
     if (thread == UINT32_MAX ||
-        chr_grow(&c->by_thread, &c->by_thread_cap, thread + 1, sizeof *c->by_thread) ||
-        chr_grow(&c->threads, &c->cap_threads, c->n_threads + 1, sizeof *c->threads))
+        cpuview_grow(&c->by_thread, &c->by_thread_cap, thread + 1, sizeof *c->by_thread, 16) ||
+        cpuview_grow(&c->threads, &c->cap_threads, c->n_threads + 1, sizeof *c->threads, 16))
         return NULL;
     th = trc_reader_thread(r, thread);
     t = &c->threads[c->n_threads];
@@ -397,7 +376,7 @@ static trc_status on_sample(chrome *c, const trc_reader *r, const trc_sample *s)
     k = vs[a].depth;
     if (close_to(c, t, k, reopens_same(c, t, k, v, depth) ? at - 1 : at) != TRC_OK)
         return TRC_ERR_NOMEM;
-    if (chr_grow(&t->open, &t->cap, depth, sizeof *t->open))
+    if (cpuview_grow(&t->open, &t->cap, depth, sizeof *t->open, 16))
         return chr_fail(c, "open stack");
     if (depth > k && !t->has_base) {
         t->has_base = 1;

@@ -217,7 +217,7 @@ int64_t chr_gpu_pid(chrome *c, uint32_t device)
     for (uint32_t i = 0; i < g->n_devices; i++)
         if (g->devices[i] == device)
             return CHR_GPU_PID + (int64_t)(device & 0xffff);
-    if (chr_grow(&g->devices, &g->cap_devices, g->n_devices + 1, sizeof *g->devices)) {
+    if (cpuview_grow(&g->devices, &g->cap_devices, g->n_devices + 1, sizeof *g->devices, 16)) {
         chr_fail(c, "device table");
         return -1;
     }
@@ -250,7 +250,7 @@ static int64_t get_track(chrome *c, uint32_t kind, int64_t owner, uint32_t devic
             t->context == context && t->stream == stream && t->thread == thread)
             return g->slots[s] - 1;
     }
-    if (chr_grow(&g->tracks, &g->cap_tracks, g->n_tracks + 1, sizeof *g->tracks))
+    if (cpuview_grow(&g->tracks, &g->cap_tracks, g->n_tracks + 1, sizeof *g->tracks, 16))
         return track_fail(c, "track table");
     t = &g->tracks[g->n_tracks];
     memset(t, 0, sizeof *t);
@@ -297,7 +297,7 @@ static int64_t new_lane(chr_gpu *g, gtrack *t, int64_t start)
     lane *l;
     int64_t tid = lane_tid(g, t);
 
-    if (chr_grow(&t->lanes, &t->cap_lanes, t->n_lanes + 1, sizeof *t->lanes))
+    if (cpuview_grow(&t->lanes, &t->cap_lanes, t->n_lanes + 1, sizeof *t->lanes, 16))
         return -1;
     l = &t->lanes[t->n_lanes];
     memset(l, 0, sizeof *l);
@@ -343,7 +343,7 @@ static int64_t place(chr_gpu *g, gtrack *t, const gslice *s, int *in_launch)
         l->depth--;
     if (l->depth > 0 && l->open[l->depth - 1].end < s->end)
         l->depth = 0; /* the MAX_LANES fallback: start over rather than mis-stack */
-    if (chr_grow(&l->open, &l->cap, l->depth + 1, sizeof *l->open))
+    if (cpuview_grow(&l->open, &l->cap, l->depth + 1, sizeof *l->open, 16))
         return -1;
     *in_launch = l->depth > 0 && l->open[l->depth - 1].launch;
     l->open[l->depth].end = s->end;
@@ -654,7 +654,7 @@ static int write_call_site(chr_gpu *g, jsonw *w, const trc_reader *r, uint32_t s
         jsonw_raw(w, g->site[stack]);
         return 0;
     }
-    if (stack == UINT32_MAX || chr_grow(&g->site, &g->cap_site, stack + 1, sizeof *g->site))
+    if (stack == UINT32_MAX || cpuview_grow(&g->site, &g->cap_site, stack + 1, sizeof *g->site, 16))
         return -1;
     st = trc_reader_stack(r, stack);
     f = st ? trc_reader_frame(r, st->frame) : NULL;
@@ -860,7 +860,7 @@ static trc_status release(chrome *c, const trc_reader *r, uint32_t ti, const gsl
         wdel(g, key);
         return compact_waiters(g) ? chr_fail(c, "flow table") : TRC_OK;
     }
-    if (chr_grow(&g->wait, &g->cap_wait, g->n_wait + 1, sizeof *g->wait))
+    if (cpuview_grow(&g->wait, &g->cap_wait, g->n_wait + 1, sizeof *g->wait, 16))
         return chr_fail(c, "flow table");
     if ((uint64_t)(g->wn + 1) * 2 > g->wcap && wrebuild(g, g->wcap ? g->wcap * 2 : 64))
         return chr_fail(c, "flow table");
@@ -900,12 +900,12 @@ static trc_status add_slice(chrome *c, const trc_reader *r, int64_t ti, gslice *
     t = &g->tracks[ti];
     s->seq = g->seq++;
     if (!t->n_free) {
-        if (chr_grow(&t->pool, &t->cap_pool, t->n_pool + 1, sizeof *t->pool) ||
-            chr_grow(&t->free_slots, &t->cap_free, t->n_pool + 1, sizeof *t->free_slots))
+        if (cpuview_grow(&t->pool, &t->cap_pool, t->n_pool + 1, sizeof *t->pool, 16) ||
+            cpuview_grow(&t->free_slots, &t->cap_free, t->n_pool + 1, sizeof *t->free_slots, 16))
             return chr_fail(c, "reorder window");
         t->free_slots[t->n_free++] = t->n_pool++;
     }
-    if (chr_grow(&t->heap, &t->cap_heap, t->n_heap + 1, sizeof *t->heap))
+    if (cpuview_grow(&t->heap, &t->cap_heap, t->n_heap + 1, sizeof *t->heap, 16))
         return chr_fail(c, "reorder window");
     slot = t->free_slots[--t->n_free];
     t->pool[slot] = *s;
@@ -986,7 +986,7 @@ static trc_status on_marker(chrome *c, const trc_reader *r, const trc_marker *m)
     case TRC_MARK_INSTANT:
         return write_instant(c, ti, m, m->start_ns, NULL);
     case TRC_MARK_PUSH:
-        if (chr_grow(&t->push, &t->cap_push, t->n_push + 1, sizeof *t->push))
+        if (cpuview_grow(&t->push, &t->cap_push, t->n_push + 1, sizeof *t->push, 16))
             return chr_fail(c, "marker stack");
         t->push[t->n_push++].m = *m;
         return TRC_OK;

@@ -51,10 +51,6 @@ struct chrome {
 /* Record an out-of-memory failure in c->err; returns TRC_ERR_NOMEM. */
 trc_status chr_fail(chrome *c, const char *what);
 
-/* Grow *arrp (elements of sz bytes, new space zeroed) to hold need.
- * 0, or -1 when out of memory (the array is untouched then). */
-int chr_grow(void *arrp, uint32_t *cap, uint32_t need, size_t sz);
-
 /* Start the next element of traceEvents (the document header first). */
 void chr_next_event(chrome *c);
 

@@ -60,12 +60,10 @@ static uint64_t hash_u32(uint64_t h, uint32_t v)
     return hash_bytes(h, &v, sizeof v);
 }
 
-/* Grow *arrp (elements of size sz) to hold at least need; new space
- * zeroed.  -1 when out of memory (the array is untouched then). */
-static int grow(void *arrp, uint32_t *cap, uint32_t need, size_t sz)
+int cpuview_grow(void *arrp, uint32_t *cap, uint32_t need, size_t sz, uint32_t first)
 {
     void **arr = arrp;
-    uint32_t ncap = *cap ? *cap : 16;
+    uint32_t ncap = *cap ? *cap : first ? first : 16;
     void *p;
 
     if (need <= *cap)
@@ -90,7 +88,7 @@ cpuview *cpuview_new(int lines)
     if (!v)
         return NULL;
     v->lines = lines;
-    if (grow(&v->stacks, &v->cap_stacks, 1, sizeof *v->stacks)) {
+    if (cpuview_grow(&v->stacks, &v->cap_stacks, 1, sizeof *v->stacks, 16)) {
         trc_free(v);
         return NULL;
     }
@@ -218,7 +216,7 @@ static int frame_intern(cpuview *v, const vframe *f, uint32_t *idx)
             return 0;
         }
     }
-    if (grow(&v->frames, &v->cap_frames, v->n_frames + 1, sizeof *v->frames))
+    if (cpuview_grow(&v->frames, &v->cap_frames, v->n_frames + 1, sizeof *v->frames, 16))
         return -1;
     v->frames[v->n_frames] = *f;
     if (find_look(v, &f->pub, v->n_frames, &v->frames[v->n_frames].pub.look))
@@ -254,7 +252,7 @@ static int map_frame(cpuview *v, const trc_reader *r, uint32_t id, uint32_t *idx
     if (frame_intern(v, &f, idx))
         return -1;
     if (tf && id < UINT32_MAX) { /* unknown ids are not cached: they may be defined later */
-        if (grow(&v->frame_map, &v->frame_map_cap, id + 1, sizeof *v->frame_map))
+        if (cpuview_grow(&v->frame_map, &v->frame_map_cap, id + 1, sizeof *v->frame_map, 16))
             return -1;
         v->frame_map[id] = *idx + 1;
     }
@@ -300,7 +298,7 @@ static int stack_intern(cpuview *v, uint32_t parent, uint32_t frame, uint32_t *i
         }
     }
     if (v->n_stacks == UINT32_MAX ||
-        grow(&v->stacks, &v->cap_stacks, v->n_stacks + 1, sizeof *v->stacks))
+        cpuview_grow(&v->stacks, &v->cap_stacks, v->n_stacks + 1, sizeof *v->stacks, 16))
         return -1;
     v->stacks[v->n_stacks].parent = parent;
     v->stacks[v->n_stacks].frame = frame;
@@ -326,7 +324,7 @@ trc_status cpuview_map_stack(cpuview *v, const trc_reader *r, uint32_t stack, ui
             view = v->stack_map[cur] - 1;
             break;
         }
-        if (grow(&v->walk, &v->walk_cap, n + 1, sizeof *v->walk))
+        if (cpuview_grow(&v->walk, &v->walk_cap, n + 1, sizeof *v->walk, 16))
             return TRC_ERR_NOMEM;
         v->walk[n++] = cur;
         ts = trc_reader_stack(r, cur);
@@ -341,7 +339,7 @@ trc_status cpuview_map_stack(cpuview *v, const trc_reader *r, uint32_t stack, ui
             stack_intern(v, view, frame, &view))
             return TRC_ERR_NOMEM;
         if (ts) {
-            if (grow(&v->stack_map, &v->stack_map_cap, id + 1, sizeof *v->stack_map))
+            if (cpuview_grow(&v->stack_map, &v->stack_map_cap, id + 1, sizeof *v->stack_map, 16))
                 return TRC_ERR_NOMEM;
             v->stack_map[id] = view + 1;
         }

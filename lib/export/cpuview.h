@@ -81,6 +81,12 @@ uint32_t cpuview_stack_count(const cpuview *v); /* n: ids run 1..n */
 const cpuview_frame *cpuview_frame_at(const cpuview *v, uint32_t index);
 uint32_t cpuview_frame_count(const cpuview *v);
 
+/* Grow *arrp, an array of *cap elements of sz bytes, to hold at least
+ * need, doubling from first (16 when 0); new space is zeroed.  The
+ * exporters' one growth rule.  0, or -1 when out of memory or past
+ * UINT32_MAX elements (the array is untouched then). */
+int cpuview_grow(void *arrp, uint32_t *cap, uint32_t need, size_t sz, uint32_t first);
+
 /* "<category>" word for a frame kind: "python", "native", "gpu", "other". */
 const char *cpuview_kind_name(trc_frame_kind kind);
 

@@ -70,29 +70,6 @@ static trc_status fail(sscope *s, trc_status st, const char *what)
     return st;
 }
 
-/* Grow *arrp (elements of sz bytes) to hold need; -1 when out of memory. */
-static int grow(void *arrp, uint32_t *cap, uint32_t need, size_t sz, uint32_t first)
-{
-    void **arr = arrp;
-    uint32_t ncap = *cap ? *cap : first;
-    void *p;
-
-    if (need <= *cap)
-        return 0;
-    while (ncap < need) {
-        if (ncap > UINT32_MAX / 2)
-            return -1;
-        ncap *= 2;
-    }
-    p = trc_realloc(*arr, (size_t)ncap * sz);
-    if (!p)
-        return -1;
-    memset((char *)p + (size_t)*cap * sz, 0, (size_t)(ncap - *cap) * sz);
-    *arr = p;
-    *cap = ncap;
-    return 0;
-}
-
 sscope *sscope_new(const sscope_options *opts)
 {
     sscope *s = trc_calloc(1, sizeof *s);
@@ -142,7 +119,7 @@ const char *sscope_error(const sscope *s)
 static track *new_track(sscope *s, uint32_t *index)
 {
     track *t;
-    if (grow(&s->tracks, &s->cap_tracks, s->n_tracks + 1, sizeof *s->tracks, 8))
+    if (cpuview_grow(&s->tracks, &s->cap_tracks, s->n_tracks + 1, sizeof *s->tracks, 8))
         return NULL;
     t = &s->tracks[s->n_tracks];
     memset(t, 0, sizeof *t);
@@ -160,7 +137,7 @@ static track *thread_track(sscope *s, const trc_reader *r, uint32_t thread)
     if (thread < s->by_thread_cap && s->by_thread[thread])
         return &s->tracks[s->by_thread[thread] - 1];
     if (thread == UINT32_MAX ||
-        grow(&s->by_thread, &s->by_thread_cap, thread + 1, sizeof *s->by_thread, 64))
+        cpuview_grow(&s->by_thread, &s->by_thread_cap, thread + 1, sizeof *s->by_thread, 64))
         return NULL;
     t = new_track(s, &idx);
     if (!t)
@@ -205,7 +182,7 @@ static trc_status spill_block(sscope *s, track *t)
         if (!s->spill)
             return fail(s, TRC_ERR_IO, "cannot create a temporary file");
     }
-    if (grow(&t->blocks, &t->cap_blocks, t->n_blocks + 1, sizeof *t->blocks, 8))
+    if (cpuview_grow(&t->blocks, &t->cap_blocks, t->n_blocks + 1, sizeof *t->blocks, 8))
         return fail(s, TRC_ERR_NOMEM, "spill index");
     if (fwrite(t->buf, sizeof *t->buf, n, s->spill) != n)
         return fail(s, TRC_ERR_IO, "writing the temporary file");
@@ -229,7 +206,7 @@ static trc_status track_add(sscope *s, track *t, uint32_t stack, uint64_t w, int
     } else {
         if (t->n_buf == s->opt.spool_runs && (st = spill_block(s, t)) != TRC_OK)
             return st;
-        if (grow(&t->buf, &t->cap_buf, t->n_buf + 1, sizeof *t->buf, 64))
+        if (cpuview_grow(&t->buf, &t->cap_buf, t->n_buf + 1, sizeof *t->buf, 64))
             return fail(s, TRC_ERR_NOMEM, "sample buffer");
         t->buf[t->n_buf++] = t->cur;
     }
@@ -321,7 +298,7 @@ static trc_status write_stack(sscope *s, jsonw *out, uint32_t id)
 
     /* Built backwards from the leaf in one buffer, written at once: a
      * frame index takes at most 10 digits and a comma. */
-    if (grow(&s->text, &s->text_cap, depth * 11 + 2, 1, 256))
+    if (cpuview_grow(&s->text, &s->text_cap, depth * 11 + 2, 1, 256))
         return fail(s, TRC_ERR_NOMEM, "stack buffer");
     end = p = s->text + s->text_cap;
     *--p = ']';
@@ -387,7 +364,7 @@ static trc_status write_profile(sscope *s, const trc_reader *r, jsonw *out, trac
     /* The run being extended becomes the last buffered one (the buffer
      * may exceed spool_runs by this one entry). */
     if (t->has_cur) {
-        if (grow(&t->buf, &t->cap_buf, t->n_buf + 1, sizeof *t->buf, 64))
+        if (cpuview_grow(&t->buf, &t->cap_buf, t->n_buf + 1, sizeof *t->buf, 64))
             return fail(s, TRC_ERR_NOMEM, "sample buffer");
         t->buf[t->n_buf++] = t->cur;
         t->has_cur = 0;

@@ -41,27 +41,6 @@ struct sgpu {
     int64_t first_ns;
 };
 
-static int grow(void *arrp, uint32_t *cap, uint32_t need, size_t sz)
-{
-    void **arr = arrp;
-    uint32_t ncap = *cap ? *cap : 16;
-    void *p;
-
-    if (need <= *cap)
-        return 0;
-    while (ncap < need) {
-        if (ncap > UINT32_MAX / 2)
-            return -1;
-        ncap *= 2;
-    }
-    p = trc_realloc(*arr, (size_t)ncap * sz);
-    if (!p)
-        return -1;
-    *arr = p;
-    *cap = ncap;
-    return 0;
-}
-
 sgpu *sgpu_new(void)
 {
     return trc_calloc(1, sizeof(sgpu));
@@ -91,7 +70,7 @@ static gstream *find_stream(sgpu *g, const trc_gpu_where *w)
             return s;
         }
     }
-    if (grow(&g->streams, &g->cap_streams, g->n_streams + 1, sizeof *g->streams))
+    if (cpuview_grow(&g->streams, &g->cap_streams, g->n_streams + 1, sizeof *g->streams, 16))
         return NULL;
     s = &g->streams[g->n_streams];
     memset(s, 0, sizeof *s);
@@ -138,7 +117,7 @@ trc_status sgpu_event(sgpu *g, cpuview *view, const trc_event *ev)
     if (cpuview_intern_frame(view, TRC_FRAME_GPU_KERNEL, name && name[0] ? name : "<unknown kernel>",
                              "", 0, &frame) != TRC_OK ||
         !(s = find_stream(g, w)) || s->n == UINT32_MAX ||
-        grow(&s->iv, &s->cap, s->n + 1, sizeof *s->iv))
+        cpuview_grow(&s->iv, &s->cap, s->n + 1, sizeof *s->iv, 16))
         return TRC_ERR_NOMEM;
     s->iv[s->n].start = start;
     s->iv[s->n].end = end;
@@ -237,7 +216,7 @@ static trc_status write_events(sgpu *g, jsonw *out, const gstream *s, int64_t st
         }
         if (b >= x->end)
             continue; /* hidden by the intervals before it */
-        if (grow(&g->open, &g->cap_open, depth + 1, sizeof *g->open))
+        if (cpuview_grow(&g->open, &g->cap_open, depth + 1, sizeof *g->open, 16))
             return TRC_ERR_NOMEM;
         write_event(out, &n, 'O', b - start_ns, x->frame);
         cursor = b;

@@ -167,7 +167,7 @@ static py_status locate(py_proc *p, found *f, char *err, size_t errlen)
     pymaps maps = { 0 };
     char exe[PATH_MAX] = "", fn[64];
     py_status st = PY_ERR_NOT_PYTHON;
-    int old_major = 0, old_minor = -1, needs_lib = 0;
+    int old_major = 0, old_minor = -1, needs_lib = 0, saw_lib = 0;
 
     if (pymaps_read(p->self ? 0 : p->pid, &maps) != 0) {
         int e = errno;
@@ -198,11 +198,21 @@ static py_status locate(py_proc *p, found *f, char *err, size_t errlen)
                 continue;
             if (pymaps_base(&maps, m->path) != m)
                 continue;
+            saw_lib |= pass == 0;
             pyelf e;
             if (open_elf(p->pid, m, m->path, &e) != 0)
                 continue;
             uint64_t v;
             int major = 0, minor = name_minor(m->path, &major);
+            /* An executable linked against a libpython the loader has not
+             * mapped yet (pyenv, --enable-shared) holds no runtime of its
+             * own, yet its name ("python3.12") would pass for an old
+             * Python below: it is a Python that is not ready. */
+            if (pass == 1 && !saw_lib && pyelf_needs(&e, "libpython")) {
+                needs_lib = 1;
+                pyelf_close(&e);
+                continue;
+            }
             if (pyelf_symbol(&e, "_PyRuntime", &v) == 0) {
                 snprintf(f->path, sizeof f->path, "%s", m->path);
                 f->bias = m->start - e.load_vaddr;
@@ -221,14 +231,29 @@ static py_status locate(py_proc *p, found *f, char *err, size_t errlen)
                 /* A Python without _PyRuntime: 2.x or 3.6 and older. */
                 old_major = major ? major : 3;
                 old_minor = minor;
-            } else if (pass == 1) {
-                needs_lib = pyelf_needs(&e, "libpython");
             }
             pyelf_close(&e);
         }
     }
     if (f->runtime) {
         st = PY_OK;
+        /* The loader maps a library's whole extent read-only first and its
+         * writable data segment over it a moment later: until then what
+         * lies at _PyRuntime (and Py_Version) is other bytes of the file,
+         * which would pass for a broken or unsupported Python. */
+        for (size_t i = 0; i < maps.n; i++) {
+            const pymap *m = &maps.m[i];
+            if (f->runtime >= m->start && f->runtime < m->end && m->perms[1] != 'w') {
+                snprintf(err, errlen, "pid %d: %s is still being loaded: retry", (int)p->pid,
+                         f->path);
+                st = PY_ERR_NOT_READY;
+                break;
+            }
+        }
+    } else if (needs_lib) {
+        snprintf(err, errlen, "pid %d (%s) has not loaded libpython yet: retry", (int)p->pid,
+                 exe[0] ? exe : "?");
+        st = PY_ERR_NOT_READY;
     } else if (old_major) {
         if (old_minor >= 0)
             snprintf(err, errlen, "pid %d runs Python %d.%d, which trc does not support "
@@ -238,10 +263,6 @@ static py_status locate(py_proc *p, found *f, char *err, size_t errlen)
                      "and older?), which trc does not support (CPython 3.8 or later is needed)",
                      (int)p->pid);
         st = PY_ERR_VERSION;
-    } else if (needs_lib) {
-        snprintf(err, errlen, "pid %d (%s) has not loaded libpython yet: retry", (int)p->pid,
-                 exe[0] ? exe : "?");
-        st = PY_ERR_NOT_READY;
     } else {
         snprintf(err, errlen, "pid %d (%s) is not a CPython process: no _PyRuntime symbol in its "
                  "executable or in a mapped libpython", (int)p->pid, exe[0] ? exe : "unknown executable");

@@ -7,14 +7,16 @@
  * moment: right after exec only the executable and the dynamic loader
  * are mapped (a pyenv build maps libpython later), a shim script may
  * exec the real interpreter, and the runtime is not initialised until
- * Py_Initialize has run.  So NOT_PYTHON, NOT_READY and VERSION (an
- * executable seen before its libpython is mapped can pass for an old
- * Python) are retried (every 1 ms, backing off to 50 ms) for a grace
- * period of 2 s, which starts again whenever the process execs.  Other
- * failures (permission) are final until an exec.
+ * Py_Initialize has run.  So NOT_PYTHON and NOT_READY (lib/py's answer
+ * for an executable whose libpython is not mapped yet) are retried
+ * (every 1 ms, backing off to 50 ms) for a grace period of 2 s, which
+ * starts again whenever the process execs.  Other failures (permission,
+ * an unsupported version) are final until an exec.
  *
  * Samples.  Each tick reads the thread list, then for each thread its
- * scheduler state (one pread, see procfs.c) and its stack.  A stack
+ * scheduler state (one pread, see procfs.c) and its stack (lib/py
+ * fetched the stacks it expects with the list: one read call per tick),
+ * then refreshes thread names where due.  A stack
  * lib/py finds inconsistent is dropped and counted (TRC_LOSS_SAMPLES_
  * INVALID), never replaced by a guess.  A thread that ended between the
  * list and its stat read is skipped silently: it no longer exists.
@@ -234,10 +236,7 @@ static trc_status step_attach(rec_target *t, rec_tick_ctx *ctx)
         return rec_target_write_process(t, ctx->w, ctx->now_ns);
     if (ps == PY_ERR_GONE)
         return TRC_OK; /* check_process records the end */
-    /* VERSION too: while the loader is still mapping libpython, an
-     * executable can look like an unsupported Python for a moment */
-    if ((ps == PY_ERR_NOT_PYTHON || ps == PY_ERR_NOT_READY || ps == PY_ERR_VERSION) &&
-        ctx->now_ns < t->give_up_ns) {
+    if ((ps == PY_ERR_NOT_PYTHON || ps == PY_ERR_NOT_READY) && ctx->now_ns < t->give_up_ns) {
         schedule_retry(t, ctx->now_ns);
         return TRC_OK;
     }
@@ -296,9 +295,6 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
         th->seen = t->gen;
         if (th->wid > ctx->max_wid)
             ctx->max_wid = th->wid;
-        st = rec_thread_refresh_name(th, ctx->w, t->py, t->pid, ctx->now_ns);
-        if (st != TRC_OK)
-            return st;
         char state = 0;
         if (th->state_fd >= 0) {
             state = th->state_is_stat ? rec_fd_state(th->state_fd)
@@ -326,6 +322,16 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
             return st;
         t->samples++;
         ctx->samples++;
+    }
+    /* names last: a name scan reads the target too, and the stacks
+     * above are best read right after the thread list they came with */
+    for (size_t i = 0; i < t->threads.n; i++) {
+        rec_thread *th = &t->threads.v[i];
+        if (th->seen != t->gen)
+            continue;
+        st = rec_thread_refresh_name(th, ctx->w, t->py, t->pid, ctx->now_ns);
+        if (st != TRC_OK)
+            return st;
     }
     rec_threads_prune(&t->threads, t->gen);
     return TRC_OK;

@@ -142,4 +142,19 @@ else
   note "not root or no setpriv: permission case not run"
 fi
 
+# unsupported interpreters: a warning naming the version, at once
+for old in "${PYENV_ROOT:-/root/.pyenv}"/versions/{2.7,3.6,3.7}*/bin/python; do
+  [ -x "$old" ] || continue
+  v=$(basename "$(dirname "$(dirname "$old")")")
+  t0=$(date +%s%N)
+  expect_rc 0 "unsupported $v" "$TREC" -o "$T/old.trc" "$old" -c 'import time; time.sleep(0.2)'
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  grep -q "runs .*${v%.*}.*does not support.*3.8 or later" "$T/err" ||
+    fail "unsupported $v: $(cat "$T/err")"
+  # the warning and the summary line, nothing else
+  [ "$(grep -vc '^trec: [0-9]* samples' "$T/err")" -eq 1 ] || fail "unsupported $v: not one line: $(cat "$T/err")"
+  # the old workaround retried for 2 s before saying so
+  [ "$ms" -lt 1800 ] || fail "unsupported $v: took $ms ms"
+done
+
 finish

@@ -2,8 +2,9 @@
  * test_py_errors.c — py_proc_attach's failures, each with its status and
  * a one-line explanation: a non-Python target (/bin/sleep), a process
  * that is gone, an invalid pid, an unsupported CPython (2.x/3.6/3.7 when
- * installed), a libpython loaded but not initialised (NOT_READY), and a
- * target we may not read (PERM, checked by dropping root in a child).
+ * installed), a libpython loaded but not initialised (NOT_READY), an
+ * interpreter caught right after exec, before the loader mapped its
+ * libpython (NOT_READY, not an "old Python"), and a target we may not read (PERM, checked by dropping root in a child).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,10 @@
 #include "lib/py/test/py_testutil.h"
 
 #include <dlfcn.h>
+#include <signal.h>
+#include <sys/ptrace.h>
+
+#include "lib/py/py_elf.h"
 
 static void test_not_python(void **state)
 {
@@ -102,6 +107,61 @@ static void test_old_versions(void **state)
     }
     globfree(&g);
     printf("%d unsupported interpreters checked\n", tried);
+}
+
+/* Every pyenv interpreter linked against libpython (old ones too: what
+ * they are cannot be known yet), stopped by ptrace at its exec, when
+ * only the executable and the loader are mapped: NOT_READY, retry. */
+static void test_before_loader(void **state)
+{
+    const char *root = getenv("PYENV_ROOT");
+    char pat[PATH_MAX];
+    glob_t g;
+    int tried = 0;
+
+    snprintf(pat, sizeof pat, "%s/versions/*/bin/python", root && *root ? root : "/root/.pyenv");
+    if (glob(pat, 0, NULL, &g) != 0) {
+        printf("no pyenv interpreters: skipped\n");
+        return;
+    }
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        char real[PATH_MAX], perr[256];
+        pyelf e;
+        if (!realpath(g.gl_pathv[i], real) || pyelf_open(&e, real, perr, sizeof perr) != 0)
+            continue;
+        int needs = pyelf_needs(&e, "libpython");
+        pyelf_close(&e);
+        if (!needs)
+            continue;
+        pid_t pid = fork();
+        if (pid == 0) {
+            char *argv[] = { real, "-c", "pass", NULL };
+            if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
+                _exit(99);
+            execv(real, argv);
+            _exit(98);
+        }
+        assert_true(pid > 0);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (!WIFSTOPPED(status)) {
+            printf("%s: not stopped at exec (ptrace unavailable?): skipped\n", real);
+            continue;
+        }
+        char err[512];
+        py_proc *p = NULL;
+        py_status st = py_proc_attach(pid, &p, err, sizeof err);
+        printf("%s: %s\n", real, err);
+        assert_int_equal(st, PY_ERR_NOT_READY);
+        assert_null(p);
+        assert_non_null(strstr(err, "libpython"));
+        assert_null(strchr(err, '\n'));
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        tried++;
+    }
+    globfree(&g);
+    printf("%d interpreters checked before their loader ran\n", tried);
 }
 
 /* A process that has libpython mapped and never calls Py_Initialize. */
@@ -206,6 +266,7 @@ int main(void)
         cmocka_unit_test(test_gone_and_invalid),
         cmocka_unit_test(test_old_versions),
         cmocka_unit_test(test_not_ready),
+        cmocka_unit_test(test_before_loader),
         cmocka_unit_test(test_permission),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,7 @@
 #ifndef TRC_TOOLS_CONVERT_H
 #define TRC_TOOLS_CONVERT_H
 
+#include "lib/export/gpu_callsite.h"
 #include "tools/common/cli.h"
 
 /* Shared selections, identical in every converter. */
@@ -79,6 +80,46 @@ int conv_run(const conv_job *job, conv_sink *sink);
  * or "OUTPUT: write failed: REASON" naming the output of the running
  * conv_run) and return -1, the sink failure value. */
 int conv_sink_error(trc_status st);
+
+/* ---- What every converter main() repeats (convmain.c) ----
+ * A main is: static conv_cli cli; an option table whose first row is
+ * CONV_OPTION_OUTPUT(&cli.output); a cli_tool whose shared_options are
+ * conv_selection_options(&cli.sel); conv_parse; its own checks; a sink;
+ * conv_exec; freeing the sink. */
+
+/* The -o row, worded the same in every converter. */
+#define CONV_OPTION_OUTPUT(dest) \
+    {"output", 'o', CLI_STRING, (dest), "FILE", "write to FILE (default: stdout)", 0, 0}
+
+/* The exit-status paragraph of a converter's --help. */
+#define CONV_HELP_EXIT                                                            \
+    "Exit status: 0 ok, 1 input damaged or data lost (output covers what was\n" \
+    "readable), 2 usage error or unusable input."
+
+typedef struct conv_cli {
+    conv_selection sel;   /* the shared selections */
+    const char *output;   /* -o FILE; NULL = stdout */
+    const char *input;    /* set by conv_parse: FILE, or NULL for stdin */
+    char **pos;           /* cli_parse's positional array, released by conv_exec */
+} conv_cli;
+
+/* cli_parse for a converter: at most one positional, the input.  Does not
+ * return after --help/--version (exit 0) or a usage error (exit 2). */
+void conv_parse(conv_cli *cli, const cli_tool *tool, int argc, char **argv);
+
+/* After conv_selection_prepare(&cli->sel) and the sink's creation:
+ * conv_run from cli->input to cli->output (binary as in conv_job);
+ * the sink sees every event unselected when it applies cli->sel itself
+ * (sink_selects), else only the selected ones.  Releases what conv_parse
+ * and the selection hold; the sink stays the caller's.  Returns the exit
+ * code of conv_run. */
+int conv_exec(conv_cli *cli, conv_sink *sink, int binary, int sink_selects);
+
+/* A GPU call-site matcher (lib/export/gpu_callsite.h) that hands each
+ * activity to emit(ctx, ...) and applies cli's selection itself: launch
+ * calls must all be seen, so it goes with conv_exec(..., sink_selects=1).
+ * NULL when out of memory.  Free with exp_gpu_callsite_free. */
+exp_gpu_callsite *conv_callsite_new(conv_selection *sel, exp_gpu_emit_fn emit, void *ctx);
 
 /* Loss summary of the last conv_run (for tools that print a header). */
 typedef struct conv_losses {
