@@ -1,0 +1,255 @@
+/*
+ * lib/export/chrome_gpu_flows.c — Chrome exporter, GPU half: the flows
+ * from launch calls to their activities (the waiting table keyed by
+ * process and correlation id) and releasing slices from the reorder
+ * window to their lanes.  Design atop chrome_gpu.c ("Flows").
+ */
+#include <string.h>
+
+#include "format/alloc.h"
+#include "lib/export/chrome_gpu_int.h"
+#include "lib/export/nvvp_units.h"
+
+/* ---- flows ------------------------------------------------------------- */
+
+
+static int flow_role(const gslice *s, uint32_t *corr, int64_t *owner)
+{
+    switch (s->type) {
+    case TRC_EV_API_CALL:
+        *corr = s->u.a.correlation;
+        return (s->u.a.flags & TRC_API_LAUNCH) && *corr ? ROLE_OUT : ROLE_NONE;
+    case TRC_EV_GPU_KERNEL:
+        *corr = s->u.k.where.correlation;
+        *owner = s->u.k.where.pid;
+        return *corr ? ROLE_IN : ROLE_NONE;
+    case TRC_EV_GPU_MEMCPY:
+        *corr = s->u.m.where.correlation;
+        *owner = s->u.m.where.pid;
+        return *corr ? ROLE_IN : ROLE_NONE;
+    case TRC_EV_GPU_MEMSET:
+        *corr = s->u.s.where.correlation;
+        *owner = s->u.s.where.pid;
+        return *corr ? ROLE_IN : ROLE_NONE;
+    default:
+        return ROLE_NONE;
+    }
+}
+
+static uint64_t wkey(int64_t owner, uint32_t corr)
+{
+    return ((uint64_t)(uint32_t)owner << 32) | corr;
+}
+
+static uint32_t wslot(const chr_gpu *g, uint64_t key)
+{
+    return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (g->wcap - 1);
+}
+
+/* Waiter index + 1 for key, or 0. */
+static uint32_t wget(const chr_gpu *g, uint64_t key)
+{
+    if (!g->wcap)
+        return 0;
+    for (uint32_t s = wslot(g, key); g->wvals[s]; s = (s + 1) & (g->wcap - 1))
+        if (g->wkeys[s] == key)
+            return g->wvals[s];
+    return 0;
+}
+
+static void wput_raw(chr_gpu *g, uint64_t key, uint32_t val)
+{
+    uint32_t s = wslot(g, key);
+    while (g->wvals[s])
+        s = (s + 1) & (g->wcap - 1);
+    g->wkeys[s] = key;
+    g->wvals[s] = val;
+    g->wn++;
+}
+
+/* The map key of waiter w. */
+static void wrole_key(const chr_gpu *g, const waiter *w, uint64_t *key)
+{
+    uint32_t corr = 0;
+    int64_t owner = g->tracks[w->track].owner; /* API calls: the track's process */
+
+    flow_role(&w->s, &corr, &owner);
+    *key = wkey(owner, corr);
+}
+
+/* Rebuild the map with cap slots from the waiters not done. */
+static int wrebuild(chr_gpu *g, uint32_t cap)
+{
+    uint64_t *keys = trc_calloc(cap, sizeof *keys);
+    uint32_t *vals = trc_calloc(cap, sizeof *vals);
+
+    if (!keys || !vals) {
+        trc_free(keys);
+        trc_free(vals);
+        return -1;
+    }
+    trc_free(g->wkeys);
+    trc_free(g->wvals);
+    g->wkeys = keys;
+    g->wvals = vals;
+    g->wcap = cap;
+    g->wn = 0;
+    for (uint32_t i = 0; i < g->n_wait; i++) {
+        uint64_t key;
+        if (g->wait[i].done)
+            continue;
+        wrole_key(g, &g->wait[i], &key);
+        wput_raw(g, key, i + 1);
+    }
+    return 0;
+}
+
+/* Remove key (backward-shift deletion keeps probe chains whole). */
+static void wdel(chr_gpu *g, uint64_t key)
+{
+    uint32_t s = wslot(g, key);
+
+    while (g->wvals[s] && g->wkeys[s] != key)
+        s = (s + 1) & (g->wcap - 1);
+    if (!g->wvals[s])
+        return;
+    g->wvals[s] = 0;
+    g->wn--;
+    for (uint32_t j = (s + 1) & (g->wcap - 1); g->wvals[j]; j = (j + 1) & (g->wcap - 1)) {
+        uint32_t home = wslot(g, g->wkeys[j]);
+        /* move j back to s unless its home lies cyclically in (s, j] */
+        if ((j > s && (home <= s || home > j)) || (j < s && home <= s && home > j)) {
+            g->wkeys[s] = g->wkeys[j];
+            g->wvals[s] = g->wvals[j];
+            g->wvals[j] = 0;
+            s = j;
+        }
+    }
+}
+
+/* Drop the waiters that are done once they are most of the array. */
+static int compact_waiters(chr_gpu *g)
+{
+    uint32_t n = 0, cap = 64;
+
+    if (g->n_done < 1024 || g->n_done * 2 < g->n_wait)
+        return 0;
+    for (uint32_t i = 0; i < g->n_wait; i++)
+        if (!g->wait[i].done)
+            g->wait[n++] = g->wait[i];
+    g->n_wait = n;
+    g->n_done = 0;
+    g->oldest = 0;
+    while (cap < 2 * (n + 1))
+        cap *= 2;
+    return wrebuild(g, cap);
+}
+
+/* A slice leaves its track's window: place it and write it (or let it
+ * wait for its flow partner). */
+trc_status chg_release(chrome *c, const trc_reader *r, uint32_t ti, const gslice *s)
+{
+    chr_gpu *g = c->gpu;
+    gtrack *t = &g->tracks[ti];
+    int in_launch = 0;
+    int64_t li = chg_place(g, t, s, &in_launch), owner = t->owner;
+    uint32_t corr = 0, found;
+    uint64_t key;
+    int role;
+    const lane *l;
+    waiter *w;
+
+    if (li < 0)
+        return chr_fail(c, "lanes");
+    l = &t->lanes[li];
+    role = flow_role(s, &corr, &owner);
+    if (role == ROLE_OUT && in_launch)
+        role = ROLE_NONE; /* the driver call inside a runtime launch: the outer one links */
+    if (role == ROLE_NONE)
+        return chg_write_gslice(c, r, t->pid, l->tid, l->base_ns, s, 0, 0);
+    key = wkey(owner, corr);
+    found = wget(g, key);
+    if (found) {
+        uint32_t wcorr;
+        int64_t wowner;
+        int wrole;
+        const gslice *out, *in;
+        uint64_t bind;
+
+        w = &g->wait[found - 1];
+        wrole = flow_role(&w->s, &wcorr, &wowner);
+        if (wrole == role) /* a second one with this id: write it unlinked */
+            return chg_write_gslice(c, r, t->pid, l->tid, l->base_ns, s, 0, 0);
+        out = role == ROLE_OUT ? s : &w->s;
+        in = role == ROLE_OUT ? &w->s : s;
+        bind = out->start < in->start ? ++g->n_flows : 0;
+        if (chg_write_gslice(c, r, g->tracks[w->track].pid, w->tid, w->base_ns, &w->s, bind, wrole) ||
+            chg_write_gslice(c, r, t->pid, l->tid, l->base_ns, s, bind, role))
+            return TRC_ERR_NOMEM;
+        w->done = 1;
+        g->n_done++;
+        wdel(g, key);
+        return compact_waiters(g) ? chr_fail(c, "flow table") : TRC_OK;
+    }
+    if (cpuview_grow(&g->wait, &g->cap_wait, g->n_wait + 1, sizeof *g->wait, 16))
+        return chr_fail(c, "flow table");
+    if ((uint64_t)(g->wn + 1) * 2 > g->wcap && wrebuild(g, g->wcap ? g->wcap * 2 : 64))
+        return chr_fail(c, "flow table");
+    w = &g->wait[g->n_wait];
+    w->s = *s;
+    w->track = ti;
+    w->tid = l->tid;
+    w->base_ns = l->base_ns;
+    w->done = 0;
+    wput_raw(g, key, ++g->n_wait);
+    if (g->n_wait - g->n_done > WAIT_MAX) { /* the oldest gives up: unlinked */
+        while (g->wait[g->oldest].done)
+            g->oldest++;
+        w = &g->wait[g->oldest];
+        if (chg_write_gslice(c, r, g->tracks[w->track].pid, w->tid, w->base_ns, &w->s, 0, 0))
+            return TRC_ERR_NOMEM;
+        w->done = 1;
+        g->n_done++;
+        wrole_key(g, w, &key);
+        wdel(g, key);
+        return compact_waiters(g) ? chr_fail(c, "flow table") : TRC_OK;
+    }
+    return TRC_OK;
+}
+
+/* Queue s on track ti; the window's first slice leaves when it is full. */
+trc_status chg_add_slice(chrome *c, const trc_reader *r, int64_t ti, gslice *s)
+{
+    chr_gpu *g = c->gpu;
+    uint32_t slot;
+    gtrack *t;
+
+    if (ti < 0)
+        return TRC_ERR_NOMEM;
+    if (s->end <= s->start)
+        return TRC_OK; /* zero-length: no time to show */
+    t = &g->tracks[ti];
+    s->seq = g->seq++;
+    if (!t->n_free) {
+        if (cpuview_grow(&t->pool, &t->cap_pool, t->n_pool + 1, sizeof *t->pool, 16) ||
+            cpuview_grow(&t->free_slots, &t->cap_free, t->n_pool + 1, sizeof *t->free_slots, 16))
+            return chr_fail(c, "reorder window");
+        t->free_slots[t->n_free++] = t->n_pool++;
+    }
+    if (cpuview_grow(&t->heap, &t->cap_heap, t->n_heap + 1, sizeof *t->heap, 16))
+        return chr_fail(c, "reorder window");
+    slot = t->free_slots[--t->n_free];
+    t->pool[slot] = *s;
+    t->heap[t->n_heap].start = s->start;
+    t->heap[t->n_heap].end = s->end;
+    t->heap[t->n_heap].seq = s->seq;
+    t->heap[t->n_heap].slot = slot;
+    chg_heap_up(t->heap, t->n_heap++);
+    if (t->n_heap > WINDOW) {
+        gslice first;
+        chg_heap_pop(t, &first);
+        return chg_release(c, r, (uint32_t)ti, &first);
+    }
+    return TRC_OK;
+}
+

@@ -1,0 +1,144 @@
+/*
+ * lib/export/chrome_gpu_int.h — state shared by the GPU half of the
+ * Chrome exporter, private to lib/export/chrome_gpu*.c:
+ *   chrome_gpu.c        events in, track names out (the chr_gpu_* API);
+ *   chrome_gpu_tracks.c tracks, their lanes and the reorder window;
+ *   chrome_gpu_flows.c  launch -> activity flows and releasing slices;
+ *   chrome_gpu_write.c  one slice as a JSON "X" event with its args.
+ * The design (tracks, nesting, flows) is explained atop chrome_gpu.c.
+ */
+#ifndef TRC_LIB_EXPORT_CHROME_GPU_INT_H
+#define TRC_LIB_EXPORT_CHROME_GPU_INT_H
+
+#include "lib/export/chrome_int.h"
+
+enum { TK_STREAM, TK_SYNC, TK_API, TK_MARKS };
+
+/* A slice's part in a flow: the launch call, or the activity. */
+enum { ROLE_NONE, ROLE_OUT, ROLE_IN };
+
+#define WINDOW 64       /* slices held back per track for reordering */
+#define WAIT_MAX 65536  /* slices waiting for a flow partner, at most */
+#define MAX_LANES 64
+#define NO_STREAM UINT32_MAX
+
+typedef struct gslice {
+    int64_t start, end;
+    uint64_t seq;        /* arrival order: ties keep it */
+    trc_event_type type;
+    union {
+        trc_gpu_kernel k;
+        trc_gpu_memcpy m;
+        trc_gpu_memset s;
+        trc_gpu_sync y;
+        trc_api_call a;
+        trc_marker mk;
+    } u;
+} gslice;
+
+typedef struct lane {
+    int64_t tid;
+    int64_t base_ns;     /* its first slice's start: speedscope's zero */
+    int has_base;
+    int64_t last_start;
+    struct lopen {       /* the slices open at last_start, outermost first */
+        int64_t end;
+        int launch;      /* a launch API call */
+    } *open;
+    uint32_t depth, cap;
+} lane;
+
+typedef struct pushed {  /* an open PUSH marker */
+    trc_marker m;
+} pushed;
+
+typedef struct gtrack {
+    uint32_t kind;       /* TK_* */
+    int64_t pid;         /* pid of its events */
+    int64_t owner;       /* the process whose work it shows */
+    uint32_t device, context, stream; /* TK_STREAM, TK_SYNC */
+    uint32_t thread;     /* TK_API, TK_MARKS: reader thread id, 0 = process-wide */
+    struct hent {        /* reorder window: a min-heap in start order */
+        int64_t start, end;
+        uint64_t seq;
+        uint32_t slot;   /* the slice: pool[slot] */
+    } *heap;
+    uint32_t n_heap, cap_heap;
+    gslice *pool;        /* the window's slices (moving them costs more than indices) */
+    uint32_t n_pool, cap_pool;
+    uint32_t *free_slots;
+    uint32_t n_free, cap_free;
+    lane *lanes;
+    uint32_t n_lanes, cap_lanes;
+    pushed *push;
+    uint32_t n_push, cap_push;
+} gtrack;
+
+typedef struct waiter {  /* a placed slice waiting for its flow partner */
+    gslice s;
+    uint32_t track;
+    int64_t tid, base_ns;
+    int done;
+} waiter;
+
+struct chr_gpu {
+    gtrack *tracks;      /* in order of creation */
+    uint32_t n_tracks, cap_tracks;
+    uint32_t *slots;     /* track hash: index + 1, 0 = empty */
+    uint32_t slot_cap;
+    uint32_t *devices;   /* GPU devices shown, in order of first use */
+    uint32_t n_devices, cap_devices;
+    waiter *wait;        /* in order of placing */
+    uint32_t n_wait, cap_wait, n_done;
+    uint32_t oldest;     /* no waiter before this index is still waiting */
+    uint64_t *wkeys;     /* (owner pid, correlation) -> waiter index + 1 */
+    uint32_t *wvals;
+    uint32_t wcap, wn;
+    uint64_t seq, n_flows;
+    int64_t next_tid;
+    const char **nkeys;  /* name cache: string (reader-owned) -> its JSON text */
+    char **ntext;        /* "\"escaped\"" */
+    uint32_t *nlen;
+    uint32_t ncap, nn;
+    char **site;         /* by reader stack id: ,"call_site":"..." text, NUL-ended */
+    uint32_t cap_site;
+};
+
+
+/* Put s on a lane of t; returns the lane index or -1 when out of memory.
+ * *in_launch: s lies inside a launch API call (the driver call a runtime
+ * launch makes). */
+int64_t chg_place(chr_gpu *g, gtrack *t, const gslice *s, int *in_launch);
+
+void chg_heap_up(struct hent *h, uint32_t i);
+
+/* Remove the first slice of t's window into *out (its slot is freed;
+ * the free list has room: it never holds more than the pool). */
+void chg_heap_pop(gtrack *t, gslice *out);
+
+/* The track with this key, created on first use; its index, or -1 when
+ * out of memory (c->err set). */
+int64_t chg_get_track(chrome *c, uint32_t kind, int64_t owner, uint32_t device,
+                         uint32_t context, uint32_t stream, uint32_t thread);
+
+/* Add a lane to t; its index, or -1 when out of memory.  start is the
+ * first slice's, or INT64_MIN for a lane opened by an instant. */
+int64_t chg_new_lane(chr_gpu *g, gtrack *t, int64_t start);
+
+/* Queue s on track ti; the window's first slice leaves when it is full. */
+trc_status chg_add_slice(chrome *c, const trc_reader *r, int64_t ti, gslice *s);
+
+/* A slice leaves its track's window: place it and write it (or let it
+ * wait for its flow partner). */
+trc_status chg_release(chrome *c, const trc_reader *r, uint32_t ti, const gslice *s);
+
+/* {"ph":"X" ... } of slice s on (pid, tid); bind != 0 adds its flow end.
+ * TRC_OK or TRC_ERR_NOMEM (c->err set). */
+trc_status chg_write_gslice(chrome *c, const trc_reader *r, int64_t pid, int64_t tid,
+                         int64_t base_ns, const gslice *s, uint64_t bind, int role);
+
+void chg_write_i64_arg(jsonw *w, const char *key, int64_t v);
+
+void chg_write_marker_args(jsonw *w, const trc_marker *m);
+
+#endif /* TRC_LIB_EXPORT_CHROME_GPU_INT_H */
