@@ -16,7 +16,7 @@ static const char *const type_names[TRCF_TYPE_MAX + 1] = {
     NULL, "SEGMENT_HEADER", "STRING", "FRAME", "STACK", "PROCESS", "THREAD",
     "SAMPLE", "COUNTER_DEF", "COUNTER", "GPU_DEVICE", "GPU_KERNEL", "GPU_MEMCPY",
     "GPU_MEMSET", "GPU_SYNC", "API_CALL", "MARKER", "CLOCK_SYNC", "LOSS",
-    "PROCESS_EXIT", "SEGMENT_END",
+    "PROCESS_EXIT", "SEGMENT_END", "GPU_CONTEXT", "GPU_STREAM",
 };
 
 const char *trcf_type_name(uint64_t type)
@@ -228,6 +228,20 @@ trc_status trcf_decode(uint64_t type, const uint8_t *body, size_t len, int64_t *
         o->segment_end.api_calls = trcf_cur_uv(c);
         o->segment_end.lost_samples = trcf_cur_uv(c);
         o->segment_end.lost_gpu_records = trcf_cur_uv(c);
+        break;
+    case TRCF_GPU_CONTEXT:
+        o->gpu_context.pid = trcf_cur_sv(c);
+        o->gpu_context.device = trcf_cur_uv(c);
+        o->gpu_context.context = trcf_cur_uv(c);
+        break;
+    case TRCF_GPU_STREAM:
+        o->gpu_stream.pid = trcf_cur_sv(c);
+        o->gpu_stream.device = trcf_cur_uv(c);
+        o->gpu_stream.context = trcf_cur_uv(c);
+        o->gpu_stream.stream = trcf_cur_uv(c);
+        o->gpu_stream.priority = trcf_cur_sv(c);
+        o->gpu_stream.flags = trcf_cur_uv(c);
+        o->gpu_stream.name = trcf_cur_uv(c);
         break;
     default:
         *why = "unknown record type";
@@ -518,6 +532,20 @@ trc_status trcf_encode(trcf_buf *b, uint64_t type, int64_t *tcur, const trcf_bod
         p = trcf_put_uv(p, in->segment_end.api_calls);
         p = trcf_put_uv(p, in->segment_end.lost_samples);
         p = trcf_put_uv(p, in->segment_end.lost_gpu_records);
+        break;
+    case TRCF_GPU_CONTEXT:
+        p = trcf_put_sv(p, in->gpu_context.pid);
+        p = trcf_put_uv(p, in->gpu_context.device);
+        p = trcf_put_uv(p, in->gpu_context.context);
+        break;
+    case TRCF_GPU_STREAM:
+        p = trcf_put_sv(p, in->gpu_stream.pid);
+        p = trcf_put_uv(p, in->gpu_stream.device);
+        p = trcf_put_uv(p, in->gpu_stream.context);
+        p = trcf_put_uv(p, in->gpu_stream.stream);
+        p = trcf_put_sv(p, in->gpu_stream.priority);
+        p = trcf_put_uv(p, in->gpu_stream.flags);
+        p = trcf_put_uv(p, in->gpu_stream.name);
         break;
     }
     b->len = (size_t)(p - b->data);

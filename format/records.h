@@ -49,7 +49,9 @@ typedef enum trcf_type {
     TRCF_LOSS = 18,
     TRCF_PROCESS_EXIT = 19,
     TRCF_SEGMENT_END = 20,
-    TRCF_TYPE_MAX = 20        /* highest type this version knows */
+    TRCF_GPU_CONTEXT = 21,
+    TRCF_GPU_STREAM = 22,
+    TRCF_TYPE_MAX = 22        /* highest type this version knows */
 } trcf_type;
 
 /* SAMPLE flag bits beyond TRC_SAMPLE_* (bits 0-2) */
@@ -99,6 +101,17 @@ typedef struct trcf_gpu_device {
     uint8_t uuid[16];
     uint64_t sm_count, memory_bytes, cc_major, cc_minor;
 } trcf_gpu_device;
+
+typedef struct trcf_gpu_context {
+    int64_t pid;
+    uint64_t device, context;
+} trcf_gpu_context;
+typedef struct trcf_gpu_stream {
+    int64_t pid;
+    uint64_t device, context, stream;
+    int64_t priority;
+    uint64_t flags, name;
+} trcf_gpu_stream;
 
 typedef struct trcf_gpu_where {
     int64_t pid;
@@ -172,6 +185,8 @@ typedef union trcf_body {
     trcf_loss loss;
     trcf_process_exit process_exit;
     trcf_segment_end segment_end;
+    trcf_gpu_context gpu_context;
+    trcf_gpu_stream gpu_stream;
 } trcf_body;
 
 /* "SAMPLE", "GPU_KERNEL", ...; NULL for a type this version does not know. */

@@ -30,6 +30,10 @@ void trcm_cleanup(trcm_model *m)
     trci_free(&m->proc_map);
     trci_free(&m->counter_map);
     trci_free(&m->dev_map);
+    trci_free(&m->ctx_map);
+    trci_free(&m->stream_map);
+    trc_free(m->ctxs);
+    trc_free(m->streams);
     trc_free(m->strs);
     trc_free(m->frames);
     trc_free(m->stacks);
@@ -322,6 +326,76 @@ trc_status trcm_device(trcm_model *m, const trc_gpu_device *d, const trc_gpu_dev
     m->n_devs++;
     *out = q;
     *changed = 1;
+    return TRC_OK;
+}
+
+/* Find or add the description keyed by key[0..n): *slot is its stable
+ * copy (new: zeroed, *is_new = 1). */
+static trc_status described(trcm_model *m, trci_map *map, void *arrp, size_t *cap, uint32_t *count,
+                            const int64_t *key, size_t n, size_t size, void **slot, int *is_new)
+{
+    void ***arr = arrp;
+    uint64_t h = trci_hash(key, n * sizeof *key);
+    uint32_t idx;
+    void *q;
+    trc_status st;
+
+    *is_new = 0;
+    if (trci_find(map, key, n * sizeof *key, h, &idx)) {
+        *slot = (*arr)[idx];
+        return TRC_OK;
+    }
+    idx = *count;
+    st = reserve(arr, cap, idx);
+    if (st != TRC_OK)
+        return st;
+    q = trca_alloc(&m->arena, size);
+    if (!q)
+        return TRC_ERR_NOMEM;
+    st = trci_insert(map, &m->arena, key, n * sizeof *key, h, idx, NULL);
+    if (st != TRC_OK)
+        return st;
+    memset(q, 0, size);
+    (*arr)[idx] = q;
+    (*count)++;
+    *slot = q;
+    *is_new = 1;
+    return TRC_OK;
+}
+
+trc_status trcm_context(trcm_model *m, const trc_gpu_context *c, const trc_gpu_context **out,
+                        int *changed)
+{
+    int64_t key[3] = { c->pid, c->device, c->context };
+    void *slot;
+    trc_status st = described(m, &m->ctx_map, &m->ctxs, &m->ctxs_cap, &m->n_ctxs, key, 3,
+                              sizeof **m->ctxs, &slot, changed);
+
+    if (st != TRC_OK)
+        return st;
+    if (*changed)
+        *(trc_gpu_context *)slot = *c;
+    *out = slot;
+    return TRC_OK;
+}
+
+trc_status trcm_stream(trcm_model *m, const trc_gpu_stream *s, const trc_gpu_stream **out,
+                       int *changed)
+{
+    int64_t key[4] = { s->pid, s->device, s->context, s->stream };
+    trc_gpu_stream *q;
+    void *slot;
+    trc_status st = described(m, &m->stream_map, &m->streams, &m->streams_cap, &m->n_streams,
+                              key, 4, sizeof **m->streams, &slot, changed);
+
+    if (st != TRC_OK)
+        return st;
+    q = slot;
+    if (*changed || q->priority != s->priority || q->flags != s->flags || q->name != s->name) {
+        *q = *s;
+        *changed = 1;
+    }
+    *out = q;
     return TRC_OK;
 }
 

@@ -6,7 +6,8 @@
  * reader-global ids, deduplicated by content across segments: strings by
  * bytes, frames by (kind, function, file, line, first_line), stacks by
  * (parent, frame), threads by (pid, tid), processes by pid, counters by
- * (name, unit, pid, device), GPU devices by device number.  Segment-local
+ * (name, unit, pid, device), GPU devices by device number, GPU contexts
+ * and streams by their (pid, device, context[, stream]) key.  Segment-local
  * ids are mapped onto these by the reader (lib/reader_rec.c).
  *
  * Memory grows with distinct definitions only, never with events.  All
@@ -31,6 +32,7 @@
 typedef struct trcm_model {
     trca_arena arena;
     trci_map str_map, frame_map, stack_map, thread_map, proc_map, counter_map, dev_map;
+    trci_map ctx_map, stream_map;
     const char **strs;        /* [n_strs]; strs[0] = "" */
     trc_frame **frames;       /* [n_frames + 1]; slot 0 unused */
     trc_stack **stacks;       /* [n_stacks + 1]; stacks[0] = the empty stack */
@@ -38,6 +40,10 @@ typedef struct trcm_model {
     trc_process **procs;      /* [n_procs] */
     trc_counter_def **counters; /* [n_counters + 1] */
     trc_gpu_device **devs;    /* [n_devs] */
+    trc_gpu_context **ctxs;   /* [n_ctxs] */
+    trc_gpu_stream **streams; /* [n_streams] */
+    uint32_t n_ctxs, n_streams;
+    size_t ctxs_cap, streams_cap;
     uint32_t n_strs, n_frames, n_stacks, n_threads, n_procs, n_counters, n_devs;
     size_t strs_cap, frames_cap, stacks_cap, threads_cap, procs_cap, counters_cap, devs_cap;
     trc_stack empty_stack;
@@ -67,6 +73,14 @@ trc_status trcm_counter(trcm_model *m, uint32_t name, uint32_t unit, int64_t pid
 
 /* d->name must be a model string.  *changed = 1 when new or different. */
 trc_status trcm_device(trcm_model *m, const trc_gpu_device *d, const trc_gpu_device **out,
+                       int *changed);
+
+/* Contexts by (pid, device, context), streams by (pid, device,
+ * context, stream) (spec §7.21, §7.22).  s->name must be a model string.
+ * *changed = 1 when new or (streams) different. */
+trc_status trcm_context(trcm_model *m, const trc_gpu_context *c, const trc_gpu_context **out,
+                        int *changed);
+trc_status trcm_stream(trcm_model *m, const trc_gpu_stream *s, const trc_gpu_stream **out,
                        int *changed);
 
 const trc_process *trcm_process_by_pid(const trcm_model *m, int64_t pid);

@@ -397,6 +397,61 @@ static trc_status device_def(trc_reader *r, const trcf_record *rec, const trcf_g
     return TRC_OK;
 }
 
+/* GPU_CONTEXT / GPU_STREAM (spec §7.21, §7.22): descriptions keyed by
+ * (pid, device, context[, stream]); an event only when new or changed. */
+static trc_status context_def(trc_reader *r, const trcf_gpu_context *d, trc_event *ev)
+{
+    trc_gpu_context c;
+    const trc_gpu_context *out;
+    int changed;
+    trc_status st;
+
+    memset(&c, 0, sizeof c);
+    c.pid = d->pid;
+    c.device = u32(d->device);
+    c.context = u32(d->context);
+    st = trcm_context(&r->model, &c, &out, &changed);
+    if (st != TRC_OK)
+        return st;
+    if (!changed)
+        return TRC_ERR_EOF;
+    ev->type = TRC_EV_GPU_CONTEXT;
+    ev->u.gpu_context = out;
+    return TRC_OK;
+}
+
+static trc_status stream_def(trc_reader *r, const trcf_record *rec, const trcf_gpu_stream *d,
+                             trc_event *ev)
+{
+    trc_gpu_stream s;
+    const trc_gpu_stream *out;
+    uint32_t name;
+    int ok = 1, changed;
+    trc_status st;
+
+    name = map0(&r->strings, d->name, &ok);
+    if (!ok) {
+        trcr_undef(r, rec, "string", d->name);
+        return TRC_ERR_EOF;
+    }
+    memset(&s, 0, sizeof s);
+    s.pid = d->pid;
+    s.device = u32(d->device);
+    s.context = u32(d->context);
+    s.stream = u32(d->stream);
+    s.priority = i32(d->priority);
+    s.flags = u32(d->flags);
+    s.name = str(r, name);
+    st = trcm_stream(&r->model, &s, &out, &changed);
+    if (st != TRC_OK)
+        return st;
+    if (!changed)
+        return TRC_ERR_EOF;
+    ev->type = TRC_EV_GPU_STREAM;
+    ev->u.gpu_stream = out;
+    return TRC_OK;
+}
+
 /* ---- events ---- */
 
 static void where(trc_reader *r, trc_gpu_where *o, int64_t *start, int64_t *end, const trcf_gpu_where *w)
@@ -627,6 +682,10 @@ trc_status trcr_record(trc_reader *r, const trcf_record *rec, trc_event *ev)
         ev->type = TRC_EV_SEGMENT_END;
         return TRC_OK;
     }
+    case TRCF_GPU_CONTEXT:
+        return context_def(r, &b.gpu_context, ev);
+    case TRCF_GPU_STREAM:
+        return stream_def(r, rec, &b.gpu_stream, ev);
     }
     return TRC_ERR_EOF;
 }

@@ -1,7 +1,8 @@
 /*
  * lib/writer_defs.c — the writer's interning of definitions: strings,
- * frames, stacks, threads, processes, counters, GPU devices
- * (spec/DESIGN-NOTES.md "Interned ids", record types 2-6, 8, 10).
+ * frames, stacks, threads, processes, counters, GPU devices, contexts
+ * and streams (spec/DESIGN-NOTES.md "Interned ids", record types 2-6, 8,
+ * 10, 21, 22).
  *
  * Each table maps content to a segment id through a trci_map; the
  * definition record goes into the open chunk the first time the content
@@ -379,6 +380,86 @@ trc_status trc_writer_gpu_device(trc_writer *w, const trc_gpu_device *d)
     return TRC_OK;
 }
 
+trc_status trc_writer_gpu_context(trc_writer *w, const trc_gpu_context *c)
+{
+    int64_t key[3];
+    uint64_t h;
+    uint32_t idx;
+    trcf_body b;
+    trc_status st;
+
+    if (!w || !c)
+        return TRC_ERR_ARG;
+    key[0] = c->pid;
+    key[1] = c->device;
+    key[2] = c->context;
+    h = trci_hash(key, sizeof key);
+    if (trci_find(&w->gpu_ctxs, key, sizeof key, h, &idx))
+        return TRC_OK;
+    memset(&b, 0, sizeof b);
+    b.gpu_context.pid = c->pid;
+    b.gpu_context.device = c->device;
+    b.gpu_context.context = c->context;
+    st = trcw_put(w, TRCF_GPU_CONTEXT, 0, 0, &b);
+    if (st != TRC_OK)
+        return st;
+    return trci_insert(&w->gpu_ctxs, &w->arena, key, sizeof key, h, 0, NULL);
+}
+
+trc_status trc_writer_gpu_stream(trc_writer *w, const trc_gpu_stream *s)
+{
+    trcw_stream cur;
+    int64_t key[4];
+    uint64_t h;
+    uint32_t idx;
+    int known;
+    trcf_body b;
+    trc_status st;
+
+    if (!w || !s)
+        return TRC_ERR_ARG;
+    memset(&cur, 0, sizeof cur);
+    st = trcw_cstr(w, s->name, &cur.name);
+    if (st != TRC_OK)
+        return st;
+    cur.priority = s->priority;
+    cur.flags = s->flags;
+    key[0] = s->pid;
+    key[1] = s->device;
+    key[2] = s->context;
+    key[3] = s->stream;
+    h = trci_hash(key, sizeof key);
+    known = trci_find(&w->gpu_streams, key, sizeof key, h, &idx);
+    if (known && w->stream[idx].priority == cur.priority && w->stream[idx].flags == cur.flags &&
+        w->stream[idx].name == cur.name)
+        return TRC_OK;
+    if (!known) {
+        idx = w->n_streams;
+        st = grow_array((void **)&w->stream, &w->stream_cap, sizeof *w->stream, idx);
+        if (st != TRC_OK)
+            return st;
+    }
+    memset(&b, 0, sizeof b);
+    b.gpu_stream.pid = s->pid;
+    b.gpu_stream.device = s->device;
+    b.gpu_stream.context = s->context;
+    b.gpu_stream.stream = s->stream;
+    b.gpu_stream.priority = s->priority;
+    b.gpu_stream.flags = s->flags;
+    b.gpu_stream.name = cur.name;
+    st = trcw_put(w, TRCF_GPU_STREAM, 0, 0, &b);
+    if (st != TRC_OK)
+        return st;
+    w->stream[idx] = cur;
+    if (!known) {
+        st = trci_insert(&w->gpu_streams, &w->arena, key, sizeof key, h, idx, NULL);
+        if (st != TRC_OK)
+            return st;
+        w->n_streams++;
+    }
+    return TRC_OK;
+}
+
 void trcw_defs_free(trc_writer *w)
 {
     trci_free(&w->strings);
@@ -388,9 +469,12 @@ void trcw_defs_free(trc_writer *w)
     trci_free(&w->counters);
     trci_free(&w->processes);
     trci_free(&w->devices);
+    trci_free(&w->gpu_ctxs);
+    trci_free(&w->gpu_streams);
     trca_free_all(&w->arena);
     trc_free(w->stack_depth);
     trc_free(w->thread);
     trc_free(w->proc);
     trc_free(w->dev);
+    trc_free(w->stream);
 }

@@ -44,6 +44,12 @@ typedef struct trcw_device {
     uint64_t sm_count, memory_bytes, cc_major, cc_minor;
 } trcw_device;
 
+typedef struct trcw_stream {
+    int64_t priority;
+    uint64_t flags;
+    uint32_t name;
+} trcw_stream;
+
 struct trc_writer {
     trc_write_fn write;
     void *ctx;
@@ -81,6 +87,10 @@ struct trc_writer {
     trcw_device *dev;
     uint32_t n_devs;
     size_t dev_cap;
+    trci_map gpu_ctxs, gpu_streams; /* keys (pid, device, context[, stream]) */
+    trcw_stream *stream;            /* indexed by gpu_streams' value */
+    uint32_t n_streams;
+    size_t stream_cap;
 
     /* threads with a pending run, in the order they first had one since
      * the chunk opened (a thread keeps its place across its runs) */

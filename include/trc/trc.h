@@ -131,6 +131,30 @@ typedef struct trc_gpu_device {
     uint32_t cc_major, cc_minor;
 } trc_gpu_device;
 
+/* A CUDA context of a process on a device (spec §7.21).  Identified by
+ * (pid, device, context); the activities' where.context refers to it. */
+typedef struct trc_gpu_context {
+    int64_t pid;
+    uint32_t device;         /* CUDA device ordinal */
+    uint32_t context;        /* CUDA context id */
+} trc_gpu_context;
+
+/* Stream flags (spec §7.22) */
+#define TRC_STREAM_DEFAULT      0x01u /* the context's default (NULL) stream */
+#define TRC_STREAM_NON_BLOCKING 0x02u /* created with cudaStreamNonBlocking */
+
+/* A CUDA stream (spec §7.22).  Identified by (pid, device, context,
+ * stream); the activities' where.stream refers to it. */
+typedef struct trc_gpu_stream {
+    int64_t pid;
+    uint32_t device;
+    uint32_t context;
+    uint32_t stream;         /* CUDA stream id */
+    int32_t priority;        /* 0 = default; lower numbers = higher priority */
+    uint32_t flags;          /* TRC_STREAM_* */
+    const char *name;        /* user-given name, "" if none */
+} trc_gpu_stream;
+
 /* Common part of every GPU activity (spec §7.12) */
 typedef struct trc_gpu_where {
     int64_t pid;
@@ -326,7 +350,9 @@ typedef enum trc_event_type {
     TRC_EV_CLOCK_SYNC,
     TRC_EV_LOSS,
     TRC_EV_PROCESS_EXIT,
-    TRC_EV_SEGMENT_END
+    TRC_EV_SEGMENT_END,
+    TRC_EV_GPU_CONTEXT,      /* new or changed context description */
+    TRC_EV_GPU_STREAM        /* new or changed stream description */
 } trc_event_type;
 
 typedef struct trc_event {
@@ -350,6 +376,8 @@ typedef struct trc_event {
         trc_loss loss;
         trc_process_exit process_exit;
         trc_segment_end segment_end;
+        const trc_gpu_context *gpu_context;
+        const trc_gpu_stream *gpu_stream;
     } u;
 } trc_event;
 
@@ -453,6 +481,11 @@ trc_status trc_writer_process(trc_writer *w, const trc_process *p); /* id ignore
 trc_status trc_writer_counter_def(trc_writer *w, const char *name, const char *unit,
                                   int64_t pid, int32_t device, uint32_t *id);
 trc_status trc_writer_gpu_device(trc_writer *w, const trc_gpu_device *d);
+/* Describe a context / stream (spec §7.21, §7.22).  A repeat of the same
+ * description writes nothing; a changed one (same key) replaces it.
+ * Stream name: plain string (NULL = ""). */
+trc_status trc_writer_gpu_context(trc_writer *w, const trc_gpu_context *c);
+trc_status trc_writer_gpu_stream(trc_writer *w, const trc_gpu_stream *s);
 
 /* Events.  thread/stack/counter arguments are writer ids from above.
  * Identical consecutive samples of one thread (same stack, flags,

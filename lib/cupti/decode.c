@@ -1,6 +1,9 @@
 /*
  * lib/cupti/decode.c — CUPTI 13 activity records → writer calls
- * (contracts in decode.h; FORMATS.md §8; spec/DESIGN-NOTES.md types 10–18).
+ * (contracts in decode.h; FORMATS.md §8; spec/DESIGN-NOTES.md types 10–18,
+ * 21–22: a CONTEXT record becomes GPU_CONTEXT plus its NULL stream as
+ * the default GPU_STREAM; every other stream is described the first time
+ * an activity names it).
  *
  * The record structs are CUPTI 13's own (CUpti_ActivityKernel10,
  * Memcpy6, MemcpyPtoP4, Memset4, API, Synchronization2, Overhead3,
@@ -20,7 +23,12 @@
 #define MAX_OPEN_RANGES 4096
 
 typedef struct tid_slot { int64_t pid, tid; uint32_t id; } tid_slot;
-typedef struct ctx_slot { uint32_t context, device; } ctx_slot;
+typedef struct ctx_slot { uint32_t context, device; int32_t null_stream; } ctx_slot;
+/* A stream already described (GPU_STREAM written) with these flags. */
+typedef struct stream_slot { uint32_t context, stream, flags; } stream_slot;
+
+/* CUPTI's "no stream" (a context synchronisation). */
+#define NO_STREAM 0xFFFFFFFFu
 
 typedef struct open_range {
     uint32_t id;
@@ -42,6 +50,8 @@ struct cupti_decoder {
     size_t tid_cap, tid_used;
     ctx_slot *ctxs;
     size_t n_ctx, ctx_cap;
+    stream_slot *streams;
+    size_t n_streams, stream_cap, stream_last;
     open_range *ranges;
     size_t n_ranges;
     uint64_t bad_pending;    /* bad-time drops since the last buffer end */
@@ -81,6 +91,7 @@ void cupti_decoder_free(cupti_decoder *d)
     trc_free(d->ranges);
     trc_free(d->tids);
     trc_free(d->ctxs);
+    trc_free(d->streams);
     trc_free(d);
 }
 
@@ -169,11 +180,12 @@ static uint32_t ctx_device(const cupti_decoder *d, uint32_t context)
     return 0;
 }
 
-static void ctx_note(cupti_decoder *d, uint32_t context, uint32_t device)
+static void ctx_note(cupti_decoder *d, uint32_t context, uint32_t device, int32_t null_stream)
 {
     for (size_t i = 0; i < d->n_ctx; i++)
         if (d->ctxs[i].context == context) {
             d->ctxs[i].device = device;
+            d->ctxs[i].null_stream = null_stream;
             return;
         }
     if (d->n_ctx == d->ctx_cap) {
@@ -184,7 +196,69 @@ static void ctx_note(cupti_decoder *d, uint32_t context, uint32_t device)
         d->ctxs = n;
         d->ctx_cap = cap;
     }
-    d->ctxs[d->n_ctx++] = (ctx_slot){ context, device };
+    d->ctxs[d->n_ctx++] = (ctx_slot){ context, device, null_stream };
+}
+
+static int ctx_null_stream(const cupti_decoder *d, uint32_t context)
+{
+    for (size_t i = 0; i < d->n_ctx; i++)
+        if (d->ctxs[i].context == context)
+            return d->ctxs[i].null_stream;
+    return -1;
+}
+
+/* Describe a stream the first time it is seen (spec §7.22), and again if
+ * it turns out to be the context's default stream.  Streams are few and
+ * activities on one stream come in runs, so a list with a last-hit
+ * cache does. */
+static trc_status stream_note(cupti_decoder *d, uint32_t device, uint32_t context, uint32_t stream,
+                              uint32_t flags)
+{
+    stream_slot *e = NULL;
+    trc_gpu_stream s;
+    trc_status st;
+
+    if (stream == NO_STREAM)
+        return TRC_OK;
+    if (ctx_null_stream(d, context) == (int32_t)stream)
+        flags |= TRC_STREAM_DEFAULT;
+    if (d->stream_last < d->n_streams && d->streams[d->stream_last].context == context &&
+        d->streams[d->stream_last].stream == stream)
+        e = &d->streams[d->stream_last];
+    for (size_t i = 0; !e && i < d->n_streams; i++)
+        if (d->streams[i].context == context && d->streams[i].stream == stream) {
+            e = &d->streams[i];
+            d->stream_last = i;
+        }
+    if (e && (e->flags & flags) == flags)
+        return TRC_OK;
+    if (e)
+        flags |= e->flags;
+    memset(&s, 0, sizeof s);
+    s.pid = d->pid;
+    s.device = device;
+    s.context = context;
+    s.stream = stream;
+    s.flags = flags;
+    s.name = "";
+    st = trc_writer_gpu_stream(d->w, &s);
+    if (st != TRC_OK)
+        return st;
+    if (e) {
+        e->flags = flags;
+        return TRC_OK;
+    }
+    if (d->n_streams == d->stream_cap) {
+        size_t cap = d->stream_cap ? d->stream_cap * 2 : 16;
+        stream_slot *n = trc_realloc(d->streams, cap * sizeof *n);
+        if (!n)
+            return TRC_OK;   /* not remembered: described again next time (the writer skips it) */
+        d->streams = n;
+        d->stream_cap = cap;
+    }
+    d->stream_last = d->n_streams;
+    d->streams[d->n_streams++] = (stream_slot){ context, stream, flags };
+    return TRC_OK;
 }
 
 /* ---- time ------------------------------------------------------------ */
@@ -236,6 +310,9 @@ static trc_status do_kernel(cupti_decoder *d, const CUpti_ActivityKernel10 *r)
     k.static_smem = r->staticSharedMemory > 0 ? (uint32_t)r->staticSharedMemory : 0;
     k.dynamic_smem = r->dynamicSharedMemory > 0 ? (uint32_t)r->dynamicSharedMemory : 0;
     d->st.kernels++;
+    trc_status st = stream_note(d, k.where.device, k.where.context, k.where.stream, 0);
+    if (st != TRC_OK)
+        return st;
     return trc_writer_gpu_kernel(d->w, &k);
 }
 
@@ -252,6 +329,9 @@ static trc_status do_memcpy(cupti_decoder *d, const CUpti_ActivityMemcpy6 *r)
     m.dst_kind = mem_kind(r->dstKind);
     m.dst_device = r->deviceId;
     d->st.memcpys++;
+    trc_status st = stream_note(d, m.where.device, m.where.context, m.where.stream, 0);
+    if (st != TRC_OK)
+        return st;
     return trc_writer_gpu_memcpy(d->w, &m);
 }
 
@@ -270,6 +350,9 @@ static trc_status do_memcpy_p2p(cupti_decoder *d, const CUpti_ActivityMemcpyPtoP
     m.dst_kind = mem_kind(r->dstKind);
     m.dst_device = r->dstDeviceId;
     d->st.memcpys++;
+    trc_status st = stream_note(d, m.where.device, m.where.context, m.where.stream, 0);
+    if (st != TRC_OK)
+        return st;
     return trc_writer_gpu_memcpy(d->w, &m);
 }
 
@@ -284,6 +367,9 @@ static trc_status do_memset(cupti_decoder *d, const CUpti_ActivityMemset4 *r)
     m.value = r->value;
     m.mem_kind = mem_kind(r->memoryKind);
     d->st.memsets++;
+    trc_status st = stream_note(d, m.where.device, m.where.context, m.where.stream, 0);
+    if (st != TRC_OK)
+        return st;
     return trc_writer_gpu_memset(d->w, &m);
 }
 
@@ -298,6 +384,9 @@ static trc_status do_sync(cupti_decoder *d, const CUpti_ActivitySynchronization2
     s.sync_kind = r->type <= CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE
                       ? (trc_sync_kind)r->type : TRC_SYNC_UNKNOWN;
     d->st.syncs++;
+    trc_status st = stream_note(d, s.where.device, s.where.context, s.where.stream, 0);
+    if (st != TRC_OK)
+        return st;
     return trc_writer_gpu_sync(d->w, &s);
 }
 
@@ -346,6 +435,24 @@ static trc_status do_device(cupti_decoder *d, const CUpti_ActivityDevice5 *r)
     g.cc_minor = r->computeCapabilityMinor;
     d->st.devices++;
     return trc_writer_gpu_device(d->w, &g);
+}
+
+/* A context (spec §7.21) and its NULL stream, the default one. */
+static trc_status do_context(cupti_decoder *d, const CUpti_ActivityContext3 *r)
+{
+    trc_gpu_context c;
+    trc_status st;
+
+    ctx_note(d, r->contextId, r->deviceId, (int32_t)r->nullStreamId);
+    d->st.contexts++;
+    memset(&c, 0, sizeof c);
+    c.pid = d->pid;
+    c.device = r->deviceId;
+    c.context = r->contextId;
+    st = trc_writer_gpu_context(d->w, &c);
+    if (st != TRC_OK)
+        return st;
+    return stream_note(d, r->deviceId, r->contextId, r->nullStreamId, TRC_STREAM_DEFAULT);
 }
 
 static const char *overhead_name(CUpti_ActivityOverheadKind k)
@@ -510,12 +617,8 @@ trc_status cupti_decode_record(cupti_decoder *d, const CUpti_Activity *rec)
         return do_marker_data(d, (const CUpti_ActivityMarkerData2 *)rec);
     case CUPTI_ACTIVITY_KIND_DEVICE:
         return do_device(d, (const CUpti_ActivityDevice5 *)rec);
-    case CUPTI_ACTIVITY_KIND_CONTEXT: {
-        const CUpti_ActivityContext3 *c = (const CUpti_ActivityContext3 *)rec;
-        ctx_note(d, c->contextId, c->deviceId);
-        d->st.contexts++;
-        return TRC_OK;
-    }
+    case CUPTI_ACTIVITY_KIND_CONTEXT:
+        return do_context(d, (const CUpti_ActivityContext3 *)rec);
     default:
         d->st.unknown++;
         return TRC_OK;

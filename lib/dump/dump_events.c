@@ -180,6 +180,24 @@ static void gpu_line(FILE *out, const trc_event *ev)
         k_where(out, &ev->u.sync.where, ev->u.sync.start_ns, ev->u.sync.end_ns);
         k_u(out, "sync_kind", ev->u.sync.sync_kind);
         break;
+    case TRC_EV_GPU_CONTEXT: {
+        const trc_gpu_context *c = ev->u.gpu_context;
+        k_s(out, "pid", c->pid);
+        k_u(out, "device", c->device);
+        k_u(out, "context", c->context);
+        break;
+    }
+    case TRC_EV_GPU_STREAM: {
+        const trc_gpu_stream *s = ev->u.gpu_stream;
+        k_s(out, "pid", s->pid);
+        k_u(out, "device", s->device);
+        k_u(out, "context", s->context);
+        k_u(out, "stream", s->stream);
+        k_s(out, "priority", s->priority);
+        fprintf(out, " flags=0x%" PRIx32, s->flags);
+        k_q(out, "name", s->name);
+        break;
+    }
     default:
         break;
     }

@@ -304,6 +304,20 @@ void dump_fields(FILE *out, uint64_t type, const trcf_body *b, const dump_strtab
         f_u(out, "lost_samples", b->segment_end.lost_samples);
         f_u(out, "lost_gpu_records", b->segment_end.lost_gpu_records);
         break;
+    case TRCF_GPU_CONTEXT:
+        f_s(out, "pid", b->gpu_context.pid);
+        f_u(out, "device", b->gpu_context.device);
+        f_u(out, "context", b->gpu_context.context);
+        break;
+    case TRCF_GPU_STREAM:
+        f_s(out, "pid", b->gpu_stream.pid);
+        f_u(out, "device", b->gpu_stream.device);
+        f_u(out, "context", b->gpu_stream.context);
+        f_u(out, "stream", b->gpu_stream.stream);
+        f_s(out, "priority", b->gpu_stream.priority);
+        f_x(out, "flags", b->gpu_stream.flags);
+        f_sref(out, "name", b->gpu_stream.name, t);
+        break;
     default:
         break;
     }

@@ -9,7 +9,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#define N_EVENT_TYPES (TRC_EV_SEGMENT_END + 1)
+#define N_EVENT_TYPES (TRC_EV_GPU_STREAM + 1)
 #define N_LOSS_KINDS (TRC_LOSS_OTHER + 1)
 
 typedef struct summary {

@@ -13,7 +13,7 @@ static const char *const record_names[] = {
     "PROCESS",     "THREAD",         "SAMPLE",     "COUNTER_DEF", "COUNTER",
     "GPU_DEVICE",  "GPU_KERNEL",     "GPU_MEMCPY", "GPU_MEMSET", "GPU_SYNC",
     "API_CALL",    "MARKER",         "CLOCK_SYNC", "LOSS",       "PROCESS_EXIT",
-    "SEGMENT_END",
+    "SEGMENT_END", "GPU_CONTEXT",    "GPU_STREAM",
 };
 
 const char *dump_record_name(uint64_t type, char *buf, size_t len)
@@ -29,6 +29,7 @@ static const char *const event_names[] = {
     "?",          "segment",     "process",    "thread",      "sample",     "gpu_device",
     "gpu_kernel", "gpu_memcpy",  "gpu_memset", "gpu_sync",    "api_call",   "marker",
     "counter_def", "counter",    "clock_sync", "loss",        "process_exit", "segment_end",
+    "gpu_context", "gpu_stream",
 };
 
 const char *dump_event_name(trc_event_type t)

@@ -12,7 +12,6 @@
 
 /* ---- flows ------------------------------------------------------------- */
 
-
 static int flow_role(const gslice *s, uint32_t *corr, int64_t *owner)
 {
     switch (s->type) {

@@ -104,12 +104,14 @@ struct chr_gpu {
     uint32_t cap_site;
 };
 
+/* ---- across the chrome_gpu*.c files (prefix chg_) ---- */
 
 /* Put s on a lane of t; returns the lane index or -1 when out of memory.
  * *in_launch: s lies inside a launch API call (the driver call a runtime
  * launch makes). */
 int64_t chg_place(chr_gpu *g, gtrack *t, const gslice *s, int *in_launch);
 
+/* Sift entry i of a track's window heap up to its place.  Cannot fail. */
 void chg_heap_up(struct hent *h, uint32_t i);
 
 /* Remove the first slice of t's window into *out (its slot is freed;
@@ -119,7 +121,7 @@ void chg_heap_pop(gtrack *t, gslice *out);
 /* The track with this key, created on first use; its index, or -1 when
  * out of memory (c->err set). */
 int64_t chg_get_track(chrome *c, uint32_t kind, int64_t owner, uint32_t device,
-                         uint32_t context, uint32_t stream, uint32_t thread);
+                      uint32_t context, uint32_t stream, uint32_t thread);
 
 /* Add a lane to t; its index, or -1 when out of memory.  start is the
  * first slice's, or INT64_MIN for a lane opened by an instant. */
@@ -135,10 +137,10 @@ trc_status chg_release(chrome *c, const trc_reader *r, uint32_t ti, const gslice
 /* {"ph":"X" ... } of slice s on (pid, tid); bind != 0 adds its flow end.
  * TRC_OK or TRC_ERR_NOMEM (c->err set). */
 trc_status chg_write_gslice(chrome *c, const trc_reader *r, int64_t pid, int64_t tid,
-                         int64_t base_ns, const gslice *s, uint64_t bind, int role);
+                            int64_t base_ns, const gslice *s, uint64_t bind, int role);
 
+/* Helpers of the slice writer, also used for instants.  Cannot fail. */
 void chg_write_i64_arg(jsonw *w, const char *key, int64_t v);
-
 void chg_write_marker_args(jsonw *w, const trc_marker *m);
 
 #endif /* TRC_LIB_EXPORT_CHROME_GPU_INT_H */

@@ -108,7 +108,7 @@ static int64_t track_fail(chrome *c, const char *what)
 /* The track with this key, created on first use; its index, or -1 when
  * out of memory (c->err set). */
 int64_t chg_get_track(chrome *c, uint32_t kind, int64_t owner, uint32_t device,
-                         uint32_t context, uint32_t stream, uint32_t thread)
+                      uint32_t context, uint32_t stream, uint32_t thread)
 {
     chr_gpu *g = c->gpu;
     uint32_t s;

@@ -184,7 +184,7 @@ void chg_write_marker_args(jsonw *w, const trc_marker *m)
 /* {"ph":"X" ... } of slice s on (pid, tid); bind != 0 adds its flow end.
  * TRC_OK or TRC_ERR_NOMEM (c->err set). */
 trc_status chg_write_gslice(chrome *c, const trc_reader *r, int64_t pid, int64_t tid,
-                         int64_t base_ns, const gslice *s, uint64_t bind, int role)
+                            int64_t base_ns, const gslice *s, uint64_t bind, int role)
 {
     jsonw *w = &c->w;
     const char *name = NULL, *cat = "gpu";

@@ -57,6 +57,7 @@ static void context(uint32_t ctx, uint32_t dev)
     c.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
     c.contextId = ctx;
     c.deviceId = dev;
+    c.nullStreamId = 7;   /* the stream the scenario's default-stream work uses */
     fake_cupti_add(&c, sizeof c);
 }
 

@@ -253,6 +253,16 @@ void tb_render(const trc_reader *r, const trc_event *ev, char *buf, size_t n)
             e->lost_samples, e->lost_gpu_records);
         break;
     }
+    case TRC_EV_GPU_CONTEXT:
+        put(&p, &left, "GPU_CONTEXT pid=%" PRId64 " dev=%u ctx=%u", ev->u.gpu_context->pid,
+            ev->u.gpu_context->device, ev->u.gpu_context->context);
+        break;
+    case TRC_EV_GPU_STREAM: {
+        const trc_gpu_stream *s = ev->u.gpu_stream;
+        put(&p, &left, "GPU_STREAM pid=%" PRId64 " dev=%u ctx=%u str=%u prio=%d flags=%u name=%s",
+            s->pid, s->device, s->context, s->stream, s->priority, s->flags, s->name);
+        break;
+    }
     }
 }
 

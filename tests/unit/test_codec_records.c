@@ -182,6 +182,20 @@ static void fill(uint64_t type, trcf_body *b, trc_kv *kv)
         b->segment_end.samples = UINT64_MAX;
         b->segment_end.lost_gpu_records = 1;
         break;
+    case TRCF_GPU_CONTEXT:
+        b->gpu_context.pid = INT64_MIN;
+        b->gpu_context.device = UINT32_MAX;
+        b->gpu_context.context = UINT64_MAX;
+        break;
+    case TRCF_GPU_STREAM:
+        b->gpu_stream.pid = 4242;
+        b->gpu_stream.device = 1;
+        b->gpu_stream.context = 2;
+        b->gpu_stream.stream = UINT64_MAX;
+        b->gpu_stream.priority = -5;
+        b->gpu_stream.flags = 3;
+        b->gpu_stream.name = 2;
+        break;
     }
 }
 
@@ -401,7 +415,7 @@ static void test_encoder_refusals(void **state)
     b.string.s.len = 3;
     assert_int_equal(trcf_encode(&a, TRCF_STRING, &tcur, &b), TRC_ERR_ARG);
     assert_int_equal(trcf_encode(&a, 0, &tcur, &b), TRC_ERR_ARG);
-    assert_int_equal(trcf_encode(&a, 21, &tcur, &b), TRC_ERR_ARG);
+    assert_int_equal(trcf_encode(&a, TRCF_TYPE_MAX + 1, &tcur, &b), TRC_ERR_ARG);
     fill(TRCF_SEGMENT_HEADER, &b, kv);
     b.seg.n_meta = TRC_MAX_METADATA + 1;
     assert_int_equal(trcf_encode(&a, TRCF_SEGMENT_HEADER, &tcur, &b), TRC_ERR_LIMIT);

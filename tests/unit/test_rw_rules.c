@@ -139,7 +139,7 @@ static void test_unknown_records(void **state)
     c_start(&c, 1000, 1, 0);
     c_defs(&c);
     c_sample(&c, 1010, 1, 1);
-    tb_rec(&c.pl, 21, 0, junk, sizeof junk);       /* future minor type */
+    tb_rec(&c.pl, 63, 0, junk, sizeof junk);       /* future minor type */
     tb_rec(&c.pl, 4000, 0, junk, 3);               /* private type */
     tb_rec(&c.pl, 0, 0, "", 0);                    /* type 0, reserved */
     /* a SAMPLE with trailing fields from a newer minor version */
@@ -176,7 +176,7 @@ static void test_must_understand(void **state)
     c_start(&c, 0, 1, 0);
     c_defs(&c);
     c_sample(&c, 10, 1, 1);
-    tb_rec(&c.pl, 22, 1, "x", 1);                  /* unknown, must understand */
+    tb_rec(&c.pl, 62, 1, "x", 1);                  /* unknown, must understand */
     c_sample(&c, 20, 1, 1);                        /* lost */
     c_chunk(&out, &c, 1, 0, 1, 0, 0);
     c_start(&c, 0, 0, 0);
@@ -196,7 +196,7 @@ static void test_must_understand(void **state)
     assert_true(t[0] == 10 && t[1] == 40);
     assert_int_equal(res.losses, 2);
     assert_int_equal(res.loss_count[TRC_LOSS_OTHER], 2);
-    assert_true(has_line(&res, "type 22 must be understood"));
+    assert_true(has_line(&res, "type 62 must be understood"));
     assert_int_equal(res.loss_count[TRC_LOSS_CHUNK_MISSING], 0);
     tb_result_free(&res);
     tb_buf_free(&out);
