@@ -30,7 +30,8 @@ int conv_sink_error(trc_status st)
 static int is_definition(trc_event_type t)
 {
     return t == TRC_EV_SEGMENT || t == TRC_EV_PROCESS || t == TRC_EV_THREAD ||
-           t == TRC_EV_GPU_DEVICE || t == TRC_EV_COUNTER_DEF || t == TRC_EV_CLOCK_SYNC;
+           t == TRC_EV_GPU_DEVICE || t == TRC_EV_COUNTER_DEF || t == TRC_EV_CLOCK_SYNC ||
+           t == TRC_EV_GPU_CONTEXT || t == TRC_EV_GPU_STREAM;
 }
 
 int conv_run(const conv_job *job, conv_sink *sink)
