@@ -34,7 +34,10 @@ trc_status dump_strtab_put(dump_strtab *t, uint64_t id, const char *p, size_t le
 {
     size_t keep = len < DUMP_STR_KEEP ? len : DUMP_STR_KEEP;
 
-    if (id == 0 || id > TRC_MAX_IDS)
+    /* The listing keeps names only for ids a reader would accept: the
+     * spec's gap rule (at most 65536 past what is defined) also bounds the
+     * table, so a hostile id cannot make it allocate hundreds of MiB. */
+    if (id == 0 || id > TRC_MAX_IDS || id >= (uint64_t)t->cap + 65536)
         return TRC_ERR_LIMIT;
     if (id >= t->cap) {
         size_t cap = t->cap ? t->cap : 64, i;

@@ -98,7 +98,7 @@ static void print_summary(FILE *out, const summary *s, trc_reader *r)
     fputs(" .. ", out);
     dump_time(out, st.last_ns);
     fputs(" (", out);
-    dump_time(out, st.last_ns - st.first_ns);
+    dump_time(out, (int64_t)((uint64_t)st.last_ns - (uint64_t)st.first_ns)); /* wraps (spec §2.6), no UB */
     fputs(" s)\n", out);
     fprintf(out, "processes: %" PRIu64 "\n", s->by_type[TRC_EV_PROCESS]);
     fprintf(out, "threads: %" PRIu32 "\n", trc_reader_thread_count(r));

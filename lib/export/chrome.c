@@ -112,6 +112,13 @@ static trc_status open_output(chrome *c, FILE *out)
     return TRC_OK;
 }
 
+/* a - b wrapping modulo 2^64 like the format's time arithmetic (spec
+ * §2.6): hostile timestamps must not overflow a signed subtraction. */
+static inline int64_t wsub(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+
 void chr_next_event(chrome *c)
 {
     if (!c->started) {
@@ -126,7 +133,7 @@ void chr_next_event(chrome *c)
 void chr_write_ts(chrome *c, int64_t ns)
 {
     jsonw_bytes(&c->w, "\"ts\":", 5);
-    jsonw_us3(&c->w, ns - c->start_ns);
+    jsonw_us3(&c->w, wsub(ns, c->start_ns));
 }
 
 int chr_note_pid(chrome *c, int64_t pid)
@@ -144,7 +151,7 @@ int chr_note_pid(chrome *c, int64_t pid)
  * (ns - start) / 1000, which is what strtod gives for the 3-decimal form. */
 static inline double ts_value(const chrome *c, int64_t ns)
 {
-    return (double)(ns - c->start_ns) / 1000.0;
+    return (double)wsub(ns, c->start_ns) / 1000.0;
 }
 
 /* The text of dur for a slice [open, close] (trace clock) into dst (at
@@ -243,7 +250,7 @@ static trc_status write_slice(chrome *c, const cthread *t, const struct openf *o
         p = mid->text;
         memcpy(p, "\"ts\":", 5);
         p += 5;
-        p += jsonw_fmt_us3(p, o->ns - c->start_ns);
+        p += jsonw_fmt_us3(p, wsub(o->ns, c->start_ns));
         memcpy(p, ",\"dur\":", 7);
         p += 7;
         p += fmt_dur(p, o->rel, end_rel, o->ns, close);
@@ -361,7 +368,7 @@ static trc_status on_sample(chrome *c, const trc_reader *r, const trc_sample *s)
     if (t->last_w) {
         if (at < t->last_ns)
             at = t->last_ns; /* out of order: never close before an open */
-        if (at - t->end_ns >= (int64_t)t->last_w &&
+        if (wsub(at, t->end_ns) >= (int64_t)t->last_w &&
             close_to(c, t, 0, t->end_ns) != TRC_OK) /* a gap: nothing ran here */
             return TRC_ERR_NOMEM;
     }
@@ -473,7 +480,7 @@ static trc_status on_loss(chrome *c, const trc_reader *r, const trc_loss *l)
     jsonw_u64(out, l->count);
     if (l->end_ns > l->start_ns && l->start_ns) {
         jsonw_raw(out, ",\"duration_us\":");
-        jsonw_us3(out, l->end_ns - l->start_ns);
+        jsonw_us3(out, wsub(l->end_ns, l->start_ns));
     }
     if (l->from_reader) {
         jsonw_raw(out, ",\"input_offset\":");

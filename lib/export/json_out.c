@@ -281,7 +281,7 @@ size_t jsonw_fmt_double(char *dst, double v)
         memcpy(dst, "null", 4);
         return 4;
     }
-    if (v == (double)(int64_t)v && fabs(v) < 9007199254740992.0)
+    if (fabs(v) < 9007199254740992.0 && v == (double)(int64_t)v) /* range first: the cast of a larger double is UB */
         return jsonw_fmt_i64(dst, (int64_t)v); /* exact integers without exponent or ".0" */
     for (int prec = 15; prec <= 17; prec++) {
         snprintf(buf, sizeof buf, "%.*g", prec, v);

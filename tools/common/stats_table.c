@@ -111,7 +111,7 @@ static void print_header(const ctx *c, trc_reader *r, FILE *out)
     trc_reader_get_stats(r, &rs);
     char loss[768];
     conv_losses_describe(conv_last_losses(), loss, sizeof loss);
-    double duration = rs.last_ns > rs.first_ns ? (double)(rs.last_ns - rs.first_ns) / 1e9 : 0;
+    double duration = rs.last_ns > rs.first_ns ? ((double)rs.last_ns - (double)rs.first_ns) / 1e9 /* hostile times: no signed overflow */ : 0;
     fprintf(out, "trace:      %s\n", trc_reader_name(r));
     if (c->gpu) {
         exp_gpu_callsite_stats g;
