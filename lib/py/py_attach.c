@@ -498,6 +498,8 @@ void py_proc_free(py_proc *p)
     pynames_free(p);
     pycode_cache_free(&p->cc);
     pyarena_free(&p->arena);
+    for (size_t i = 0; i < p->memocap; i++)
+        trc_free(p->memo[i].rs);
     trc_free(p->memo);
     pysnap_cleanup(&p->snap);
     pymem_cleanup(&p->mem);

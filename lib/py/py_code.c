@@ -312,11 +312,24 @@ static void fill_validation(const py_proc *p, pycode *c, const uint8_t *hdr)
 
 static int matches(const py_proc *p, const pycode *c, const uint8_t *hdr)
 {
-    pycode v;
+    const py_layout *L = &p->L;
 
-    fill_validation(p, &v, hdr);
-    return v.v_type == c->v_type && v.v_file == c->v_file && v.v_name == c->v_name &&
-           v.v_lines == c->v_lines && v.v_size == c->v_size && v.v_first == c->v_first;
+    return pysnap_u64(hdr, L->ob_type) == c->v_type &&
+           pysnap_u64(hdr, L->co_filename) == c->v_file &&
+           pysnap_u64(hdr, L->use_qualname ? L->co_qualname : L->co_name) == c->v_name &&
+           pysnap_u64(hdr, L->co_lines) == c->v_lines && pycode_units(p, hdr) == c->v_size &&
+           (int32_t)pysnap_u32(hdr, L->co_firstlineno) == c->v_first;
+}
+
+const struct pycode *pycode_last(const py_proc *p)
+{
+    return p->cc.last;
+}
+
+int pycode_still(const py_proc *p, const struct pycode *c, const uint8_t *hdr)
+{
+    /* the type first, as pycode_resolve checks it before the cache */
+    return pysnap_u64(hdr, p->L.ob_type) == p->code_type && matches(p, c, hdr);
 }
 
 /* Decodes the code object at addr (header hdr).  NULL on failure. */
@@ -398,6 +411,7 @@ const py_frame_info *pycode_resolve(py_proc *p, uint64_t addr, const uint8_t *hd
             code_free(p->cc.slot[i]);
         memset(p->cc.slot, 0, p->cc.cap * sizeof *p->cc.slot);
         p->cc.count = 0;
+        p->cc.gen++;
     }
     pycode **slot = code_slot(&p->cc, addr);
     if (!slot) {
@@ -414,9 +428,12 @@ const py_frame_info *pycode_resolve(py_proc *p, uint64_t addr, const uint8_t *hd
             return NULL;
         if (!c)
             p->cc.count++;
+        else
+            p->cc.gen++;
         code_free(c);
         *slot = c = n;
     }
+    p->cc.last = c;
     if (c->last_fi && c->last_addrq == addrq)
         return c->last_fi;
     uint32_t line = addrq == INT64_MIN ? 0 : py_lines_lookup(c->map, c->nmap, addrq, c->v_first);

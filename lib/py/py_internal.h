@@ -55,12 +55,26 @@ typedef struct pycode_cache {
     size_t cap, count;
     const char **str;    /* interned strings (open addressing) */
     size_t strcap, strcount;
+    uint64_t gen;        /* bumped whenever an entry is freed: a pycode
+                          * pointer kept elsewhere is alive while the
+                          * generation it was taken in lasts */
+    const struct pycode *last;   /* entry of the last successful resolve */
 } pycode_cache;
 
 /* ---- per-thread read plans (what the last sample touched) ---------- */
 
 #define PYMEMO_FRAMES 128
 #define PYMEMO_CODES 64
+
+/* How one depth of a thread's stack was resolved last time, so that a
+ * frame still at the same place with the same code and instruction is
+ * not resolved again (py_walk.c's emit).  c is valid while gen ==
+ * p->cc.gen; fi is what pycode_resolve gave for (c, instr). */
+typedef struct pyrs {
+    uint64_t frame, code, instr, gen;
+    const struct pycode *c;
+    const py_frame_info *fi;
+} pyrs;
 
 typedef struct pymemo {
     uint64_t tstate;
@@ -70,6 +84,7 @@ typedef struct pymemo {
     uint64_t frames[PYMEMO_FRAMES];     /* ≤3.10: frame object addresses */
     uint64_t codes[PYMEMO_CODES];
     int nframes, ncodes;
+    pyrs *rs;                           /* PYMEMO_FRAMES entries, made on first use; owned */
 } pymemo;
 
 #define PYLIST_MAX 512   /* thread-list addresses remembered between calls */
@@ -128,6 +143,15 @@ struct py_proc {
  * INT64_MIN: unknown) -> its frame info.  NULL with p->last set when the
  * object is not a valid code object or cannot be read. */
 const py_frame_info *pycode_resolve(py_proc *p, uint64_t addr, const uint8_t *hdr, int64_t addrq);
+
+/* The cache entry pycode_resolve used last (for pyrs).  Borrowed, valid
+ * while p->cc.gen is unchanged. */
+const struct pycode *pycode_last(const py_proc *p);
+
+/* 1 if hdr (p->co_len bytes of the code object at c->addr, read in this
+ * sample) is still the code object c was decoded from: the same check a
+ * cache hit makes.  Cannot fail. */
+int pycode_still(const py_proc *p, const struct pycode *c, const uint8_t *hdr);
 
 /* Number of 2-byte code units of the code object whose header is hdr
  * (3.11+), for bounds checks; 0 if unknown. */

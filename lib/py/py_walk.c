@@ -73,6 +73,8 @@ static uint64_t mix(uint64_t x)
 static pymemo *memo_get(py_proc *p, uint64_t tstate)
 {
     if (p->memocount >= MEMO_LIMIT) {
+        for (size_t i = 0; i < p->memocap; i++)
+            trc_free(p->memo[i].rs);
         memset(p->memo, 0, p->memocap * sizeof *p->memo);
         p->memocount = 0;
     }
@@ -136,6 +138,14 @@ typedef struct walk {
     pymemo next;          /* what this sample touched, for the next plan */
     uint64_t chunk_data, top, chunk_end;
     uint64_t flo, fhi;    /* frames seen inside the current chunk */
+    pyrs *rs;             /* the thread's last resolution per depth, or NULL */
+    /* the code object last checked against its bytes in this walk: the
+     * same address met again before any further read (snap.n, the count
+     * of copied ranges, unchanged) would be checked against the same
+     * bytes, with the same cache entry (cc.gen unchanged) */
+    uint64_t vcode, vgen;
+    const struct pycode *vc;
+    int vn;
 } walk;
 
 static void note_code(walk *w, uint64_t code)
@@ -147,8 +157,38 @@ static void note_code(walk *w, uint64_t code)
         w->next.codes[w->next.ncodes++] = code;
 }
 
+/* Was depth d of this thread resolved last time from the same frame,
+ * code object and instruction, and is that code object still the one
+ * the cache entry was decoded from?  Then the answer is the same as
+ * last time: pycode_resolve would find the same entry (cc.gen: none
+ * freed since), pass the same check on these bytes, compute the same
+ * offset (same instruction, same size) and line.  Only the check is
+ * redone, on this sample's bytes.  *hdr is set when they were fetched
+ * (NULL: not in the snapshot, or not needed). */
+static const py_frame_info *reuse(py_proc *p, walk *w, uint64_t frame, uint64_t code,
+                                  int64_t instr, const uint8_t **hdr)
+{
+    *hdr = NULL;
+    if (!w->rs || w->depth >= PYMEMO_FRAMES)
+        return NULL;
+    const pyrs *e = &w->rs[w->depth];
+    if (!e->fi || e->frame != frame || e->code != code || e->instr != (uint64_t)instr ||
+        e->gen != p->cc.gen)
+        return NULL;
+    if (!(code == w->vcode && e->c == w->vc && w->vn == p->snap.n && w->vgen == p->cc.gen)) {
+        *hdr = pysnap_get(&p->snap, code, p->co_len);
+        if (!*hdr || !pycode_still(p, e->c, *hdr))
+            return NULL;
+        w->vcode = code;
+        w->vc = e->c;
+        w->vn = p->snap.n;
+        w->vgen = p->cc.gen;
+    }
+    return e->fi;
+}
+
 /* Resolves one Python frame and appends it.  0, or -1 (p->last set). */
-static int emit(py_proc *p, walk *w, uint64_t code, int64_t lasti_or_instr)
+static int emit(py_proc *p, walk *w, uint64_t frame, uint64_t code, int64_t lasti_or_instr)
 {
     const py_layout *L = &p->L;
 
@@ -158,9 +198,19 @@ static int emit(py_proc *p, walk *w, uint64_t code, int64_t lasti_or_instr)
     }
     if (code == 0 || (code & 7))
         return fail(p, PY_ERR_IO);
-    const uint8_t *hdr = pysnap_get(&p->snap, code, p->co_len);
+    const uint8_t *hdr;
+    const py_frame_info *same = reuse(p, w, frame, code, lasti_or_instr, &hdr);
+    if (same) {
+        p->stats.code_cache_hits++;
+        w->out[w->depth++] = same;
+        note_code(w, code);
+        return 0;
+    }
+    if (!hdr)
+        hdr = pysnap_get(&p->snap, code, p->co_len);
     if (!hdr && !(hdr = pysnap_need_exact(&p->snap, code, p->co_len)))
         return fail(p, snap_status(p));
+    int vn = p->snap.n;
     int64_t addrq;
     if (L->lasti_kind == PY_LASTI_POINTER) {
         uint64_t start = code + L->co_code_adaptive, instr = (uint64_t)lasti_or_instr;
@@ -180,6 +230,12 @@ static int emit(py_proc *p, walk *w, uint64_t code, int64_t lasti_or_instr)
     const py_frame_info *fi = pycode_resolve(p, code, hdr, addrq);
     if (!fi)
         return -1;
+    w->vcode = code;
+    w->vc = pycode_last(p);
+    w->vn = vn;
+    w->vgen = p->cc.gen;
+    if (w->rs && w->depth < PYMEMO_FRAMES)
+        w->rs[w->depth] = (pyrs){ frame, code, (uint64_t)lasti_or_instr, p->cc.gen, w->vc, fi };
     w->out[w->depth++] = fi;
     note_code(w, code);
     return 0;
@@ -260,7 +316,7 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
                 return fail(p, PY_ERR_IO);   /* freed, reused or not running */
             code = pysnap_u64(fr, L->fo_code);
             prev = pysnap_u64(fr, L->fo_back);
-            if (emit(p, w, code, (int32_t)pysnap_u32(fr, L->fo_lasti)) != 0)
+            if (emit(p, w, frame, code, (int32_t)pysnap_u32(fr, L->fo_lasti)) != 0)
                 return -1;
         } else {
             unsigned owner = fr[L->if_owner];
@@ -273,7 +329,7 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
                  (prev >= w->chunk_data && prev < w->top && prev >= frame)))
                 return fail(p, PY_ERR_IO);   /* callers lie below callees */
             if (owner < L->owner_skip_min &&
-                emit(p, w, code, (int64_t)pysnap_u64(fr, L->if_instr)) != 0)
+                emit(p, w, frame, code, (int64_t)pysnap_u64(fr, L->if_instr)) != 0)
                 return -1;
             if (!prev && !(L->owner_bottom & (1u << owner)))
                 return fail(p, PY_ERR_IO);   /* e.g. a generator that just yielded */
@@ -374,6 +430,9 @@ static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames,
     w.out = frames;
     w.max = max;
     w.next.tstate = tstate;
+    if (!m->rs)
+        m->rs = trc_calloc(PYMEMO_FRAMES, sizeof *m->rs);   /* none: no reuse */
+    w.rs = w.next.rs = m->rs;
     /* Right after py_proc_threads, its fetch already holds this stack
      * (once: a second call for the same thread wants a new sample). */
     if (!tick_take(p, tstate)) {
