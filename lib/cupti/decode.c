@@ -316,6 +316,17 @@ static trc_status do_kernel(cupti_decoder *d, const CUpti_ActivityKernel10 *r)
     return trc_writer_gpu_kernel(d->w, &k);
 }
 
+/* Both copy records (same-device and peer) end the same way: count,
+ * describe the stream on first sight, write. */
+static trc_status emit_memcpy(cupti_decoder *d, const trc_gpu_memcpy *m)
+{
+    d->st.memcpys++;
+    trc_status st = stream_note(d, m->where.device, m->where.context, m->where.stream, 0);
+    if (st != TRC_OK)
+        return st;
+    return trc_writer_gpu_memcpy(d->w, m);
+}
+
 static trc_status do_memcpy(cupti_decoder *d, const CUpti_ActivityMemcpy6 *r)
 {
     trc_gpu_memcpy m;
@@ -328,11 +339,7 @@ static trc_status do_memcpy(cupti_decoder *d, const CUpti_ActivityMemcpy6 *r)
     m.src_kind = mem_kind(r->srcKind);
     m.dst_kind = mem_kind(r->dstKind);
     m.dst_device = r->deviceId;
-    d->st.memcpys++;
-    trc_status st = stream_note(d, m.where.device, m.where.context, m.where.stream, 0);
-    if (st != TRC_OK)
-        return st;
-    return trc_writer_gpu_memcpy(d->w, &m);
+    return emit_memcpy(d, &m);
 }
 
 static trc_status do_memcpy_p2p(cupti_decoder *d, const CUpti_ActivityMemcpyPtoP4 *r)
@@ -349,11 +356,7 @@ static trc_status do_memcpy_p2p(cupti_decoder *d, const CUpti_ActivityMemcpyPtoP
     m.src_kind = mem_kind(r->srcKind);
     m.dst_kind = mem_kind(r->dstKind);
     m.dst_device = r->dstDeviceId;
-    d->st.memcpys++;
-    trc_status st = stream_note(d, m.where.device, m.where.context, m.where.stream, 0);
-    if (st != TRC_OK)
-        return st;
-    return trc_writer_gpu_memcpy(d->w, &m);
+    return emit_memcpy(d, &m);
 }
 
 static trc_status do_memset(cupti_decoder *d, const CUpti_ActivityMemset4 *r)
