@@ -29,6 +29,7 @@ void pysnap_reset(pysnap *s)
     s->used = 0;
     s->planned = 0;
     s->hard_errno = 0;
+    s->batch = s->hint = 0;
     pymem_new_sample(s->mem);
 }
 
@@ -150,6 +151,7 @@ int pysnap_fetch(pysnap *s)
         p[w++] = p[i];
     }
     s->n = first + w;
+    s->batch = first;   /* sorted and merged: disjoint */
     size_t need = s->used;
     for (int i = first; i < s->n; i++)
         need += s->r[i].len;
@@ -165,7 +167,7 @@ int pysnap_fetch(pysnap *s)
     return read_ranges(s, first);
 }
 
-const void *pysnap_get(const pysnap *s, uint64_t addr, size_t len)
+const void *pysnap_get_scan(const pysnap *s, uint64_t addr, size_t len)
 {
     uint64_t end = addr + len;
 
@@ -173,8 +175,11 @@ const void *pysnap_get(const pysnap *s, uint64_t addr, size_t len)
         return NULL;
     for (int i = s->n - 1; i >= 0; i--) {
         const pysnap_range *x = &s->r[i];
-        if (x->state == 1 && x->addr <= addr && end <= x->addr + x->len)
+        if (x->state == 1 && x->addr <= addr && end <= x->addr + x->len) {
+            /* only a cache: the pysnap itself is never const */
+            ((pysnap *)s)->hint = i;
             return s->buf + x->off + (addr - x->addr);
+        }
     }
     return NULL;
 }
@@ -193,6 +198,7 @@ const void *pysnap_need(pysnap *s, uint64_t addr, size_t len, uint64_t lo)
     }
     s->r[s->n] = (pysnap_range){ .addr = lo, .len = (uint32_t)(addr + len - lo), .state = 0, .off = s->used };
     s->used += s->r[s->n].len;
+    s->batch = s->n;
     s->n++;
     if (read_ranges(s, s->n - 1) != 0)
         return NULL;

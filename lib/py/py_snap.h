@@ -36,6 +36,8 @@ typedef struct pysnap {
     uint8_t *buf;
     size_t used, bufcap;
     int hard_errno;   /* EPERM/ESRCH seen by the last read, else 0 */
+    int batch;        /* first range of the newest read: [batch, n) are disjoint */
+    int hint;         /* the range pysnap_get found last (a guess to check) */
 } pysnap;
 
 void pysnap_init(pysnap *s, pymem *mem);
@@ -56,9 +58,26 @@ void pysnap_plan(pysnap *s, uint64_t addr, size_t len);
  * EPERM, ESRCH or ENOMEM). */
 int pysnap_fetch(pysnap *s);
 
-/* Local copy of [addr, addr+len) if it lies inside one copied range,
- * else NULL.  Cannot fail. */
-const void *pysnap_get(const pysnap *s, uint64_t addr, size_t len);
+/* pysnap_get without its first guess (below). */
+const void *pysnap_get_scan(const pysnap *s, uint64_t addr, size_t len);
+
+/* Local copy of [addr, addr+len) if it lies inside one copied range
+ * (the newest such), else NULL.  Cannot fail.  The range found last is
+ * tried first (a walk reads one range many times in a row): when it
+ * belongs to the newest read, whose ranges are disjoint, no newer range
+ * can hold addr, so the answer is the full scan's. */
+static inline const void *pysnap_get(const pysnap *s, uint64_t addr, size_t len)
+{
+    uint64_t end = addr + len;
+    int h = s->hint;
+
+    if (h >= s->batch && h < s->n && end >= addr) {
+        const pysnap_range *x = &s->r[h];
+        if (x->state == 1 && x->addr <= addr && end <= x->addr + x->len)
+            return s->buf + x->off + (addr - x->addr);
+    }
+    return pysnap_get_scan(s, addr, len);
+}
 
 /* Like pysnap_get, and when missing reads it now, starting at lo
  * (lo <= addr; the caller knows [lo, addr) is mapped, e.g. the rest of

@@ -39,6 +39,7 @@
 #include "format/alloc.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #define MAX_INTERPS 64
@@ -135,7 +136,6 @@ typedef struct walk {
     int max, depth;
     uint64_t leaf, leaf_code, leaf_prev, bottom;  /* first and last frame of the chain */
     int full;             /* failed for want of room in out[] */
-    pymemo next;          /* what this sample touched, for the next plan */
     uint64_t chunk_data, top, chunk_end;
     uint64_t flo, fhi;    /* frames seen inside the current chunk */
     pyrs *rs;             /* the thread's last resolution per depth, or NULL */
@@ -146,7 +146,37 @@ typedef struct walk {
     uint64_t vcode, vgen;
     const struct pycode *vc;
     int vn;
+    /* last: walk_start clears only its head (see memo_clear) */
+    pymemo next;          /* what this sample touched, for the next plan */
 } walk;
+
+/* Empties a memo without touching its address arrays (1.5 KiB: clearing
+ * and copying them whole was a good part of a sample): only the first
+ * nframes / ncodes entries are ever read. */
+static void memo_clear(pymemo *m)
+{
+    memset(m, 0, offsetof(pymemo, frames));
+    m->nframes = m->ncodes = 0;
+    m->rs = NULL;
+}
+
+/* *to = *from, copying only the used entries of the arrays. */
+static void memo_commit(pymemo *to, const pymemo *from)
+{
+    memcpy(to, from, offsetof(pymemo, frames));
+    memcpy(to->frames, from->frames, (size_t)from->nframes * sizeof to->frames[0]);
+    memcpy(to->codes, from->codes, (size_t)from->ncodes * sizeof to->codes[0]);
+    to->nframes = from->nframes;
+    to->ncodes = from->ncodes;
+    to->rs = from->rs;
+}
+
+/* A walk with nothing found yet. */
+static void walk_start(walk *w)
+{
+    memset(w, 0, offsetof(walk, next));
+    memo_clear(&w->next);
+}
 
 static void note_code(walk *w, uint64_t code)
 {
@@ -374,7 +404,7 @@ static int unchanged(py_proc *p, uint64_t tstate, const walk *w)
     walk again;
     uint64_t frame;
 
-    memset(&again, 0, sizeof again);
+    walk_start(&again);
     p->tick_valid = 0;
     pysnap_reset(&p->snap);
     pysnap_plan(&p->snap, tstate, p->ts_len);
@@ -426,7 +456,7 @@ static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames,
     pymemo *m = memo_get(p, tstate);
     if (!m)
         return fail(p, PY_ERR_NOMEM);
-    memset(&w, 0, sizeof w);
+    walk_start(&w);
     w.out = frames;
     w.max = max;
     w.next.tstate = tstate;
@@ -479,7 +509,7 @@ static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames,
         w.next.lo = lo;
         w.next.hi = hi;
     }
-    *m = w.next;
+    memo_commit(m, &w.next);
     return w.depth;
 }
 
