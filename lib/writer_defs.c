@@ -51,11 +51,28 @@ static trc_status grow_array(void **arr, size_t *cap, size_t elem, size_t need)
     return TRC_OK;
 }
 
+/* A definition seen for the first time: emit its record (whose body
+ * already carries the new id nid), count it, and remember it so the next
+ * lookup of the same key finds it. */
+static trc_status define_new(trc_writer *w, unsigned type, const trcf_body *b, trci_map *m,
+                             const void *key, size_t len, uint64_t h, uint32_t *count,
+                             uint32_t nid, uint32_t *id)
+{
+    trc_status st = trcw_put(w, type, 0, 0, b);
+    if (st != TRC_OK)
+        return st;
+    *count = nid;
+    st = trci_insert(m, &w->arena, key, len, h, nid, NULL);
+    if (st != TRC_OK)
+        return st;
+    *id = nid;
+    return TRC_OK;
+}
+
 trc_status trc_writer_string(trc_writer *w, const char *s, size_t len, uint32_t *id)
 {
     trcf_body b;
     uint64_t h;
-    trc_status st;
     uint32_t nid;
 
     if (!w || !id || (!s && len))
@@ -79,15 +96,7 @@ trc_status trc_writer_string(trc_writer *w, const char *s, size_t len, uint32_t 
     b.string.id = nid;
     b.string.s.p = s;
     b.string.s.len = len;
-    st = trcw_put(w, TRCF_STRING, 0, 0, &b);
-    if (st != TRC_OK)
-        return st;
-    w->n_strings = nid;
-    st = trci_insert(&w->strings, &w->arena, s, len, h, nid, NULL);
-    if (st != TRC_OK)
-        return st;
-    *id = nid;
-    return TRC_OK;
+    return define_new(w, TRCF_STRING, &b, &w->strings, s, len, h, &w->n_strings, nid, id);
 }
 
 trc_status trcw_cstr(trc_writer *w, const char *s, uint32_t *id)
@@ -129,15 +138,7 @@ trc_status trc_writer_frame(trc_writer *w, trc_frame_kind kind, const char *func
     b.frame.file = fl;
     b.frame.line = line;
     b.frame.first_line = first_line;
-    st = trcw_put(w, TRCF_FRAME, 0, 0, &b);
-    if (st != TRC_OK)
-        return st;
-    w->n_frames = nid;
-    st = trci_insert(&w->frames, &w->arena, key, sizeof key, h, nid, NULL);
-    if (st != TRC_OK)
-        return st;
-    *id = nid;
-    return TRC_OK;
+    return define_new(w, TRCF_FRAME, &b, &w->frames, key, sizeof key, h, &w->n_frames, nid, id);
 }
 
 trc_status trc_writer_stack(trc_writer *w, uint32_t parent, uint32_t frame, uint32_t *id)
@@ -166,16 +167,9 @@ trc_status trc_writer_stack(trc_writer *w, uint32_t parent, uint32_t frame, uint
     b.stack.id = nid;
     b.stack.parent = parent;
     b.stack.frame = frame;
-    st = trcw_put(w, TRCF_STACK, 0, 0, &b);
-    if (st != TRC_OK)
-        return st;
-    w->n_stacks = nid;
+    /* capacity was ensured above; the slot is unused until n_stacks reaches nid */
     w->stack_depth[nid] = depth;
-    st = trci_insert(&w->stacks, &w->arena, key, sizeof key, h, nid, NULL);
-    if (st != TRC_OK)
-        return st;
-    *id = nid;
-    return TRC_OK;
+    return define_new(w, TRCF_STACK, &b, &w->stacks, key, sizeof key, h, &w->n_stacks, nid, id);
 }
 
 static trc_status put_thread(trc_writer *w, uint32_t id, int64_t pid, int64_t tid, uint32_t name)
@@ -317,15 +311,8 @@ trc_status trc_writer_counter_def(trc_writer *w, const char *name, const char *u
     b.counter_def.unit = un;
     b.counter_def.pid = pid;
     b.counter_def.device = device;
-    st = trcw_put(w, TRCF_COUNTER_DEF, 0, 0, &b);
-    if (st != TRC_OK)
-        return st;
-    w->n_counters = nid;
-    st = trci_insert(&w->counters, &w->arena, key, sizeof key, h, nid, NULL);
-    if (st != TRC_OK)
-        return st;
-    *id = nid;
-    return TRC_OK;
+    return define_new(w, TRCF_COUNTER_DEF, &b, &w->counters, key, sizeof key, h, &w->n_counters,
+                      nid, id);
 }
 
 trc_status trc_writer_gpu_device(trc_writer *w, const trc_gpu_device *d)
