@@ -8,6 +8,7 @@
 # N = 200 k.  Printed side by side in one run: activities/s and CPU seconds
 # (user + system: writing the output is part of the cost), peak RSS, and
 # peak RSS at N/4 to show how memory grows with the input.
+# Under bench/run-all each figure also goes to $BENCH_RESULTS (group chgpu).
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
@@ -26,6 +27,8 @@ trap 'rm -rf "$tmp"' EXIT
 python3 - "$tmp" "$BIN" <<'EOF'
 import os, subprocess, sys
 tmp, bindir = sys.argv[1], sys.argv[2]
+sys.path.insert(0, "bench")
+from benchres import result
 info = dict(kv.split("=") for kv in open(f"{tmp}/gpu.info").read().split())
 acts, calls = int(info["activities"]), int(info["api_calls"])
 
@@ -50,4 +53,8 @@ for tool in ("trc2speedscope", "trc2chrome"):
     verdict = "ok" if cpu < 2.0 or acts < 1000000 else "over 2 s"
     print(f"{tool:<16}{acts / max(cpu, 0.01):>14,.0f}{cpu:>8.2f}{rss / 1024:>9.1f}Mi"
           f"{rss_q / 1024:>8.1f}Mi{out / 1e6:>9.1f}MB  {verdict}")
+    result("chgpu", tool, acts / max(cpu, 0.01), "activities/s", f"{acts} activities, CPU time, best of 3, {verdict}")
+    result("chgpu", tool + ".cpu", cpu, "s", "budget 2 s at 1 M activities")
+    result("chgpu", tool + ".rss", rss, "KiB")
+    result("chgpu", tool + ".rss_n_4", rss_q, "KiB", "peak RSS at a quarter of the activities")
 EOF

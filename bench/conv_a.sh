@@ -10,6 +10,7 @@
 #     with the same shape (120 functions calling each other at random, to
 #     depth 48): file size, pstats load time, and what cProfile costs the
 #     program while it runs.
+# Under bench/run-all each figure also goes to $BENCH_RESULTS (group conv_a).
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
@@ -27,6 +28,8 @@ trap 'rm -rf "$tmp"' EXIT
 python3 - "$n" "$tmp" "$BIN" <<'EOF'
 import os, subprocess, sys, time
 n, tmp, bindir = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+sys.path.insert(0, "bench")
+from benchres import result
 
 TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
 
@@ -55,6 +58,8 @@ big, quarter = f"{tmp}/big.trc", f"{tmp}/quarter.trc"
 print(f"trace: {n} samples, {os.path.getsize(big) / 1e6:.1f} MB")
 floor_t, floor_rss = best([f"{bindir}/trc-dump", "--summary", big])
 print(f"{'reader alone (trc-dump --summary)':38s} {n / floor_t / 1e6:7.2f} M samples/s  peak RSS {floor_rss / 1024:6.1f} MiB")
+result("conv_a", "trc-dump --summary", n / floor_t, "samples/s", f"conv-gen big {n}, wall time, best of 3")
+result("conv_a", "trc-dump --summary.rss", floor_rss, "KiB")
 tools = [("trc2collapsed", []), ("trc2collapsed --threads", ["--threads"]),
          ("trc-stats", []), ("trc2pstats", ["-o", f"{tmp}/big.pstats"])]
 for name, args in tools:
@@ -63,6 +68,9 @@ for name, args in tools:
     _, rss_q = run([exe] + args + [quarter])
     print(f"{name:38s} {n / t / 1e6:7.2f} M samples/s  peak RSS {rss / 1024:6.1f} MiB"
           f"  (x{t / floor_t:4.2f} the reader's time; RSS at 1/4 of the samples: {rss_q / 1024:.1f} MiB)")
+    result("conv_a", name, n / t, "samples/s", f"conv-gen big {n}, wall time, best of 3")
+    result("conv_a", name + ".rss", rss, "KiB")
+    result("conv_a", name + ".rss_n_4", rss_q, "KiB", "peak RSS at a quarter of the samples")
 
 # --- pstats: trc2pstats output versus cProfile of a program of the same shape
 prog = f"{tmp}/work.py"
@@ -99,4 +107,10 @@ print(f"pstats file, python -m cProfile -o:       {s_cp / 1024:8.1f} KiB, {nf_cp
 print(f"ratios trc2pstats / cProfile: size x{s_ours / s_cp:.2f}, load time x{lt_ours / lt_cp:.2f}")
 print(f"cProfile slows the program x{t_prof / t_plain:.2f} while it runs ({t_plain:.2f} s -> {t_prof:.2f} s);"
       f" trc2pstats adds no run-time cost (it converts a trace afterwards, {n / best([f'{bindir}/trc2pstats', '-o', f'{tmp}/x.pstats', big])[0] / 1e6:.1f} M samples/s)")
+result("conv_a", "pstats_size_vs_cprofile", s_ours / s_cp, "x",
+       f"trc2pstats file {s_ours} B ({nf_ours} functions) / cProfile's {s_cp} B ({nf_cp})")
+result("conv_a", "pstats_load_vs_cprofile", lt_ours / lt_cp, "x",
+       f"pstats.Stats() load {lt_ours * 1e3:.1f} ms / {lt_cp * 1e3:.1f} ms")
+result("conv_a", "cprofile_slowdown", t_prof / t_plain, "x",
+       f"random-call program, {t_plain:.2f} s -> {t_prof:.2f} s")
 EOF

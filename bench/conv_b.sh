@@ -9,6 +9,7 @@
 #     (one "samples" entry per sample, what a converter that does not merge
 #     consecutive identical samples writes), computed exactly by expanding
 #     our runs with a tiny script.
+# Under bench/run-all each figure also goes to $BENCH_RESULTS (group conv_b).
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
@@ -27,6 +28,8 @@ trap 'rm -rf "$tmp"' EXIT
 python3 - "$n" "$tmp" "$BIN" <<'EOF'
 import json, os, resource, subprocess, sys, time
 n, tmp, bindir = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+sys.path.insert(0, "bench")
+from benchres import result
 
 def run(args):
     """Wall seconds, CPU seconds and peak RSS (KiB) of one run, measured by
@@ -55,6 +58,10 @@ for tool in ("trc2speedscope", "trc2chrome"):
     outs[tool] = out
     print(f"{tool:<16}{n / max(cpu, 0.01):>14,.0f}{cpu:>8.2f}{rss / 1024:>9.1f}Mi{rss_q / 1024:>8.1f}Mi"
           f"{rss / max(rss_q, 1):>10.2f}x{out / 1e6:>9.1f}MB")
+    result("conv_b", tool, n / max(cpu, 0.01), "samples/s", f"--idle, {n} samples, 4 threads, CPU time, best of 3")
+    result("conv_b", tool + ".rss", rss, "KiB")
+    result("conv_b", tool + ".rss_n_4", rss_q, "KiB", "peak RSS at a quarter of the samples")
+    result("conv_b", tool + ".output", out / n, "B/sample", f"{out} bytes of output")
 
 # Naive per-sample speedscope JSON of the same samples: every run of k
 # samples (weight k * period) written as k entries of weight period.
@@ -75,4 +82,6 @@ print(f"speedscope entries: {runs:,} runs for {entries:,} samples ({entries / ma
 print(f"speedscope output: {ours / 1e6:.1f} MB vs naive per-sample JSON {naive / 1e6:.1f} MB: "
       f"ratio naive/ours = {naive / ours:.2f}x")
 print(f"input .trc vs speedscope JSON: {ours / size_trc:.1f}x smaller as .trc")
+result("conv_b", "speedscope_naive_vs_ours", naive / ours, "x",
+       f"naive per-sample JSON {naive} B / ours {ours} B ({entries / max(runs, 1):.2f} samples per entry)")
 EOF

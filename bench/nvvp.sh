@@ -6,8 +6,10 @@
 # keeps nothing per record).  Budget: 2 s per output.  Also prints the SVG
 # size.  BENCH_QUICK=1: 100 k activities.  BENCH_STRICT=1: exit 1 when an
 # output is over budget (off by default: a loaded machine is no verdict).
+# Under bench/run-all each figure also goes to $BENCH_RESULTS (group nvvp).
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/..}"
+. bench/lib.bash
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
 gen=$BUILD/tests/test_nvvp_traces tool=$BIN/trc2nvvp
 for f in "$gen" "$tool"; do [ -x "$f" ] || { echo "bench nvvp: $f not built"; exit 1; }; done
@@ -40,6 +42,7 @@ if [ -x "$BIN/trc-dump" ] && "$BIN/trc-dump" --summary "$tmp/big.trc" > /dev/nul
 fi
 base=$(secs "${pin[@]}" "${base_cmd[@]}")
 printf '%-28s %7ss\n' "$base_name" "$base"
+bench_result nvvp "read only" "$base" s "$base_name, $n activities + $n API calls, CPU time"
 over=0
 row() {
   local name=$1
@@ -50,6 +53,7 @@ row() {
   ratio=$(python3 -c "print('%.2f' % ($s / max($base, 0.001)))")
   python3 -c "import sys; sys.exit(0 if $s <= 2.0 else 1)" || { flag="  OVER 2 s BUDGET"; over=1; }
   printf '%-28s %7ss  %5sx read%s\n' "$name" "$s" "$ratio" "$flag"
+  bench_result nvvp "$name" "$s" s "${ratio}x the read-only time; budget 2 s at 1 M activities"
 }
 row "summary" "$tool" "$tmp/big.trc"
 row "summary --csv" "$tool" --csv "$tmp/big.trc"
@@ -58,5 +62,6 @@ row "--print-gpu-trace --csv" "$tool" --print-gpu-trace --csv "$tmp/big.trc"
 row "--print-api-trace" "$tool" --print-api-trace "$tmp/big.trc"
 row "--svg" "$tool" --svg "$tmp/out.svg" "$tmp/big.trc"
 echo "SVG size: $(wc -c < "$tmp/out.svg") bytes for $n activities"
+bench_result nvvp svg_bytes "$(wc -c < "$tmp/out.svg")" B "for $n activities"
 [ -n "${BENCH_STRICT:-}" ] && [ $over = 1 ] && exit 1
 exit 0

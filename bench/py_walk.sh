@@ -6,9 +6,11 @@
 #     and as multiples of the cheapest possible read of the same target;
 #   - in process (the CUPTI injection's path): $BUILD/py/libpytest.so's
 #     trc_pytest_bench, called through ctypes 30 frames deep.
-# BENCH_QUICK=1 takes fewer samples.
+# BENCH_QUICK=1 takes fewer samples.  Under bench/run-all each figure also
+# goes to $BENCH_RESULTS (group py_walk, names prefixed by the version).
 set -u
 cd "$(dirname "$0")/.."
+. bench/lib.bash
 build=${BUILD:-build}
 bench=$build/py/py_walk_bench
 lib=$build/py/libpytest.so
@@ -24,17 +26,31 @@ for py in $pythons; do
   pid=$!
   read -r -t 30 line < "$fifo"
   rm -f "$fifo"
-  "$bench" "$pid" "$n"
+  out=$("$bench" "$pid" "$n")
+  printf '%s\n' "$out"
   kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  # "CPython 3.11.2, ..." then "tick (threads+stacks):   p50   6.81 us  p90 ..."
+  v=$(sed -n 's/^CPython \([0-9.]*\),.*/\1/p' <<< "$out" | head -1)
+  v=${v:-unknown}
+  for what in floor tick; do
+    line=$(grep "^$what" <<< "$out" | head -1)
+    for q in p50 p99; do
+      bench_result py_walk "$v $what $q" "$(sed -n "s/.* $q *\([0-9.]*\) us.*/\1/p" <<< "$line")" us \
+        "out of process, 30 frames, $n ticks$([ $what = floor ] && echo ', one 64 B read')"
+    done
+  done
   if [ -f "$lib" ]; then
-    "$py" - "$lib" <<'PY'
+    self=$("$py" - "$lib" <<'PY'
 import ctypes, sys
 lib = ctypes.CDLL(sys.argv[1])
 lib.trc_pytest_bench.restype = ctypes.c_double
 def down(n):
     return lib.trc_pytest_bench(20000) if n <= 1 else down(n - 1)
 ns = down(30)
-print("in process (self, 30 frames): p50 %.2f us" % (ns / 1e3))
+print("%.2f" % (ns / 1e3))
 PY
+)
+    echo "in process (self, 30 frames): p50 $self us"
+    bench_result py_walk "$v self p50" "$self" us "in process (CUPTI injection's path), 30 frames"
   fi
 done

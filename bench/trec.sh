@@ -9,8 +9,10 @@
 #  3. 10 kHz sustained: share of late ticks;
 #  4. trace bytes per sample in steady state.
 # BENCH_QUICK=1 shrinks everything; TREC_BENCH_PYTHON picks the interpreter.
+# Under bench/run-all each figure also goes to $BENCH_RESULTS (group trec).
 set -u
 cd "$(dirname "$0")/.."
+. bench/lib.bash
 BIN="${BIN:-bin}" BUILD="${BUILD:-build}"
 TREC="$BIN/trec"
 PY="${TREC_BENCH_PYTHON:-/usr/bin/python3}"
@@ -24,7 +26,8 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then ROUNDS=3 WORK=25 STEADY=1.5; else ROUNDS=7 
 
 elapsed() { sed -n 's/^elapsed //p' "$1"; }
 
-echo "interpreter: $PY ($("$PY" -c 'import platform; print(platform.python_version())')); $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
+PYV=$("$PY" -c 'import platform; print(platform.python_version())')
+echo "interpreter: $PY ($PYV); $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "1. target slowdown: bench_cpu.py x$WORK, $ROUNDS interleaved rounds, time measured inside the program"
 : >"$T/bare" ; : >"$T/t100" ; : >"$T/t1k" ; : >"$T/cprof"
 for r in $(seq "$ROUNDS"); do
@@ -34,29 +37,50 @@ for r in $(seq "$ROUNDS"); do
     elapsed "$T/o" >>"$T/t1k"
   "$PY" -m cProfile -o "$T/prof" $W/bench_cpu.py $WORK >"$T/o" && elapsed "$T/o" >>"$T/cprof"
 done
-"$PY" - "$T" <<'PYEOF'
+"$PY" - "$T" "$PY $PYV" "$WORK" <<'PYEOF'
 import statistics, sys
+sys.path.insert(0, "bench")
+from benchres import result
 d = sys.argv[1]
 runs = {k: [float(x) for x in open("%s/%s" % (d, k)).read().split()] for k in ("bare", "t100", "t1k", "cprof")}
-base = statistics.median(runs["bare"])
+base = statistics.median(runs["bare"]) if runs["bare"] else None
 for k, label in (("bare", "bare"), ("t100", "trec 100 Hz"), ("t1k", "trec 1 kHz"), ("cprof", "cProfile")):
+    if not runs[k] or not base:
+        print("   %-12s no run completed" % label)
+        continue
     m = statistics.median(runs[k])
     spread = "%.3f-%.3f" % (min(runs[k]), max(runs[k]))
     print("   %-12s median %.3f s (range %s, n=%d)  ratio %.3f  slowdown %+.1f %%"
           % (label, m, spread, len(runs[k]), m / base, 100 * (m / base - 1)))
+    result("trec", k + "_s", m, "s", "bench_cpu.py x%s, %s, median of %d, range %s"
+           % (sys.argv[3], sys.argv[2], len(runs[k]), spread))
 PYEOF
 sed -n 's/^trec: \([0-9]*\) samples.*, \([0-9.]* [KMi]*B\) written.*/   (last 1 kHz run: \1 samples, \2)/p' "$T/t1k.err" 2>/dev/null
 
 echo "2. trec CPU per sample, steady 30-frame stack, 1 kHz, ${STEADY} s"
 TREC_SELF_TIMING=1 "$TREC" -o "$T/deep.trc" "$PY" $W/bench_deep.py $STEADY 2>"$T/deep.err"
 sed -n 's/^trec: self-timing: /   /p' "$T/deep.err"
+# "N ticks, per sample p50 A us, p90 B us, p99 C us, max D us; all CPU E ms = F us per sample"
+st=$(sed -n 's/^trec: self-timing: //p' "$T/deep.err")
+for q in p50 p90 p99 max; do
+  bench_result trec "sample_$q" "$(sed -n "s/.* $q \([0-9.]*\) us.*/\1/p" <<< "$st")" us "${STEADY} s at 1 kHz, 30 frames"
+done
+bench_result trec sample_all_cpu "$(sed -n 's/.*= \([0-9.]*\) us per sample.*/\1/p' <<< "$st")" us \
+  "all of trec's CPU / samples, wake-ups included"
 if [ -x "$BUILD/bench/trec_ticks" ]; then
-  echo "   baseline: an empty 1 kHz wake-up costs $("$BUILD/bench/trec_ticks" 2000) us of CPU here (included in 'all CPU')"
+  wake=$("$BUILD/bench/trec_ticks" 2000)
+  echo "   baseline: an empty 1 kHz wake-up costs $wake us of CPU here (included in 'all CPU')"
+  bench_result trec wakeup "$wake" us "an empty 1 kHz wake-up (bench/trec_ticks)"
 fi
 
 echo "3. 10 kHz sustained, 30-frame stack, ${STEADY} s"
 "$TREC" --rate 10000 -o "$T/fast.trc" "$PY" $W/bench_deep.py $STEADY 2>"$T/fast.err"
 sed -n 's/^trec: /   /p' "$T/fast.err"
+# "N samples, ..., S s, I invalid, L late (P%), M missed, ..."
+fl=$(grep '^trec: [0-9]* samples' "$T/fast.err" | tail -1)
+fs=$(sed -n 's/^trec: \([0-9]*\) samples.*/\1/p' <<< "$fl")
+bench_result trec late_10k "$(sed -n 's/.* late (\([0-9.]*\)%).*/\1/p' <<< "$fl")" pct \
+  "$fs samples in ${STEADY} s, $(sed -n 's/.* \([0-9]*\) missed.*/\1/p' <<< "$fl") missed"
 
 echo "4. bytes per sample (whole files: header, definitions and loss records included; marginal = between two lengths)"
 "$TREC" -o "$T/deep2.trc" "$PY" $W/bench_deep.py "$(awk "BEGIN{print $STEADY*2}")" 2>"$T/deep2.err"
@@ -69,12 +93,18 @@ def run(name):
         return int(m.group(1)), os.path.getsize("%s/%s.trc" % (d, name))
     except (OSError, AttributeError):
         return None
+sys.path.insert(0, "bench")
+from benchres import result
 for label, name in (("steady 30-frame loop, 1 kHz", "deep"), ("same, twice as long", "deep2"),
                     ("steady 30-frame loop, 10 kHz", "fast"), ("bench_cpu.py, 1 kHz", "t1k")):
     r = run(name)
     if r:
         print("   %-30s %8d samples %9d bytes  %.3f bytes/sample" % (label, r[0], r[1], r[1] / max(r[0], 1)))
+        result("trec", "bytes_" + name, r[1] / max(r[0], 1), "B/sample",
+               "%s: %d samples, %d bytes, whole file" % (label, r[0], r[1]))
 a, b = run("deep"), run("deep2")
 if a and b and b[0] > a[0]:
     print("   steady state (marginal, 1 kHz): %.3f bytes/sample" % ((b[1] - a[1]) / (b[0] - a[0])))
+    result("trec", "bytes_steady", (b[1] - a[1]) / (b[0] - a[0]), "B/sample",
+           "marginal between %d and %d samples of a 30-frame loop" % (a[0], b[0]))
 PYEOF
