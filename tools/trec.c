@@ -9,7 +9,8 @@
  *
  * A thin main: the option table, then rec_run, then the summary line.
  * Exit status: the program's (128 + signal if it died of one); with
- * --pid 0; 2 for usage errors and targets that cannot be recorded.
+ * --pid 0; 2 for usage errors and targets that cannot be recorded; a
+ * trace cut short by a write error turns 0 into 1 (lib/rec/rec.h).
  */
 #include "lib/rec/rec.h"
 #include "tools/common/cli.h"
@@ -32,7 +33,15 @@ static const char details[] =
     "standard output is sent to standard error, so it cannot corrupt the\n"
     "stream.  Otherwise the program's input and output are left alone.\n"
     "\n"
+    "-o FILE is created under a hidden name beside FILE and renamed to FILE\n"
+    "once the program has started: a symlink or hard link at FILE is replaced,\n"
+    "not written through; a failed start leaves FILE untouched; a directory is\n"
+    "refused; FIFOs and devices are written as they are (see trec(1)).\n"
+    "\n"
     "trec exits with the program's exit status (128 + N if it died of signal N).\n"
+    "If the trace could not be written to the end (disk full, ulimit -f, closed\n"
+    "pipe), recording stops, the file is cut back to its last complete chunk,\n"
+    "the program runs on, and trec exits 1 where it would have exited 0.\n"
     "Ctrl-C reaches the program as usual; trec finishes the trace when the\n"
     "program ends.  With --pid, Ctrl-C stops recording and leaves the target\n"
     "running.  Reading another process needs ptrace permission: see trec(1).\n"

@@ -118,7 +118,15 @@ int trec_gpu_merge(int out_fd, const char *side_dir, trec_gpu_merge_result *res)
             unlink(path);
             continue;
         }
+        /* a regular output is cut back if the copy fails half-way (disk
+         * full): a torn segment start would read as damage */
+        off_t off0 = fstat(out_fd, &st) == 0 && S_ISREG(st.st_mode) ? lseek(out_fd, 0, SEEK_CUR)
+                                                                   : (off_t)-1;
         if (append_file(out_fd, path, &bytes) != 0) {
+            int e = errno;
+            if (off0 >= 0 && ftruncate(out_fd, off0) == 0 && lseek(out_fd, off0, SEEK_SET) == off0)
+                bytes = 0;
+            errno = e;
             if (!rc) {
                 err = errno;
                 snprintf(res->why, sizeof res->why, "appending %.180s: %.60s", path, strerror(err));

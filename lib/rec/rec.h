@@ -40,7 +40,7 @@ typedef struct rec_config {
 
 typedef struct rec_result {
     int exit_status;           /* what trec exits with (see rec_run) */
-    int trace_written;         /* 1 if an output was opened and closed */
+    int trace_written;         /* 1 if the trace was put under its name (maybe cut short) */
     uint64_t samples;          /* thread samples written */
     uint64_t threads;          /* distinct threads sampled */
     uint64_t processes;        /* processes recorded */
@@ -49,7 +49,7 @@ typedef struct rec_result {
     uint64_t missed_ticks;     /* ticks skipped because the recorder fell behind */
     uint64_t invalid;          /* thread samples dropped as torn/inconsistent */
     int64_t duration_ns;       /* recording time */
-    uint64_t bytes;            /* trace bytes written */
+    uint64_t bytes;            /* trace bytes written (whole chunks) */
     int64_t cpu_ns;            /* the recorder's CPU time (user + system), all of it */
     /* With self_timing: the distribution of the recorder's thread CPU time
      * per sample within a tick (reading, interning, writing), in ns. */
@@ -63,12 +63,14 @@ typedef struct rec_result {
  *     128 + signal if it died of a signal; 127 (not found) / 126 (not
  *     executable) if it could not be started;
  *   - with --pid: 0 when recording ended normally (duration, Ctrl-C,
- *     target exit), 2 when the target cannot be recorded or the trace
- *     could not be written;
- *   - 2 for an output that cannot be opened.
+ *     target exit), 2 when the target cannot be recorded;
+ *   - 2 for an output that cannot be opened (or is a directory);
+ *   - when the trace could not be written completely (disk full, file
+ *     size limit, closed pipe; it then ends at its last complete chunk):
+ *     1, or the program's status when that is not 0.
  * Errors and warnings are reported through cfg->message.  Installs
- * signal handlers (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGPIPE)
- * for its duration.  Call once per process. */
+ * signal handlers (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD; SIGPIPE
+ * and SIGXFSZ ignored) for its duration.  Call once per process. */
 int rec_run(const rec_config *cfg, rec_result *res);
 
 /* "GPU support: off (...)" or a description of the GPU support built

@@ -21,8 +21,11 @@
 #include "lib/rec/rec.h"
 #include "trc/trc.h"
 
-/* Deepest stack read per sample; deeper ones are invalid (spec limit). */
+/* Deepest stack written (spec limit, TRC_MAX_DEPTH).  A deeper one is
+ * written as its innermost REC_MAX_DEPTH - 1 frames under a root frame
+ * named rec_truncated_name (kind other), the frames beyond not read. */
 #define REC_MAX_DEPTH 4096
+extern const char rec_truncated_name[];
 
 /* ------------------------------------------------------------------ */
 /* procfs.c — small /proc readers                                      */
@@ -147,8 +150,8 @@ void rec_spawn_abort(rec_child *c);
  * reach the child by themselves and trec ignores them; the same signals
  * sent to trec alone (kill), and SIGTERM/SIGHUP, are forwarded to the
  * child.  Attached (child_pid <= 0): SIGINT/SIGTERM/SIGHUP/SIGQUIT ask
- * the loop to stop.  SIGPIPE is ignored (write errors are reported);
- * SIGCHLD sets a flag.  Returns 0 or -1. */
+ * the loop to stop.  SIGPIPE and SIGXFSZ are ignored (write errors are
+ * reported); SIGCHLD sets a flag.  Returns 0 or -1. */
 int rec_signals_install(pid_t child_pid);
 void rec_signals_set_child(pid_t child_pid);
 void rec_signals_restore(void);
@@ -164,12 +167,61 @@ int rec_signals_take_sigchld(void);
  * not fit or holds another '%' sequence. */
 int rec_output_expand(const char *tmpl, pid_t pid, char *path, size_t cap);
 
-/* Open the trace output: "-" = standard output (refused when it is a
- * terminal), else the expanded path, created or truncated (written in
- * place, not renamed: a killed recorder leaves what it flushed).
- * Returns the fd (1 for stdout) or -1 with a message in err. */
-int rec_output_open(const char *tmpl, pid_t pid, char *path, size_t cap, char *err,
-                    size_t errlen);
+typedef enum rec_out_kind {
+    REC_OUT_STDOUT,          /* "-": trec's standard output */
+    REC_OUT_HIDDEN,          /* a hidden new file, renamed onto path at commit */
+    REC_OUT_IN_PLACE,        /* the one-name regular file itself, truncated at commit */
+    REC_OUT_DIRECT           /* FIFO, device, /dev/stdout...: written as it is */
+} rec_out_kind;
+
+/* The trace output and what has been written to it. */
+typedef struct rec_output {
+    int fd;                  /* -1 when closed */
+    rec_out_kind kind;
+    int committed;           /* rec_output_commit done: writes allowed */
+    int64_t base;            /* offset of trec's first byte in a regular file; -1 otherwise */
+    uint64_t good;           /* bytes of complete chunks written */
+    int64_t last_ok_ns;      /* when the last complete chunk was written; 0 = none */
+    int err;                 /* errno of the first failed write; 0 = none */
+    int cut_failed;          /* errno of a failed cut back to `good` (torn tail left) */
+    char path[4096];         /* the expanded destination, "<stdout>" for "-" */
+    char tmp[4096];          /* the hidden name until commit, else "" */
+} rec_output;
+
+/* Open the trace output (design: output.c).  "-" = standard output
+ * (refused when it is a terminal); a directory is refused ("PATH: is a
+ * directory"); a regular or new destination gets a hidden file beside
+ * it, renamed onto it by rec_output_commit; other destinations are
+ * opened as they are, without truncation.  Returns 0, or -1 with a
+ * one-line message naming the path in err (nothing was created). */
+int rec_output_open(rec_output *o, const char *tmpl, pid_t pid, char *err, size_t errlen);
+
+/* The recording has started: put the trace under its final name.  0, or
+ * -1 with a message in err (the hidden file is still there for
+ * rec_output_close to remove). */
+int rec_output_commit(rec_output *o, char *err, size_t errlen);
+
+/* trc_write_fn for the writer (ctx = the rec_output), called with whole
+ * chunks.  Refuses (-1) before commit.  The first failure is sticky:
+ * later calls write nothing, and a regular file is cut back to the end
+ * of the last complete chunk (o->good). */
+int rec_output_write(void *ctx, const void *buf, size_t len);
+
+/* Close the file (never standard output) and remove the hidden file if
+ * it was never committed: a failed start leaves the destination as it
+ * was.  Safe to call twice. */
+void rec_output_close(rec_output *o);
+
+/* 1 for "-" and for a destination that is trec's standard output (a
+ * regular file or a pipe, reached by name: /dev/stdout, or the file
+ * stdout is redirected to); rec_output_open then writes to fd 1 and the
+ * started program's stdout must go to stderr.  Cannot fail. */
+int rec_output_is_stdout(const char *tmpl);
+
+/* 1 when the output template names a regular file or a new name (side
+ * files may go beside it), 0 for "-", a device, a FIFO or an fd link.
+ * Cannot fail. */
+int rec_output_is_file(const char *tmpl);
 
 /* ------------------------------------------------------------------ */
 /* losses.c — counting losses and writing them as LOSS records          */
@@ -214,7 +266,8 @@ trc_status rec_stack_intern(trc_writer *w, rec_stackcache *c, const py_frame_inf
 /* ------------------------------------------------------------------ */
 
 typedef struct rec_thread {
-    int64_t tid;             /* OS thread id, or a key < 0 when unknown */
+    int64_t tid;             /* OS thread id (ours), or a key < 0 when unknown */
+    int64_t ns_tid;          /* the id the target knows it by (lib/py's), -1 unknown */
     uint64_t tstate;
     uint32_t wid;            /* writer thread id */
     int state_fd;            /* /proc/PID/task/TID/syscall or stat, -1 if none */
@@ -227,16 +280,37 @@ typedef struct rec_thread {
     rec_stackcache cache;
 } rec_thread;
 
+typedef struct rec_tidpair {
+    int64_t tid, ns_tid;     /* our id, the target's pid namespace's id */
+} rec_tidpair;
+
 typedef struct rec_threads {
     rec_thread *v;
     size_t n, cap;
     uint64_t distinct;       /* threads ever defined */
+    int nested;              /* the process is in a pid namespace below ours */
+    rec_tidpair *map;        /* with nested: ids paired so far, sorted by tid */
+    size_t map_n, map_cap;
 } rec_threads;
 
-/* Find the thread (tid, tstate), adding it (writer definition, stat fd,
- * names) if new.  Returns NULL on allocation or writer failure (*st). */
-rec_thread *rec_threads_get(rec_threads *t, trc_writer *w, py_proc *py, pid_t pid,
-                            const py_thread_info *ti, int64_t now_ns, trc_status *st);
+/* Find the thread (ti->tid as lib/py gives it, or tstate), adding it
+ * (our id, state fd, names) if new.  Returns NULL on allocation failure
+ * (*st).  A new thread is written to the trace (rec_thread_define) only
+ * before its first sample: one that never gets a sample (it belonged to
+ * a process that took over the pid, target.c) leaves no trace. */
+rec_thread *rec_threads_get(rec_threads *t, py_proc *py, pid_t pid, const py_thread_info *ti,
+                            int64_t now_ns, trc_status *st);
+/* Writes th's THREAD definition if not done yet (th->wid then != 0). */
+trc_status rec_thread_define(rec_thread *th, trc_writer *w, pid_t pid);
+/* With t->nested: our id of the thread the target calls ns_tid, -1 if
+ * no task of pid has it (the task list is paired again first). */
+int64_t rec_threads_outer_tid(rec_threads *t, pid_t pid, int64_t ns_tid);
+/* th's state file failed while its id is still listed: a new thread may
+ * have the id now.  Opens that thread's state file and schedules a name
+ * look; 1 if done, 0 if no thread has the id.  The caller must check
+ * that the process is still the one recorded (the file was opened by
+ * number). */
+int rec_thread_reopen(rec_threads *t, rec_thread *th, pid_t pid, int64_t now_ns);
 /* Re-read the OS and threading names when due; rename in the writer if changed. */
 trc_status rec_thread_refresh_name(rec_thread *th, trc_writer *w, py_proc *py, pid_t pid,
                                    int64_t now_ns);
@@ -285,6 +359,10 @@ typedef struct rec_target {
     const py_frame_info **frames;
     rec_lossacc invalid;
     uint64_t samples;
+    py_frame_info trunc_frame;  /* the root of truncated stacks (REC_MAX_DEPTH) */
+    uint64_t truncated;      /* samples written truncated */
+    int trunc_warned;        /* the session said so once */
+    int pid_reused;          /* it ended and its pid was another process's at once */
 } rec_target;
 
 /* What a step of a target reports to the session. */

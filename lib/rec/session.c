@@ -11,13 +11,15 @@
  * chunk when it is 100 ms old (trc_writer_tick) so a pipe reader sees
  * data live and a killed recorder loses at most that much.
  *
- * A started program's stdout: with -o - the trace owns trec's stdout,
+ * A started program's stdout: with -o - (or -o naming trec's own
+ * stdout, rec_output_is_stdout) the trace owns trec's stdout,
  * so the program's stdout is trec's stderr (spawn.c); otherwise the
  * program keeps the terminal as if trec were not there.
  */
 #include "lib/rec/rec_int.h"
 #include "lib/gpu/trec_gpu.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,12 +35,6 @@
 #define LOSS_FLUSH_NS 1000000000LL   /* loss records: 1 Hz */
 #define REAP_NS 100000000LL         /* waitpid without SIGCHLD: 10 Hz */
 
-typedef struct out_sink {
-    int fd;
-    uint64_t bytes;
-    int err;                 /* errno of the first failed write */
-} out_sink;
-
 typedef struct session {
     const rec_config *cfg;
     rec_result *res;
@@ -49,7 +45,7 @@ typedef struct session {
     rec_target *root;
     int root_reaped;
     int root_status;         /* wait status once reaped */
-    out_sink sink;
+    rec_output out;
     trc_writer *w;
     int recording;           /* 0 once the trace is finished */
     rec_pacer pacer;
@@ -78,26 +74,6 @@ static void say(const session *s, rec_msg_level level, const char *fmt, ...)
         s->cfg->message(s->cfg->message_ctx, level, buf);
 }
 
-static int sink_write(void *ctx, const void *buf, size_t len)
-{
-    out_sink *o = ctx;
-    const char *p = buf;
-    while (len) {
-        ssize_t n = write(o->fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            if (!o->err)
-                o->err = n < 0 ? errno : EIO;
-            return -1;
-        }
-        p += n;
-        len -= (size_t)n;
-        o->bytes += (uint64_t)n;
-    }
-    return 0;
-}
-
 static trc_writer *open_writer(session *s, trc_status *st)
 {
     char rate[32], pid[32];
@@ -109,8 +85,9 @@ static trc_writer *open_writer(session *s, trc_status *st)
         {"trec.pid", pid},
         {"trec.subprocesses", s->cfg->subprocesses ? "1" : "0"},
         {"trec.gil", s->cfg->gil ? "1" : "0"},
-        {"trec.stdout", s->launched && strcmp(s->cfg->output, "-") == 0 ? "program stdout sent to stderr"
-                                                                        : "program stdout untouched"},
+        {"trec.stdout", s->launched && s->out.kind == REC_OUT_STDOUT
+                            ? "program stdout sent to stderr"
+                            : "program stdout untouched"},
     };
     trc_writer_options o;
     memset(&o, 0, sizeof o);
@@ -120,21 +97,36 @@ static trc_writer *open_writer(session *s, trc_status *st)
     o.n_metadata = sizeof meta / sizeof meta[0];
     o.period_ns = (uint64_t)(1e9 / s->cfg->rate_hz);
     o.compression_level = -1;
-    return trc_writer_open_callback(sink_write, &s->sink, &o, st);
+    return trc_writer_open_callback(rec_output_write, &s->out, &o, st);
 }
 
-/* Report a writer failure once and stop recording (a started program
- * still runs to its end; its status is still what trec returns). */
+/* Report a writer failure once and stop recording.  A started program
+ * is not harmed: it runs to its end and trec waits for it (rec_run
+ * gives the exit status).  Nothing more is written or buffered: the
+ * output refuses further writes and the loop ends. */
 static void writer_failed(session *s, trc_status st)
 {
     if (!s->recording)
         return;
-    if (s->sink.err)
-        say(s, REC_MSG_ERROR, "%s: writing the trace failed: %s; recording stopped",
-            s->res->output_path, strerror(s->sink.err));
-    else
-        say(s, REC_MSG_ERROR, "%s: writing the trace failed: %s; recording stopped",
-            s->res->output_path, trc_status_str(st));
+    const rec_output *o = &s->out;
+    const char *then = s->launched ? "recording stopped, the program runs on" : "recording stopped";
+    if (o->err) {
+        char held[128], cut[160] = "";
+        if (o->last_ok_ns)
+            snprintf(held, sizeof held,
+                     "the trace holds the first %.2f s (up to its last complete chunk)",
+                     (double)(o->last_ok_ns - s->start_ns) / 1e9);
+        else
+            snprintf(held, sizeof held, "the trace is empty");
+        if (o->cut_failed)
+            snprintf(cut, sizeof cut, " (its torn last chunk could not be cut off: %s)",
+                     strerror(o->cut_failed));
+        say(s, REC_MSG_ERROR, "%s: write failed after %llu bytes: %s; %s%s; %s", o->path,
+            (unsigned long long)o->good, strerror(o->err), held, cut, then);
+    } else {
+        say(s, REC_MSG_ERROR, "%s: writing the trace failed: %s; %s", o->path,
+            trc_status_str(st), then);
+    }
     s->recording = 0;
     s->write_failed = 1;
 }
@@ -174,6 +166,37 @@ static void reap(session *s, int64_t now_ns)
             s->root_status = status;
         }
     }
+}
+
+/* Say once per process that stacks were cut (target.c, "Depth"). */
+static void warn_truncated(session *s, rec_target *t)
+{
+    if (!t->truncated || t->trunc_warned)
+        return;
+    t->trunc_warned = 1;
+    say(s, REC_MSG_WARN, "pid %d: a stack deeper than %d frames: recorded as its innermost %d "
+        "frames under a %s root frame", (int)t->pid, REC_MAX_DEPTH - 1, REC_MAX_DEPTH - 1,
+        rec_truncated_name);
+}
+
+/* At the end: why a process that was to be recorded has no samples,
+ * when the warning during the run did not come (it comes after the
+ * attach grace period, which a short program does not outlive); and,
+ * with --pid, that the target's exit ended the recording. */
+static void say_ending(session *s)
+{
+    rec_target *r = s->root;
+    if (!r)
+        return;
+    if (s->launched && !r->warned && r->samples == 0 && r->err[0] &&
+        (r->last_err == PY_ERR_NOT_PYTHON || r->last_err == PY_ERR_VERSION ||
+         r->last_err == PY_ERR_PERM))
+        say(s, REC_MSG_WARN, "%s; no samples recorded", r->err);
+    if (!s->launched && r->state == REC_T_ENDED)
+        say(s, REC_MSG_NOTE, "pid %d exited%s; recording stopped", (int)r->pid,
+            r->pid_reused ? " and its pid already belongs to another process, which was "
+                            "not recorded"
+                          : "");
 }
 
 /* Warn once about a process that cannot be sampled. */
@@ -222,6 +245,7 @@ static void tick(session *s, const rec_tick *tk, int chld)
             return;
         }
         warn_unsampled(s, t);
+        warn_truncated(s, t);
     }
     if (s->cost.hist && ctx.samples)
         rec_selftime_add(&s->cost, (rec_thread_cpu_ns() - cpu0) / (int64_t)ctx.samples);
@@ -280,17 +304,38 @@ static void ended_unseen(session *s)
     }
 }
 
+/* Remove the side directory and what the injection wrote there. */
+static void drop_gpu_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d)))
+            if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                (void)unlinkat(dirfd(d), de->d_name, 0);
+        closedir(d);
+    }
+    (void)rmdir(dir);
+}
+
 /* The injected CUPTI part wrote one side trace per process; they follow
- * the main segment in the output (concatenated segments are one trace). */
+ * the main segment in the output (concatenated segments are one trace).
+ * After a write failure the output takes nothing more: they are removed
+ * (on a full disk, keeping them would only make it fuller). */
 static void merge_gpu(session *s)
 {
     if (!s->gpu_dir[0])
         return;
+    if (s->write_failed || !s->out.committed) {
+        drop_gpu_dir(s->gpu_dir);
+        s->gpu_dir[0] = '\0';
+        return;
+    }
     trec_gpu_merge_result mr;
     memset(&mr, 0, sizeof mr);
-    if (trec_gpu_merge(s->sink.fd, s->gpu_dir, &mr) != 0)
+    if (trec_gpu_merge(s->out.fd, s->gpu_dir, &mr) != 0)
         say(s, REC_MSG_WARN, "GPU records not merged: %s", mr.why);
-    s->sink.bytes += mr.bytes;
+    s->out.good += mr.bytes;
     s->gpu_dir[0] = '\0';
 }
 
@@ -304,7 +349,9 @@ static void gpu_setup(session *s)
         return;
     if (s->launched && trec_gpu_injection_path()) {
         char why[512];
-        if (trec_gpu_side_dir_new(cfg->output, s->gpu_dir, sizeof s->gpu_dir) != 0) {
+        /* beside the output when it is a file, else under $TMPDIR */
+        const char *near = rec_output_is_file(cfg->output) ? cfg->output : NULL;
+        if (trec_gpu_side_dir_new(near, s->gpu_dir, sizeof s->gpu_dir) != 0) {
             say(s, REC_MSG_WARN, "GPU recording off: cannot create a directory for its records: %s",
                 strerror(errno));
             s->gpu_dir[0] = '\0';
@@ -336,14 +383,14 @@ static void finish_trace(session *s)
     s->recording = 0;
     merge_gpu(s);
     rec_result *r = s->res;
-    r->trace_written = 1;
+    r->trace_written = s->out.committed;
     r->samples = s->samples;
     r->invalid = s->invalid;
     r->ticks = s->ticks;
     r->late_ticks = s->late.total;
     r->missed_ticks = s->missed.total;
     r->duration_ns = end - s->start_ns;
-    r->bytes = s->sink.bytes;
+    r->bytes = s->out.good;
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0)
         r->cpu_ns = ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
@@ -408,7 +455,7 @@ static int start(session *s)
 {
     const rec_config *cfg = s->cfg;
     char err[1024];
-    int to_stderr = strcmp(cfg->output, "-") == 0;
+    int to_stderr = rec_output_is_stdout(cfg->output);
     if (s->launched) {
         if (cfg->subprocesses)
             prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -436,17 +483,17 @@ static int start(session *s)
         gpu_setup(s);
     }
 
-    int fd = rec_output_open(cfg->output, s->root_pid, s->res->output_path,
-                             sizeof s->res->output_path, err, sizeof err);
-    if (fd < 0) {
+    /* Under a hidden name until the recording has started (output.c):
+     * a start that fails from here on leaves the destination as it was. */
+    if (rec_output_open(&s->out, cfg->output, s->root_pid, err, sizeof err) != 0) {
         say(s, REC_MSG_ERROR, "%s", err);
         return 2;
     }
-    s->sink.fd = fd;
+    snprintf(s->res->output_path, sizeof s->res->output_path, "%s", s->out.path);
     trc_status st;
     s->w = open_writer(s, &st);
     if (!s->w) {
-        say(s, REC_MSG_ERROR, "%s: cannot start the trace: %s", s->res->output_path,
+        say(s, REC_MSG_ERROR, "%s: cannot start the trace: %s", s->out.path,
             trc_status_str(st));
         return 2;
     }
@@ -456,11 +503,9 @@ static int start(session *s)
         int e = rec_spawn_release(&s->child);
         if (e) {
             say(s, REC_MSG_ERROR, "cannot run '%s': %s", cfg->argv[0], strerror(e));
-            trc_writer_close(s->w, 0);
+            trc_writer_close(s->w, 0); /* writes nothing: not committed */
             s->w = NULL;
             s->recording = 0;
-            if (fd != STDOUT_FILENO)
-                unlink(s->res->output_path);
             wait_root(s);
             return e == ENOENT ? 127 : 126;
         }
@@ -470,6 +515,13 @@ static int start(session *s)
             s->recording = 0;
             return -1;
         }
+    }
+    /* Started (exec succeeded, or attached): the trace takes its name
+     * before its first chunk.  Failing that, the program still runs. */
+    if (rec_output_commit(&s->out, err, sizeof err) != 0) {
+        say(s, REC_MSG_ERROR, "%s", err);
+        s->recording = 0;
+        s->write_failed = 1;
     }
     return 0;
 }
@@ -499,7 +551,7 @@ int rec_run(const rec_config *cfg, rec_result *res)
     s.root_pid = -1;
     s.child.pid = -1;
     s.child.go_fd = s.child.status_fd = -1;
-    s.sink.fd = -1;
+    s.out.fd = -1;
     int status = 2;
 
     /* the default 50 us timer slack would be most of a 10 kHz period */
@@ -539,13 +591,18 @@ int rec_run(const rec_config *cfg, rec_result *res)
     /* a root that exited during the last tick: record its end */
     reap(&s, trc_now_ns());
     ended_unseen(&s);
+    say_ending(&s);
     finish_trace(&s);
 
+    /* A trace cut short must not look like success: 1 then, unless the
+     * program's own status already says something went wrong. */
     if (s.launched) {
         wait_root(&s);
         status = s.root_reaped ? wait_status_to_exit(s.root_status) : 1;
+        if (status == 0 && s.write_failed)
+            status = 1;
     } else {
-        status = s.write_failed ? 2 : 0;
+        status = s.write_failed ? 1 : 0;
     }
 out:
     trec_gpu_nvml_stop(s.nvml);
@@ -555,8 +612,7 @@ out:
         rmdir(s.gpu_dir);
     if (s.child.go_fd >= 0)
         rec_spawn_abort(&s.child);
-    if (s.sink.fd > STDOUT_FILENO)
-        close(s.sink.fd);
+    rec_output_close(&s.out);
     rec_targets_cleanup(&s.targets);
     rec_selftime_cleanup(&s.cost);
     rec_signals_restore();

@@ -27,7 +27,7 @@ static volatile sig_atomic_t chld_flag;
 static const int handled[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
 #define N_HANDLED (sizeof handled / sizeof handled[0])
 static struct sigaction saved[N_HANDLED];
-static struct sigaction saved_chld, saved_pipe;
+static struct sigaction saved_chld, saved_pipe, saved_xfsz;
 static int installed;
 
 static void on_signal(int sig, siginfo_t *si, void *uctx)
@@ -71,6 +71,11 @@ int rec_signals_install(pid_t child_pid)
     ign.sa_handler = SIG_IGN;
     if (sigaction(SIGPIPE, &ign, &saved_pipe) != 0)
         return -1;
+    /* past `ulimit -f` a write fails with EFBIG instead of killing trec
+     * before it can cut the trace back to a whole chunk and reap the
+     * program (output.c) */
+    if (sigaction(SIGXFSZ, &ign, &saved_xfsz) != 0)
+        return -1;
     installed = 1;
     return 0;
 }
@@ -88,6 +93,7 @@ void rec_signals_restore(void)
         sigaction(handled[i], &saved[i], NULL);
     sigaction(SIGCHLD, &saved_chld, NULL);
     sigaction(SIGPIPE, &saved_pipe, NULL);
+    sigaction(SIGXFSZ, &saved_xfsz, NULL);
     installed = 0;
 }
 

@@ -34,7 +34,7 @@ static void close_fd(int *fd)
 static void child_main(char *const *argv, int stdout_to_stderr, int go_rd, int status_wr)
 {
     static const int sigs[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD, SIGUSR1,
-                               SIGUSR2, SIGALRM};
+                               SIGUSR2, SIGALRM, SIGXFSZ};
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;

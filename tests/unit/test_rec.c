@@ -149,7 +149,8 @@ static void output_names(void **state)
     assert_int_equal(rec_output_expand("", 9, path, sizeof path), -1);
     assert_int_equal(rec_output_expand("0123456789%p", 1234567, path, 12), -1);
     char err[256];
-    assert_int_equal(rec_output_open("/nonexistent-dir/x.trc", 1, path, sizeof path, err, sizeof err), -1);
+    rec_output o;
+    assert_int_equal(rec_output_open(&o, "/nonexistent-dir/x.trc", 1, err, sizeof err), -1);
     assert_non_null(strstr(err, "/nonexistent-dir/x.trc"));
 }
 
