@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "format/alloc.h"
 #include "lib/dump/dump.h"
 #include "tools/common/cli.h"
 
@@ -55,7 +56,7 @@ static long read_fd(void *ctx, void *buf, size_t len)
 }
 
 /* The listing works on raw bytes, not through the reader. */
-static int run_listing(const char *path, const dump_opts *o)
+static int run_listing(const char *path, FILE *out, const dump_opts *o)
 {
     int fd = STDIN_FILENO, rc;
 
@@ -66,7 +67,7 @@ static int run_listing(const char *path, const dump_opts *o)
     } else if (isatty(STDIN_FILENO)) {
         cli_die(CLI_EXIT_USAGE, "no input: give a .trc file or pipe one in (see --help)");
     }
-    rc = dump_listing(read_fd, &fd, stdout, o);
+    rc = dump_listing(read_fd, &fd, out, o);
     if (fd != STDIN_FILENO)
         close(fd);
     return rc;
@@ -78,6 +79,7 @@ int main(int argc, char **argv)
     int npos, rc;
     const char *path;
     dump_opts o = { 0 };
+    cli_output out;
 
     cli_parse(&tool, argc, argv, 0, &pos, &npos);
     if (npos > 1)
@@ -88,19 +90,18 @@ int main(int argc, char **argv)
     o.name = path && strcmp(path, "-") != 0 ? path : "<stdin>";
     o.problem = print_problem;
     o.hex = opt_hex;
+    cli_output_open(&out, NULL, 0);
     if (opt_check || opt_summary || opt_events) {
         trc_reader *r = cli_open_input(path);
-        rc = opt_check     ? dump_check(r, stdout, &o)
-             : opt_summary ? dump_summary(r, stdout, &o)
-                           : dump_events(r, stdout, &o);
+        rc = opt_check     ? dump_check(r, out.f, &o)
+             : opt_summary ? dump_summary(r, out.f, &o)
+                           : dump_events(r, out.f, &o);
         trc_reader_free(r);
     } else {
-        rc = run_listing(path, &o);
+        rc = run_listing(path, out.f, &o);
     }
-    free(pos);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        cli_error("writing output: %s", strerror(errno));
+    trc_free(pos);
+    if (cli_output_commit(&out) != 0)
         rc = CLI_EXIT_USAGE;
-    }
     return rc;
 }

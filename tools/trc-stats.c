@@ -44,8 +44,10 @@ static int on_event(void *p, trc_reader *r, const trc_event *ev, FILE *out)
 static int on_finish(void *p, trc_reader *r, FILE *out)
 {
     const ctx *c = p;
-    if (c->summary)
-        return gpu_summary_print(c->summary, out) == 0 ? 0 : conv_sink_error(TRC_ERR_IO);
+    if (c->summary) {
+        trc_status gs = gpu_summary_print(c->summary, out);
+        return gs == TRC_OK ? 0 : conv_sink_error(gs);
+    }
     trc_status st = c->gpu ? exp_gpu_callsite_finish(c->gpu) : TRC_OK;
     if (st == TRC_OK)
         st = exp_stats_finish(c->stats, r);

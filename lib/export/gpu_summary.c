@@ -53,15 +53,15 @@ int gpu_summary_event(gpu_summary *s, trc_reader *r, const trc_event *ev)
     return nvvp_summary_add(s->nv, r, ev) == TRC_OK ? 0 : -1;
 }
 
-int gpu_summary_print(gpu_summary *s, FILE *out)
+trc_status gpu_summary_print(gpu_summary *s, FILE *out)
 {
     nvvp_summary_opts o = { 0 };
     if (!s->activities && !s->api_calls) {
         if (fputs("No GPU activities or API calls recorded.\n", out) == EOF)
-            return -1;
-        return 0;
+            return TRC_ERR_IO;
+        return TRC_OK;
     }
-    return nvvp_summary_write(s->nv, s->r, &o, out) == TRC_OK ? 0 : -1;
+    return nvvp_summary_write(s->nv, s->r, &o, out);
 }
 
 uint64_t gpu_summary_activities(const gpu_summary *s)

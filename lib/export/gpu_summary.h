@@ -31,9 +31,9 @@ int gpu_summary_event(gpu_summary *s, trc_reader *r, const trc_event *ev);
 
 /* Write the two sections (and one warning line per kind of GPU record
  * loss), or "No GPU activities or API calls recorded." when the trace
- * has none.  Returns 0, or -1 when out of memory or the write failed
- * (errno kept). */
-int gpu_summary_print(gpu_summary *s, FILE *out);
+ * has none.  Returns TRC_OK, TRC_ERR_NOMEM, or TRC_ERR_IO when the write
+ * failed (errno kept). */
+trc_status gpu_summary_print(gpu_summary *s, FILE *out);
 
 /* Kernels, copies and memsets seen; API calls seen. */
 uint64_t gpu_summary_activities(const gpu_summary *s);

@@ -5,14 +5,22 @@
  * well-formedness are libxml2's job; we only make sure the text we hand
  * it is valid UTF-8 without characters XML 1.0 forbids.
  *
- * Note: libxml2 allocates with its own allocator; its failures surface
- * as NULL nodes and set the sticky oom flag like ours.
+ * Note: libxml2 allocates with its own allocator (tools route it through
+ * format/alloc.h in test mode); its failures surface as NULL nodes and
+ * set the sticky oom flag like ours.  libxml2 reports errors through
+ * process-wide handlers that print to stderr: while a document is open
+ * ours are installed instead (library code never prints), and an error
+ * reported while saving marks the output incomplete (libxml2 may still
+ * return success after dropping a node it could not escape).
  */
 #include "lib/export/nvvp_svgdoc.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
+
+#include <libxml/globals.h>
+#include <libxml/xmlerror.h>
 
 #include "format/alloc.h"
 
@@ -274,19 +282,22 @@ static void draw_axis(nvvp_sd *s)
 {
     xmlNodePtr g = node(s, s->root, "g");
     attr(s, g, "id", "axis");
-    int64_t span = s->sc.t1 - s->sc.t0;
+    /* t1 > t0, but hostile times are any int64: spans and times relative
+     * to the origin in 128 bits, so they cannot overflow (spec §2.6) */
+    uint64_t uspan = (uint64_t)s->sc.t1 - (uint64_t)s->sc.t0;
+    int64_t span = uspan > INT64_MAX ? INT64_MAX : (int64_t)uspan;
     int64_t step = tick_step(span > 0 ? span : 1, s->sc.width / 110.0);
-    int64_t rel0 = s->sc.t0 - s->origin;
-    int64_t first = rel0 >= 0 ? (rel0 + step - 1) / step * step : -((-rel0) / step * step);
-    int64_t last_rel = s->sc.t1 - s->origin;
-    int64_t mag = last_rel < 0 ? -last_rel : last_rel;
+    __int128 rel0 = (__int128)s->sc.t0 - s->origin;
+    __int128 first = rel0 >= 0 ? (rel0 + step - 1) / step * step : -((-rel0) / step * step);
+    __int128 last_rel = (__int128)s->sc.t1 - s->origin;
+    __int128 mag = last_rel < 0 ? -last_rel : last_rel;
     if ((first < 0 ? -first : first) > mag)
         mag = first < 0 ? -first : first;
     line_el(s, g, s->sc.x0, AXIS_LINE_Y, s->sc.x0 + s->sc.width, AXIS_LINE_Y, "tk");
-    for (int64_t rel = first; rel + s->origin <= s->sc.t1 && !s->oom; rel += step) {
-        double x = nvvp_scale_x(&s->sc, rel + s->origin);
+    for (__int128 rel = first; rel + s->origin <= s->sc.t1 && !s->oom; rel += step) {
+        double x = nvvp_scale_x(&s->sc, (int64_t)(rel + s->origin));
         char lbl[48];
-        tick_label(rel, step, mag, lbl, sizeof lbl);
+        tick_label((int64_t)rel, step, mag > INT64_MAX ? INT64_MAX : (int64_t)mag, lbl, sizeof lbl);
         line_el(s, g, x, AXIS_LINE_Y - 4, x, AXIS_LINE_Y, "tk");
         xmlNodePtr t = text_at(s, g, x, AXIS_LABEL_Y, "ax", lbl, 0);
         /* keep the last label inside the picture */
@@ -300,9 +311,40 @@ static void draw_axis(nvvp_sd *s)
 /* Document                                                             */
 /* ------------------------------------------------------------------ */
 
+#if LIBXML_VERSION >= 21200
+static void on_xml_error(void *ctx, const xmlError *e)
+#else
+static void on_xml_error(void *ctx, xmlErrorPtr e)
+#endif
+{
+    /* in a tree of cleaned text, only memory fails; warnings do not count */
+    if (!e || e->level >= XML_ERR_ERROR)
+        ((nvvp_sd *)ctx)->oom = 1;
+}
+
+static void quiet_generic(void *ctx, const char *msg, ...)
+{
+}
+
+static void restore_handlers(nvvp_sd *s)
+{
+    if (!s->handlers_set)
+        return;
+    xmlSetStructuredErrorFunc(s->saved_sctx, s->saved_serror);
+    xmlSetGenericErrorFunc(s->saved_gctx, s->saved_gerror);
+    s->handlers_set = 0;
+}
+
 int nvvp_sd_open(nvvp_sd *s, double width, int64_t t0, int64_t t1, int64_t origin)
 {
     memset(s, 0, sizeof *s);
+    s->saved_serror = xmlStructuredError;
+    s->saved_sctx = xmlStructuredErrorContext;
+    s->saved_gerror = xmlGenericError;
+    s->saved_gctx = xmlGenericErrorContext;
+    s->handlers_set = 1;
+    xmlSetStructuredErrorFunc(s, on_xml_error);
+    xmlSetGenericErrorFunc(s, quiet_generic);
     s->width = width;
     s->sc.t0 = t0;
     s->sc.t1 = t1 > t0 ? t1 : t0 + 1;
@@ -313,12 +355,9 @@ int nvvp_sd_open(nvvp_sd *s, double width, int64_t t0, int64_t t1, int64_t origi
     s->origin = origin;
     s->y = NVVP_SD_TOP;
     s->doc = xmlNewDoc(BAD_CAST "1.0");
-    if (!s->doc)
-        return -1;
-    s->root = xmlNewNode(NULL, BAD_CAST "svg");
+    s->root = s->doc ? xmlNewNode(NULL, BAD_CAST "svg") : NULL;
     if (!s->root) {
-        xmlFreeDoc(s->doc);
-        s->doc = NULL;
+        nvvp_sd_discard(s);
         return -1;
     }
     xmlDocSetRootElement(s->doc, s->root);
@@ -346,6 +385,7 @@ void nvvp_sd_discard(nvvp_sd *s)
     if (s->doc)
         xmlFreeDoc(s->doc);
     s->doc = NULL;
+    restore_handlers(s);
 }
 
 int nvvp_sd_close(nvvp_sd *s, FILE *out)
@@ -367,8 +407,10 @@ int nvvp_sd_close(nvvp_sd *s, FILE *out)
         attr_num(s, n, "height", s->y - NVVP_SD_TOP);
     if (s->oom) {
         rc = -1;
-    } else if (xmlDocFormatDump(out, s->doc, 1) < 0 || fflush(out) != 0 || ferror(out)) {
-        rc = -2;
+    } else if (xmlDocFormatDump(out, s->doc, 1) < 0 || s->oom || fflush(out) != 0 ||
+               ferror(out)) {
+        /* without a stream error, libxml2 failed on its own: memory */
+        rc = ferror(out) ? -2 : -1;
     }
     nvvp_sd_discard(s);
     return rc;

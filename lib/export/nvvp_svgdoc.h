@@ -34,6 +34,12 @@ typedef struct nvvp_sd {
     double width, y;       /* total width; next row's top */
     int stripe;            /* alternates row backgrounds */
     int oom;
+    /* libxml2's error handlers, replaced while the document is open */
+    int handlers_set;
+    xmlStructuredErrorFunc saved_serror;
+    void *saved_sctx;
+    xmlGenericErrorFunc saved_gerror;
+    void *saved_gctx;
 } nvvp_sd;
 
 /* Start a document `width` px wide for the window [t0, t1] with time

@@ -61,7 +61,7 @@ for t in "${tools[@]}"; do
     [ "$(lines "$tmp/err")" -eq 1 ] && grep -q "^$t: warning: " "$tmp/err" ||
       { bad "$t $(basename "$f"): want exactly one warning line:"; cat "$tmp/err"; }
   done
-  ls "$tmp" | grep -q '\.tmp\.' && bad "$t left a temp file"
+  ls -A "$tmp" | grep -q '^\.' && bad "$t left a temp file"  # hidden .NAME.XXXXXX
 done
 
 # what the warnings say, and that partial output is really partial

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/alloc.h"
+
 static const cli_option *find_long(const cli_tool *t, const char *name, size_t len)
 {
     const cli_option *tables[2] = {t->options, t->shared_options};
@@ -51,9 +53,9 @@ static void list_push(const cli_tool *t, cli_list *l, const char *v)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 4;
-        const char **items = realloc(l->items, cap * sizeof *items);
+        const char **items = trc_realloc(l->items, cap * sizeof *items);
         if (!items)
-            usage_fail(t, "%s", "out of memory");
+            cli_die(CLI_EXIT_USAGE, "out of memory");
         l->items = items;
         l->cap = cap;
     }
@@ -62,7 +64,7 @@ static void list_push(const cli_tool *t, cli_list *l, const char *v)
 
 void cli_list_cleanup(cli_list *l)
 {
-    free(l->items);
+    trc_free(l->items);
     l->items = NULL;
     l->n = l->cap = 0;
 }
@@ -108,10 +110,11 @@ void cli_parse(const cli_tool *t, int argc, char **argv, int stop_at_first_posit
                char ***pos, int *npos)
 {
     cli_set_program(t->name);
-    char **out = calloc((size_t)argc + 1, sizeof *out);
+    cli_startup();
+    char **out = trc_calloc((size_t)argc + 1, sizeof *out);
     int n = 0;
     if (!out)
-        usage_fail(t, "%s", "out of memory");
+        cli_die(CLI_EXIT_USAGE, "out of memory");
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];

@@ -55,6 +55,13 @@ typedef struct cli_tool {
     const cli_option *shared_options; /* e.g. cli_selection_options(), or NULL */
 } cli_tool;
 
+/* Start-up shared by every tool (startup.c), run by cli_parse before it
+ * parses: ignores SIGXFSZ (a write past `ulimit -f` then fails with EFBIG
+ * and is reported) and reads the test hooks TRC_TEST_FAIL_ALLOC=N (the Nth
+ * allocation and all later ones fail) and TRC_TEST_COUNT_ALLOCS=1 (print
+ * "TOOL: allocations: N" at exit).  Idempotent. */
+void cli_startup(void);
+
 /* Parse argv.  Handles --help (prints help to stdout, exit 0) and
  * --version (exit 0) itself, "--" ends options, "-" is a positional.
  * "--opt=value" and "--opt value" both work; short flags may not be
@@ -62,7 +69,8 @@ typedef struct cli_tool {
  * positional on is returned as positionals untouched (for trec's
  * "trec -o x python y.py -v").  On a usage error prints
  * "TOOL: error: ..." plus a hint and exits 2 (this never returns then).
- * Positionals are stored in *pos (borrowed from argv), count in *npos. */
+ * Positionals are stored in *pos (borrowed from argv), count in *npos;
+ * the array is the caller's, freed with trc_free (format/alloc.h). */
 void cli_parse(const cli_tool *tool, int argc, char **argv, int stop_at_first_positional,
                char ***pos, int *npos);
 
@@ -84,15 +92,29 @@ extern int cli_quiet;  /* suppresses cli_note and cli_warn */
  * reader's one-line error and exits 2. */
 trc_reader *cli_open_input(const char *path);
 
-/* Output: write to path through "path.tmp.PID" renamed on commit, or to
- * stdout for NULL or "-".  cli_output_commit flushes, fsyncs, renames and
- * reports I/O errors (returns 0 on success, -1 after printing an error);
- * cli_output_abort removes the temp file.  A failure to open dies (2). */
+/* Output (output.c): standard output for NULL or "-"; otherwise a hidden temp file
+ * ".NAME.XXXXXX" beside path (created exclusively, mode as a new file or
+ * the replaced file's) renamed over path by cli_output_commit.  A symbolic
+ * link at path is replaced, not written through; devices, FIFOs and our
+ * own descriptors (/dev/stdout, /dev/fd/N) are written directly.  A
+ * directory, an unwritable file or a failure to create dies (exit 2, one
+ * line) before anything is read.  Until committed or aborted, the temp
+ * file is removed at exit() and on SIGINT/SIGTERM/SIGHUP.
+ * cli_output_commit flushes, fsyncs, renames and reports I/O errors as
+ * "PATH: write failed: REASON" (returns 0 on success, -1 after printing;
+ * the temp file is gone and path untouched); cli_output_abort removes the
+ * temp file (output already sent to stdout stays sent).  Both release what
+ * open allocated and close f.  f is a stream of our own over the
+ * descriptor, which keeps the errno of the first failed write (stdio
+ * forgets it): *out must stay at the same address until commit/abort. */
 typedef struct cli_output {
     FILE *f;
     char *path;      /* final path, NULL for stdout */
-    char *tmp_path;
-    int direct;      /* path is a device/FIFO: written in place, no rename */
+    char *tmp_path;  /* the temp file, NULL when direct */
+    int direct;      /* a device, FIFO or descriptor: written in place, no rename */
+    int fd;          /* the descriptor under f */
+    int own_fd;      /* closed with f (not for standard output) */
+    int err;         /* errno of the first failed write, 0 if none */
 } cli_output;
 void cli_output_open(cli_output *out, const char *path, int binary);
 int cli_output_commit(cli_output *out);

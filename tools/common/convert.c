@@ -45,13 +45,16 @@ int conv_run(const conv_job *job, conv_sink *sink)
         cli_die(CLI_EXIT_USAGE,
                 "refusing to write binary output to a terminal: use -o FILE or redirect");
 
+    /* Output first: a destination that cannot be written (a directory, a
+     * missing directory) is refused before any input is read; if opening
+     * the input then dies, the temp file goes at exit (output.c). */
+    cli_output out;
+    cli_output_open(&out, job->output, job->binary);
+
     trc_reader *r = cli_open_input(job->input);
     const char *name = trc_reader_name(r);
     if (!name || !*name)
         name = job->input && strcmp(job->input, "-") != 0 ? job->input : "<stdin>";
-
-    cli_output out;
-    cli_output_open(&out, job->output, job->binary);
 
     uint64_t data_events = 0;
     const trc_event *ev;

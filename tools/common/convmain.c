@@ -7,7 +7,7 @@
  */
 #include "tools/common/convert.h"
 
-#include <stdlib.h>
+#include "format/alloc.h"
 
 void conv_parse(conv_cli *cli, const cli_tool *tool, int argc, char **argv)
 {
@@ -23,7 +23,7 @@ int conv_exec(conv_cli *cli, conv_sink *sink, int binary, int sink_selects)
     conv_job job = {cli->input, cli->output, binary, sink_selects ? NULL : &cli->sel};
     int code = conv_run(&job, sink);
     conv_selection_cleanup(&cli->sel);
-    free(cli->pos); /* the array is cli_parse's; its strings are argv's */
+    trc_free(cli->pos); /* the array is cli_parse's; its strings are argv's */
     cli->pos = NULL;
     cli->input = NULL;
     return code;

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/alloc.h"
+
 enum { VERDICT_UNKNOWN = 0, VERDICT_KEEP = 1, VERDICT_DROP = 2 };
 
 const cli_option *conv_selection_options(conv_selection *sel)
@@ -54,7 +56,7 @@ void conv_selection_prepare(conv_selection *sel)
     sel->from_ns = 0;
     sel->to_ns = -1;
     if (sel->pids.n) {
-        sel->pid_values = calloc(sel->pids.n, sizeof *sel->pid_values);
+        sel->pid_values = trc_calloc(sel->pids.n, sizeof *sel->pid_values);
         if (!sel->pid_values)
             cli_die(CLI_EXIT_USAGE, "out of memory");
         for (size_t i = 0; i < sel->pids.n; i++) {
@@ -84,8 +86,8 @@ void conv_selection_prepare(conv_selection *sel)
 
 void conv_selection_cleanup(conv_selection *sel)
 {
-    free(sel->pid_values);
-    free(sel->thread_verdict);
+    trc_free(sel->pid_values);
+    trc_free(sel->thread_verdict);
     sel->pid_values = NULL;
     sel->thread_verdict = NULL;
     sel->n_thread_verdict = 0;
@@ -134,7 +136,7 @@ static int thread_ok(conv_selection *sel, trc_reader *r, uint32_t id)
         size_t n = sel->n_thread_verdict ? sel->n_thread_verdict : 64;
         while (n <= id)
             n *= 2;
-        unsigned char *v = realloc(sel->thread_verdict, n);
+        unsigned char *v = trc_realloc(sel->thread_verdict, n);
         if (!v)
             return keep; /* no cache: still correct, only slower */
         memset(v + sel->n_thread_verdict, 0, n - sel->n_thread_verdict);
@@ -155,7 +157,8 @@ static int interval_ok(const conv_selection *sel, int64_t start, int64_t end)
 {
     if (!sel->from && !sel->to)
         return 1;
-    int64_t s = start - sel->trace_start_ns, e = end - sel->trace_start_ns;
+    /* 128 bits: hostile times must not overflow */
+    __int128 s = (__int128)start - sel->trace_start_ns, e = (__int128)end - sel->trace_start_ns;
     if (e < s)
         e = s;
     return e >= sel->from_ns && s < window_end(sel);
@@ -167,7 +170,7 @@ static int clip_sample(const conv_selection *sel, const trc_sample *s, uint64_t 
                        uint64_t *i1)
 {
     uint64_t n = s->count ? s->count : 1;
-    int64_t t0 = s->time_ns - sel->trace_start_ns;
+    __int128 t0 = (__int128)s->time_ns - sel->trace_start_ns;
     int64_t from = sel->from_ns, to = window_end(sel);
     *i0 = 0;
     *i1 = n - 1;
@@ -199,7 +202,7 @@ static int64_t sample_time(const trc_sample *s, uint64_t i)
 {
     if (i == 0 || s->count <= 1)
         return s->time_ns;
-    return s->time_ns + (int64_t)((__int128)s->span_ns * i / (s->count - 1));
+    return (int64_t)((uint64_t)s->time_ns + (uint64_t)((__int128)s->span_ns * i / (s->count - 1)));
 }
 
 const trc_event *conv_selection_filter(conv_selection *sel, trc_reader *r,
@@ -233,7 +236,7 @@ const trc_event *conv_selection_filter(conv_selection *sel, trc_reader *r,
         *scratch = *ev;
         scratch->u.sample.time_ns = sample_time(s, i0);
         scratch->u.sample.count = (uint32_t)(i1 - i0 + 1);
-        scratch->u.sample.span_ns = (uint64_t)(sample_time(s, i1) - sample_time(s, i0));
+        scratch->u.sample.span_ns = (uint64_t)sample_time(s, i1) - (uint64_t)sample_time(s, i0);
         return scratch;
     }
     case TRC_EV_GPU_KERNEL:

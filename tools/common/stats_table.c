@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/alloc.h"
+
 /* One report: the model, its options, and the time column format —
  * pstats' %8.3f seconds, or %11.6f for GPU time (kernels last
  * microseconds). */
@@ -225,7 +227,7 @@ int stats_table_print(const exp_stats *s, const exp_gpu_callsite *gpu, trc_reade
     const ctx cx = {s, gpu, o, gpu ? 11 : 8, gpu ? 6 : 3};
     const ctx *c = &cx;
     size_t n = exp_stats_func_count(c->stats);
-    size_t *rows = calloc(n + 1, sizeof *rows);
+    size_t *rows = trc_calloc(n + 1, sizeof *rows);
     if (!rows)
         return conv_sink_error(TRC_ERR_NOMEM);
     for (size_t i = 0; i < n; i++)
@@ -235,7 +237,7 @@ int stats_table_print(const exp_stats *s, const exp_gpu_callsite *gpu, trc_reade
     int ok = 1;
     if (c->o->callers || c->o->callees) {
         const char *pats[2] = {c->o->callers, c->o->callees};
-        size_t *sel = calloc(n + 1, sizeof *sel);
+        size_t *sel = trc_calloc(n + 1, sizeof *sel);
         for (int k = 0; k < 2 && ok; k++) {
             if (!pats[k])
                 continue;
@@ -248,7 +250,7 @@ int stats_table_print(const exp_stats *s, const exp_gpu_callsite *gpu, trc_reade
             size_t shown = restrict_note(c, out, n, (size_t)m, pats[k]);
             print_graph(c, out, sel, shown, k == 0);
         }
-        free(sel);
+        trc_free(sel);
     } else {
         size_t shown = restrict_note(c, out, n, n, NULL);
         fprintf(out, "%9s %*s %*s %*s %*s filename:lineno(function)\n", "ncalls", c->num_w,
@@ -257,7 +259,7 @@ int stats_table_print(const exp_stats *s, const exp_gpu_callsite *gpu, trc_reade
             print_row(c, out, exp_stats_func(c->stats, rows[i]));
         fputc('\n', out);
     }
-    free(rows);
+    trc_free(rows);
     if (!ok)
         return -1;
     return ferror(out) ? conv_sink_error(TRC_ERR_IO) : 0;

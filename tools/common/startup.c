@@ -1,0 +1,70 @@
+/*
+ * startup.c — what every trc command does before anything else (called
+ * by cli_parse; contract in cli.h "Start-up"):
+ *
+ *  - SIGXFSZ is ignored, so a write past `ulimit -f` fails with EFBIG and
+ *    is reported like a full disk ("PATH: write failed: File too large")
+ *    instead of killing the tool and leaving a temp file behind.  trec
+ *    restores the default in the program it starts (lib/rec/spawn.c).
+ *
+ *  - Test hooks (tests/e2e/alloc_sweep.sh), read from the environment:
+ *      TRC_TEST_FAIL_ALLOC=N    the Nth allocation (counting from here,
+ *                               through format/alloc.h) and every later
+ *                               one fail: each failure path of a tool can
+ *                               be walked from the command line;
+ *      TRC_TEST_COUNT_ALLOCS=1  print "TOOL: allocations: N" to stderr at
+ *                               exit, so a sweep knows the range of N.
+ *    While either is set, libxml2 (the SVG timeline) allocates through
+ *    the same wrapper, so its failures are counted and injected too.
+ *    Unset, nothing changes.
+ */
+#include "tools/common/cli.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/alloc.h"
+
+#if defined(__has_include)
+#if __has_include(<libxml/xmlmemory.h>)
+#include <libxml/xmlmemory.h>
+#define HAVE_LIBXML 1
+#endif
+#endif
+
+static void print_count(void)
+{
+    fprintf(stderr, "%s: allocations: %ld\n", cli_program(), trc_alloc_count());
+}
+
+void cli_startup(void)
+{
+    static int done;
+    if (done)
+        return;
+    done = 1;
+
+    struct sigaction ign;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGXFSZ, &ign, NULL);
+
+    const char *fail = getenv("TRC_TEST_FAIL_ALLOC");
+    const char *count = getenv("TRC_TEST_COUNT_ALLOCS");
+    int counting = count && *count && strcmp(count, "0") != 0;
+    char *end = NULL;
+    long n = fail && *fail ? strtol(fail, &end, 10) : -1;
+    if (fail && *fail && (*end || n < 1))
+        n = -1; /* a malformed value switches nothing on */
+    if (n < 1 && !counting)
+        return;
+#ifdef HAVE_LIBXML
+    /* Before any other libxml2 call: the hooks must see every block. */
+    xmlMemSetup(trc_free, trc_malloc, trc_realloc, trc_strdup);
+#endif
+    if (counting)
+        atexit(print_count);
+    trc_alloc_fail_after(n); /* also starts the count from zero */
+}
