@@ -6,7 +6,7 @@
 set -u
 [ -z "${TRC_ASAN:-}" ] || { echo "sanitizer build: its shadow memory needs more address space"; exit 77; }
 fail=0
-for f in tests/fuzz/regressions/*.trc; do
+for f in fixtures/fuzz/*.trc; do
   for mode in "trc-dump" "trc-dump --check" "trc-dump --events" "trc-dump --summary" \
               "trc2collapsed" "trc-stats" "trc2speedscope" "trc2chrome" "trc2nvvp"; do
     set -- $mode

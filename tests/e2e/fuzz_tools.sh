@@ -28,12 +28,12 @@ mkdir -p "$tmp/m"
 for f in fixtures/valid/*.trc fixtures/gpu/*.trc; do
   "$mut" "$f" "$tmp/m" 1 "$per" >> "$tmp/list" || { echo "FAIL: mutate $f"; exit 1; }
 done
-for f in fixtures/invalid/*.trc tests/fuzz/regressions/*.trc; do
+for f in fixtures/invalid/*.trc fixtures/fuzz/*.trc; do
   [ -e "$f" ] || continue
   "$mut" "$f" "$tmp/m" 1 $(( per / 6 + 1 )) >> "$tmp/list" || { echo "FAIL: mutate $f"; exit 1; }
 done
-# saved findings (tests/fuzz/regressions/) also as they are
-for f in tests/fuzz/regressions/*.trc; do
+# saved findings (fixtures/fuzz/) also as they are
+for f in fixtures/fuzz/*.trc; do
   [ -e "$f" ] && printf '%s\tregression case\n' "$f" >> "$tmp/list"
 done
 n=0 runs=0

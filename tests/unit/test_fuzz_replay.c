@@ -1,8 +1,8 @@
 /*
  * test_fuzz_replay.c — deterministic mutation testing of the public
  * reader (spec §8: every byte of the input is hostile).  Every fixture
- * (fixtures/valid, invalid, gpu), every saved crash case in
- * tests/fuzz/regressions/ and a few traces written here with the writer
+ * (fixtures/valid, invalid, gpu), every saved fuzz finding in
+ * fixtures/fuzz/ and a few traces written here with the writer
  * get seeded mutations from tests/support/fuzz_mutate.c: raw byte damage,
  * truncation, chunk duplication/removal/reordering, header fields
  * (huge lengths) behind a recomputed header CRC, and record-level damage
@@ -10,8 +10,12 @@
  * the end; the test checks that reading ends (bounded event count), ends
  * with an allowed status and a message, every event's references resolve
  * (what converters rely on), raw damage in a valid trace is reported, and
- * no single allocation exceeds 64 MiB (trc_alloc_largest).
- * Crashes show up as test failures under `make asan`.
+ * no single allocation exceeds 64 MiB (trc_alloc_largest).  The fixtures
+ * and the saved findings also go through every target of
+ * tests/support/fuzz_sinks.h: the chunk and record layers, the reader
+ * with trc-dump, and every converter sink, as the libFuzzer harnesses
+ * (tests/fuzz/) feed them.  Crashes show up as test failures under
+ * `make asan`.
  */
 #include <glob.h>
 #include <setjmp.h>
@@ -25,8 +29,8 @@
 
 #include "trc/trc.h"
 #include "format/alloc.h"
-#include "format/limits.h"
 #include "tests/support/fuzz_mutate.h"
+#include "tests/support/fuzz_sinks.h"
 #include "tests/support/trace_builder.h"
 
 #define MUTANTS_PER_INPUT 1000
@@ -71,123 +75,6 @@ static uint8_t *slurp(const char *path, size_t *len)
     return p;
 }
 
-static void check_str(const char *s, const char *what, const char *ctx)
-{
-    if (!s)
-        fail_msg("%s: NULL %s", ctx, what);
-    (void)strlen(s);         /* a missing NUL shows under ASan */
-}
-
-static void check_stack(const trc_reader *r, uint32_t id, const char *ctx)
-{
-    const trc_stack *s = trc_reader_stack(r, id);
-    uint32_t steps = 0;
-    if (!s)
-        fail_msg("%s: stack %u does not resolve", ctx, id);
-    while (s->id != 0) {
-        const trc_frame *f = trc_reader_frame(r, s->frame);
-        if (!f)
-            fail_msg("%s: frame %u of stack %u does not resolve", ctx, s->frame, s->id);
-        check_str(f->function, "function", ctx);
-        check_str(f->file, "file", ctx);
-        if (s->parent >= s->id)
-            fail_msg("%s: stack %u has parent %u", ctx, s->id, s->parent);
-        if (++steps > TRC_MAX_DEPTH + 1)
-            fail_msg("%s: stack %u deeper than the limit", ctx, id);
-        s = trc_reader_stack(r, s->parent);
-        if (!s)
-            fail_msg("%s: parent of a stack does not resolve", ctx);
-    }
-}
-
-static void check_thread(const trc_reader *r, uint32_t id, int zero_ok, const char *ctx)
-{
-    const trc_thread *t;
-    if (id == 0 && zero_ok)
-        return;
-    t = trc_reader_thread(r, id);
-    if (!t)
-        fail_msg("%s: thread %u does not resolve", ctx, id);
-    check_str(t->name, "thread name", ctx);
-}
-
-/* What converters assume about an event, checked for one. */
-static void check_event(const trc_reader *r, const trc_event *ev, const char *ctx)
-{
-    size_t i;
-    switch (ev->type) {
-    case TRC_EV_SEGMENT:
-        check_str(ev->u.segment->recorder, "recorder", ctx);
-        check_str(ev->u.segment->host, "host", ctx);
-        check_str(ev->u.segment->command_line, "command line", ctx);
-        for (i = 0; i < ev->u.segment->n_metadata; i++) {
-            check_str(ev->u.segment->metadata[i].key, "metadata key", ctx);
-            check_str(ev->u.segment->metadata[i].value, "metadata value", ctx);
-        }
-        break;
-    case TRC_EV_PROCESS:
-        check_str(ev->u.process->executable, "executable", ctx);
-        check_str(ev->u.process->interpreter, "interpreter", ctx);
-        check_str(ev->u.process->command_line, "process command line", ctx);
-        break;
-    case TRC_EV_THREAD:
-        check_str(ev->u.thread->name, "thread name", ctx);
-        check_thread(r, ev->u.thread->id, 0, ctx);
-        break;
-    case TRC_EV_SAMPLE:
-        check_thread(r, ev->u.sample.thread, 0, ctx);
-        check_stack(r, ev->u.sample.stack, ctx);
-        if (ev->u.sample.count < 1)
-            fail_msg("%s: sample count 0", ctx);
-        break;
-    case TRC_EV_GPU_DEVICE:
-        check_str(ev->u.gpu_device->name, "device name", ctx);
-        break;
-    case TRC_EV_GPU_KERNEL:
-        check_str(ev->u.kernel.name, "kernel name", ctx);
-        break;
-    case TRC_EV_API_CALL:
-        check_str(ev->u.api.name, "API name", ctx);
-        check_thread(r, ev->u.api.thread, 1, ctx);
-        check_stack(r, ev->u.api.stack, ctx);
-        break;
-    case TRC_EV_MARKER:
-        check_str(ev->u.marker.name, "marker name", ctx);
-        check_str(ev->u.marker.domain, "marker domain", ctx);
-        check_thread(r, ev->u.marker.thread, 1, ctx);
-        break;
-    case TRC_EV_COUNTER_DEF:
-        check_str(ev->u.counter_def->name, "counter name", ctx);
-        check_str(ev->u.counter_def->unit, "counter unit", ctx);
-        break;
-    case TRC_EV_COUNTER:
-        if (!trc_reader_counter(r, ev->u.counter.counter))
-            fail_msg("%s: counter %u does not resolve", ctx, ev->u.counter.counter);
-        break;
-    case TRC_EV_LOSS:
-        check_str(ev->u.loss.detail, "loss detail", ctx);
-        if (ev->u.loss.kind < TRC_LOSS_SAMPLES_MISSED || ev->u.loss.kind > TRC_LOSS_OTHER)
-            fail_msg("%s: loss kind %d", ctx, (int)ev->u.loss.kind);
-        break;
-    case TRC_EV_GPU_STREAM:
-        check_str(ev->u.gpu_stream->name, "stream name", ctx);
-        break;
-    case TRC_EV_GPU_CONTEXT:
-        if (!ev->u.gpu_context)
-            fail_msg("%s: NULL context", ctx);
-        break;
-    case TRC_EV_GPU_MEMCPY:
-    case TRC_EV_GPU_MEMSET:
-    case TRC_EV_GPU_SYNC:
-    case TRC_EV_CLOCK_SYNC:
-    case TRC_EV_PROCESS_EXIT:
-    case TRC_EV_SEGMENT_END:
-        break;
-    default:
-        fail_msg("%s: event type %d", ctx, (int)ev->type);
-    }
-}
-
 /* Read p[0..len) to the end with the public reader; every check above
  * on every event.  max_read > 0 reads in pieces like a pipe. */
 static outcome read_checked(const uint8_t *p, size_t len, size_t max_read, const char *ctx)
@@ -205,9 +92,11 @@ static outcome read_checked(const uint8_t *p, size_t len, size_t max_read, const
         return o;
     }
     while ((o.st = trc_reader_next(r, &ev)) == TRC_OK) {
+        char why[512];
         if (!ev)
             fail_msg("%s: TRC_OK with no event", ctx);
-        check_event(r, ev, ctx);
+        if (fs_check_event(r, ev, why, sizeof why) != 0)
+            fail_msg("%s: %s", ctx, why);
         if (ev->type == TRC_EV_LOSS && ev->u.loss.from_reader)
             o.reader_losses++;
         if (++o.events > MAX_EVENTS)
@@ -334,18 +223,63 @@ static void test_gpu_fixtures(void **state)
     run_fixture_dir("fixtures/gpu/*.trc", 1);
 }
 
-/* Saved crash/hang cases: read, and mutated a little further. */
-static void test_regressions(void **state)
+/* Every target of fuzz_sinks.h (reader, trc-dump, each converter sink)
+ * on one input: no invariant broken, no allocation over the cap (and,
+ * under ASan, no crash).  Output goes to /dev/null. */
+static void run_targets(const input *in, int trc_input)
+{
+    static FILE *devnull;
+    char why[512];
+    if (!devnull)
+        devnull = fopen("/dev/null", "w");
+    assert_non_null(devnull);
+    for (size_t t = 0; t < fs_n_targets; t++) {
+        if (fs_targets[t].trc_input != trc_input)
+            continue;
+        if (fs_run(&fs_targets[t], in->p, in->len, devnull, why, sizeof why) != 0)
+            fail_msg("%s through %s: %s", in->name, fs_targets[t].name, why);
+    }
+}
+
+/* Saved fuzz findings (fixtures/fuzz/, tests/fuzz/README.md): every .trc
+ * through every target, read whole and piecewise, and mutated a little
+ * further; every .bin (a decoded chunk payload from fuzz_records)
+ * through the record decoders. */
+static void test_fuzz_findings(void **state)
 {
     input *v = NULL;
     size_t n = 0;
-    load_glob("tests/fuzz/regressions/*.trc", &v, &n);
+    load_glob("fixtures/fuzz/*.trc", &v, &n);
+    assert_true(n > 0);
     for (size_t i = 0; i < n; i++) {
+        run_targets(&v[i], 1);
         read_checked(v[i].p, v[i].len, 0, v[i].name);
         read_checked(v[i].p, v[i].len, 3, v[i].name);
         mutate_input(&v[i], 32);
     }
     free_inputs(v, n);
+    v = NULL;
+    n = 0;
+    load_glob("fixtures/fuzz/*.bin", &v, &n);
+    for (size_t i = 0; i < n; i++)
+        run_targets(&v[i], 0);
+    free_inputs(v, n);
+}
+
+/* The fixtures themselves through every target (what the seed corpora
+ * of `make fuzz` start from must pass). */
+static void test_fixture_targets(void **state)
+{
+    const char *dirs[] = {"fixtures/valid/*.trc", "fixtures/invalid/*.trc", "fixtures/gpu/*.trc"};
+    for (size_t d = 0; d < sizeof dirs / sizeof *dirs; d++) {
+        input *v = NULL;
+        size_t n = 0;
+        load_glob(dirs[d], &v, &n);
+        assert_true(n > 0);
+        for (size_t i = 0; i < n; i++)
+            run_targets(&v[i], 1);
+        free_inputs(v, n);
+    }
 }
 
 static trc_writer *open_mem(tb_buf *b, int level, uint32_t chunk_bytes)
@@ -492,7 +426,8 @@ int main(void)
         cmocka_unit_test(test_invalid_fixtures),
         cmocka_unit_test(test_gpu_fixtures),
         cmocka_unit_test(test_written_traces),
-        cmocka_unit_test(test_regressions),
+        cmocka_unit_test(test_fixture_targets),
+        cmocka_unit_test(test_fuzz_findings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
