@@ -48,6 +48,7 @@ static const py_layout py_layout_3_11 = {
     .ob_type = 8,
     .ob_size = 16,
     .co_firstlineno = 72,
+    .co_version = PY_OFF_NONE,
     .co_filename = 112,
     .co_name = 120,
     .co_qualname = 128,

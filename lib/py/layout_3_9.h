@@ -48,6 +48,7 @@ static const py_layout py_layout_3_9 = {
     .ob_type = 8,
     .ob_size = 16,
     .co_firstlineno = 40,
+    .co_version = PY_OFF_NONE,
     .co_filename = 104,
     .co_name = 112,
     .co_qualname = PY_OFF_NONE,

@@ -167,7 +167,8 @@ static py_status locate(py_proc *p, found *f, char *err, size_t errlen)
     pymaps maps = { 0 };
     char exe[PATH_MAX] = "", fn[64];
     py_status st = PY_ERR_NOT_PYTHON;
-    int old_major = 0, old_minor = -1, needs_lib = 0, saw_lib = 0;
+    int old_major = 0, old_minor = -1, needs_lib = 0, saw_lib = 0, bare_exe = 0;
+    char bare_version[32] = "";
 
     if (pymaps_read(p->self ? 0 : p->pid, &maps) != 0) {
         int e = errno;
@@ -231,6 +232,11 @@ static py_status locate(py_proc *p, found *f, char *err, size_t errlen)
                 /* A Python without _PyRuntime: 2.x or 3.6 and older. */
                 old_major = major ? major : 3;
                 old_minor = minor;
+            } else if (pass == 1 && !pyelf_has_symbols(&e)) {
+                /* Nothing to look in at all: stripped and statically
+                 * linked.  Say so, and whether it looks like a Python. */
+                bare_exe = 1;
+                pyelf_version_string(&e, -1, bare_version, sizeof bare_version);
             }
             pyelf_close(&e);
         }
@@ -263,6 +269,16 @@ static py_status locate(py_proc *p, found *f, char *err, size_t errlen)
                      "and older?), which trc does not support (CPython 3.8 or later is needed)",
                      (int)p->pid);
         st = PY_ERR_VERSION;
+    } else if (bare_exe && bare_version[0]) {
+        snprintf(err, errlen, "pid %d (%s) looks like CPython %s but its executable has no symbol "
+                 "table (stripped and statically linked): trc finds the interpreter through its "
+                 "_PyRuntime symbol, so it cannot record this build; use an interpreter that keeps "
+                 "its symbols (any dynamically linked one does, stripped or not)",
+                 (int)p->pid, exe[0] ? exe : "?", bare_version);
+    } else if (bare_exe) {
+        snprintf(err, errlen, "pid %d (%s) is not a CPython process: its executable has no symbol "
+                 "table (stripped and statically linked) and no libpython is mapped", (int)p->pid,
+                 exe[0] ? exe : "?");
     } else {
         snprintf(err, errlen, "pid %d (%s) is not a CPython process: no _PyRuntime symbol in its "
                  "executable or in a mapped libpython", (int)p->pid, exe[0] ? exe : "unknown executable");
@@ -299,7 +315,7 @@ static void compute_spans(py_proc *p)
                       L->ts_datastack_top };
     uint32_t fo[] = { L->ob_type, L->fo_back, L->fo_code, L->fo_lasti, L->fo_state };
     uint32_t co[] = { L->ob_type, L->ob_size, L->co_firstlineno, L->co_filename, L->co_name,
-                      L->co_qualname, L->co_lines };
+                      L->co_qualname, L->co_lines, L->co_version };
     uint32_t gil[] = { L->gil_locked, L->gil_last_holder };
 
     p->rt_lo = min_off(rt, 2);
@@ -308,7 +324,7 @@ static void compute_spans(py_proc *p)
     p->is_len = max_off(is, 2) + 8 - p->is_lo;
     p->ts_len = max_off(ts, 9) + 8;
     p->fr_len = L->frame_objects ? max_off(fo, 5) + 8 : L->if_size;
-    p->co_len = max_off(co, 7) + 8;
+    p->co_len = max_off(co, 8) + 8;
     p->gil_lo = min_off(gil, 2);
     p->gil_len = max_off(gil, 2) + 8 - p->gil_lo;
 }

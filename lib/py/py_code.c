@@ -10,6 +10,23 @@
  * code object; frame infos are created once per (code object, line) and
  * live in the arena until py_proc_free, so the pointers handed out stay
  * valid even when the cache entry is replaced.
+ *
+ * Reuse.  Pointers alone are not enough: a program that compiles code in
+ * a loop (exec, templates) frees a code object together with its name,
+ * file name and line table, and the allocator's free lists hand the same
+ * addresses to the next one, so every pointer compared can be equal while
+ * the name is another (seen with Debian's 3.11: period-2 reuse of all
+ * four addresses).  From 3.12 every code object carries co_version, a
+ * value no other code object created before it has (a global counter):
+ * a hit compares it, at no cost.  Without it (3.8–3.11, or a counter run
+ * out to 0) a hit also checks what the name and file strings hold: the
+ * length, kind and characters of each are hashed at decode and hashed
+ * again from this sample's copy (one range per string, planned in the
+ * sample's batched read along with the code object: pycode_plan; about
+ * 0.4 us per distinct name per sample).  What then remains trusted
+ * without a look is the line table's content: a code object with the
+ * same name, file and first line at the same addresses is taken for the
+ * same function (its lines could differ only if its source did).
  */
 #include "lib/py/py_internal.h"
 
@@ -298,6 +315,102 @@ static pycode **code_slot(pycode_cache *c, uint64_t addr)
     return &c->slot[j];
 }
 
+/* Fingerprint of a str object from a copy of its first `have` bytes.
+ * Returns 0 with *span (bytes from the object's start up to its last
+ * character) and *fp set; 1 when have < *span (read *span bytes and call
+ * again); -1 when it is not a compact str (legacy strings keep their
+ * characters elsewhere: not fingerprinted) or looks wrong. */
+static int str_fp(const py_proc *p, const uint8_t *obj, size_t have, uint32_t *span, uint64_t *fp)
+{
+    const py_layout *L = &p->L;
+
+    if (have < L->u_ascii_data || pysnap_u64(obj, L->ob_type) != p->unicode_type)
+        return -1;
+    int64_t len = (int64_t)pysnap_u64(obj, L->u_length);
+    uint32_t state = pysnap_u32(obj, L->u_state);
+    unsigned kind = (state >> L->u_kind_shift) & 7;
+    int compact = (state >> L->u_compact_bit) & 1, ascii = (state >> L->u_ascii_bit) & 1;
+    if (!compact || len < 0 || len > MAX_STR_CHARS || (kind != 1 && kind != 2 && kind != 4))
+        return -1;
+    uint32_t data = ascii ? L->u_ascii_data : L->u_compact_data;
+    *span = data + (uint32_t)len * kind;
+    if (have < *span)
+        return 1;
+    uint64_t h = 1469598103934665603ull;
+    h = (h ^ (uint64_t)len) * 1099511628211ull;
+    h = (h ^ kind) * 1099511628211ull;
+    for (uint32_t i = data; i < *span; i++)
+        h = (h ^ obj[i]) * 1099511628211ull;
+    *fp = h;
+    return 0;
+}
+
+/* Sets c->s_span[i] / s_fp[i] for the string at addr (0 span when it
+ * cannot be fingerprinted: pointers are then all that is compared). */
+static void fp_init(py_proc *p, pycode *c, int i, uint64_t addr)
+{
+    uint8_t small[64];
+    uint32_t span = 0;
+    uint64_t fp = 0;
+
+    c->s_span[i] = 0;
+    if (!addr || p->L.u_ascii_data > sizeof small ||
+        pymem_read(&p->mem, addr, small, p->L.u_ascii_data) != 0)
+        return;
+    int r = str_fp(p, small, p->L.u_ascii_data, &span, &fp);
+    if (r == 1) {
+        uint8_t *big = trc_malloc(span);
+        if (!big)
+            return;
+        if (pymem_read(&p->mem, addr, big, span) == 0)
+            r = str_fp(p, big, span, &span, &fp);
+        trc_free(big);
+    }
+    if (r == 0) {
+        c->s_span[i] = span;
+        c->s_fp[i] = fp;
+    }
+}
+
+/* Do the name and file strings still hold what they held at decode?
+ * Read from the sample's copy, or on demand.  Cannot fail (0 = no). */
+static int strings_same(py_proc *p, const pycode *c)
+{
+    const uint64_t addr[2] = { c->v_name, c->v_file };
+
+    for (int i = 0; i < 2; i++) {
+        uint32_t span = c->s_span[i];
+        if (!span)
+            continue;
+        const uint8_t *b = pysnap_get(&p->snap, addr[i], span);
+        if (!b && !(b = pysnap_need_exact(&p->snap, addr[i], span)))
+            return 0;
+        uint32_t got;
+        uint64_t fp;
+        if (str_fp(p, b, span, &got, &fp) != 0 || got != span || fp != c->s_fp[i])
+            return 0;
+    }
+    return 1;
+}
+
+void pycode_plan(py_proc *p, uint64_t addr)
+{
+    const pycode_cache *cc = &p->cc;
+
+    if (!cc->cap)
+        return;
+    size_t j = hash64(addr) & (cc->cap - 1);
+    while (cc->slot[j] && cc->slot[j]->addr != addr)
+        j = (j + 1) & (cc->cap - 1);
+    const pycode *c = cc->slot[j];
+    if (!c)
+        return;
+    if (c->s_span[0])
+        pysnap_plan(&p->snap, c->v_name, c->s_span[0]);
+    if (c->s_span[1] && c->v_file != c->v_name)
+        pysnap_plan(&p->snap, c->v_file, c->s_span[1]);
+}
+
 static void fill_validation(const py_proc *p, pycode *c, const uint8_t *hdr)
 {
     const py_layout *L = &p->L;
@@ -308,9 +421,11 @@ static void fill_validation(const py_proc *p, pycode *c, const uint8_t *hdr)
     c->v_lines = pysnap_u64(hdr, L->co_lines);
     c->v_size = pycode_units(p, hdr);
     c->v_first = (int32_t)pysnap_u32(hdr, L->co_firstlineno);
+    c->v_version = L->co_version != PY_OFF_NONE ? pysnap_u32(hdr, L->co_version) : 0;
 }
 
-static int matches(const py_proc *p, const pycode *c, const uint8_t *hdr)
+/* The pointer and value check of a hit (no read). */
+static int fields_match(const py_proc *p, const pycode *c, const uint8_t *hdr)
 {
     const py_layout *L = &p->L;
 
@@ -318,7 +433,15 @@ static int matches(const py_proc *p, const pycode *c, const uint8_t *hdr)
            pysnap_u64(hdr, L->co_filename) == c->v_file &&
            pysnap_u64(hdr, L->use_qualname ? L->co_qualname : L->co_name) == c->v_name &&
            pysnap_u64(hdr, L->co_lines) == c->v_lines && pycode_units(p, hdr) == c->v_size &&
-           (int32_t)pysnap_u32(hdr, L->co_firstlineno) == c->v_first;
+           (int32_t)pysnap_u32(hdr, L->co_firstlineno) == c->v_first &&
+           (L->co_version == PY_OFF_NONE || pysnap_u32(hdr, L->co_version) == c->v_version);
+}
+
+/* The whole check of a hit; hdr may be invalid afterwards (strings_same
+ * may read). */
+static int matches(py_proc *p, const pycode *c, const uint8_t *hdr)
+{
+    return fields_match(p, c, hdr) && strings_same(p, c);
 }
 
 const struct pycode *pycode_last(const py_proc *p)
@@ -326,7 +449,7 @@ const struct pycode *pycode_last(const py_proc *p)
     return p->cc.last;
 }
 
-int pycode_still(const py_proc *p, const struct pycode *c, const uint8_t *hdr)
+int pycode_still(py_proc *p, const struct pycode *c, const uint8_t *hdr)
 {
     /* the type first, as pycode_resolve checks it before the cache */
     return pysnap_u64(hdr, p->L.ob_type) == p->code_type && matches(p, c, hdr);
@@ -346,6 +469,10 @@ static pycode *code_decode(py_proc *p, uint64_t addr, const uint8_t *hdr)
     }
     c->addr = addr;
     fill_validation(p, c, hdr);
+    if (!c->v_version) {   /* else co_version tells code objects apart */
+        fp_init(p, c, 0, c->v_name);
+        fp_init(p, c, 1, c->v_file);
+    }
     p->last = PY_ERR_IO;
     if (pystr_read(p, c->v_file, s, MAX_STR_CHARS * 4 + 1) != 0 || !(c->file = intern(p, s)))
         goto fail;
@@ -399,12 +526,15 @@ static const py_frame_info *line_info(py_proc *p, pycode *c, uint32_t line)
     return fi;
 }
 
-const py_frame_info *pycode_resolve(py_proc *p, uint64_t addr, const uint8_t *hdr, int64_t addrq)
+const py_frame_info *pycode_resolve(py_proc *p, uint64_t addr, const uint8_t *hdr_in, int64_t addrq)
 {
-    if (pysnap_u64(hdr, p->L.ob_type) != p->code_type) {
+    /* a copy: the string check may read on demand, moving the snapshot */
+    uint8_t hdr[1024];
+    if (p->co_len > sizeof hdr || pysnap_u64(hdr_in, p->L.ob_type) != p->code_type) {
         p->last = PY_ERR_IO;
         return NULL;
     }
+    memcpy(hdr, hdr_in, p->co_len);
     if (p->cc.count >= MAX_CODES) {
         /* Start the index over; interned strings and frame infos stay. */
         for (size_t i = 0; i < p->cc.cap; i++)

@@ -206,6 +206,13 @@ int py_layout_from_debug(const uint8_t *buf, size_t len, py_layout *out, char *e
     out->co_firstlineno = (uint32_t)get(&d, "co.firstlineno");
     if (out->co_firstlineno + 4 > co)
         bad = 1;
+    /* Not among the debug offsets.  In 3.13's PyCodeObject it follows
+     * co_firstlineno and five more ints (co_nlocalsplus, co_framesize,
+     * co_nlocals, co_ncellvars, co_nfreevars), in every build; later
+     * versions are not assumed to keep it there (the code cache then
+     * checks the strings instead, py_code.c). */
+    out->co_version = minor == 13 && out->co_firstlineno + 28 <= co ? out->co_firstlineno + 24
+                                                                      : PY_OFF_NONE;
     out->co_filename = off_in(&d, "co.filename", co, &bad);
     out->co_name = off_in(&d, "co.name", co, &bad);
     out->co_qualname = off_in(&d, "co.qualname", co, &bad);

@@ -268,6 +268,20 @@ int pyelf_symbol(const pyelf *e, const char *name, uint64_t *value)
     return by_dynamic(e, name, value);
 }
 
+int pyelf_has_symbols(const pyelf *e)
+{
+    const Elf64_Ehdr *h = ehdr(e);
+    dyninfo d;
+
+    for (unsigned i = 0; i < h->e_shnum; i++) {
+        const Elf64_Shdr *s = shdr(e, i);
+        if (s && (s->sh_type == SHT_SYMTAB || s->sh_type == SHT_DYNSYM) &&
+            s->sh_size >= 2 * sizeof(Elf64_Sym))
+            return 1;   /* entry 0 is always the null symbol */
+    }
+    return read_dynamic(e, &d) == 0 && d.symtab != 0;
+}
+
 int pyelf_needs(const pyelf *e, const char *prefix)
 {
     dyninfo d;

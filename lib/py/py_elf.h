@@ -31,6 +31,11 @@ void pyelf_close(pyelf *e);
  * count) when the file has no section headers.  0 if found, else -1. */
 int pyelf_symbol(const pyelf *e, const char *name, uint64_t *value);
 
+/* 1 if the file has any symbol table to look in (a .dynsym or .symtab
+ * section with entries, or a DT_SYMTAB), 0 if it has none (a stripped,
+ * statically linked executable). */
+int pyelf_has_symbols(const pyelf *e);
+
 /* Whether PT_DYNAMIC lists a DT_NEEDED whose name starts with prefix. */
 int pyelf_needs(const pyelf *e, const char *prefix);
 

@@ -41,6 +41,13 @@ typedef struct pycode {
     uint64_t v_type, v_file, v_name, v_lines;
     int64_t v_size;
     int32_t v_first;
+    uint32_t v_version;            /* co_version (3.12+), 0 = none */
+    /* and, without a version, what the name and file strings hold
+     * (py_code.c, "Reuse"):
+     * span bytes from the object's start cover its characters (0 = the
+     * string could not be fingerprinted: pointers only); fp hashes them */
+    uint32_t s_span[2];            /* [0] name, [1] file */
+    uint64_t s_fp[2];
     const char *function, *file;   /* interned, in the arena */
     py_lineent *map;
     uint32_t nmap;
@@ -150,8 +157,15 @@ const struct pycode *pycode_last(const py_proc *p);
 
 /* 1 if hdr (p->co_len bytes of the code object at c->addr, read in this
  * sample) is still the code object c was decoded from: the same check a
- * cache hit makes.  Cannot fail. */
-int pycode_still(const py_proc *p, const struct pycode *c, const uint8_t *hdr);
+ * cache hit makes.  May read the name and file strings on demand, which
+ * can move the snapshot's buffer: hdr is not valid afterwards.  0 also
+ * when they cannot be read. */
+int pycode_still(py_proc *p, const struct pycode *c, const uint8_t *hdr);
+
+/* Plans (pysnap_plan) the string ranges a hit on the cache entry of the
+ * code object at addr will check, if there is such an entry.  Cannot
+ * fail. */
+void pycode_plan(py_proc *p, uint64_t addr);
 
 /* Number of 2-byte code units of the code object whose header is hdr
  * (3.11+), for bounds checks; 0 if unknown. */

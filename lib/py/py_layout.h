@@ -99,6 +99,8 @@ typedef struct py_layout {
 
     /* PyCodeObject */
     uint32_t co_firstlineno;      /* int */
+    uint32_t co_version;          /* 3.12+: uint32_t, a new value for every code object
+                                   * created (0 once the counter ran out) */
     uint32_t co_filename;
     uint32_t co_name;
     uint32_t co_qualname;         /* 3.11+ */

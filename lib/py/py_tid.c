@@ -12,6 +12,12 @@
  * does not fit (a container with another libc), the target's own blocks
  * are searched for an offset that fits every thread.  When nothing fits
  * the offset stays -1 and tids are reported unknown (-1).
+ *
+ * A target in another pid namespace (a container, unshare -p) knows its
+ * threads by the ids of its own namespace, which is what struct pthread
+ * and, 3.11+, native_thread_id hold; /proc shows ours.  The task list is
+ * then translated through the last NSpid entry of each task's status
+ * file (py_ns_tid), and the tids lib/py reports are the target's own.
  */
 #include "lib/py/py_internal.h"
 
@@ -67,9 +73,63 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Sorted tids of the target's tasks; count or -1. */
+/* Ids of the NSpid line of a status file: count (0 if none), the first
+ * and the last. */
+static int nspid(const char *path, int64_t *first, int64_t *last)
+{
+    char buf[2048];
+    FILE *f = fopen(path, "re");
+    int n = 0;
+
+    if (!f)
+        return -1;
+    while (fgets(buf, sizeof buf, f)) {
+        if (strncmp(buf, "NSpid:", 6) != 0)
+            continue;
+        char *p = buf + 6, *end;
+        for (;;) {
+            long long v = strtoll(p, &end, 10);
+            if (end == p)
+                break;
+            if (n++ == 0)
+                *first = v;
+            *last = v;
+            p = end;
+        }
+        break;
+    }
+    fclose(f);
+    return n;
+}
+
+int py_ns_nested(pid_t pid)
+{
+    char fn[64];
+    int64_t a = 0, b = 0;
+
+    snprintf(fn, sizeof fn, "/proc/%d/status", (int)pid);
+    return nspid(fn, &a, &b) > 1;
+}
+
+int64_t py_ns_tid(pid_t pid, int64_t tid)
+{
+    char fn[96];
+    int64_t a = 0, b = 0;
+
+    if (tid <= 0)
+        return -1;
+    snprintf(fn, sizeof fn, "/proc/%d/task/%lld/status", (int)pid, (long long)tid);
+    int n = nspid(fn, &a, &b);
+    if (n < 0)
+        return -1;
+    return n > 1 ? b : tid;   /* no NSpid line (Linux < 4.1): one namespace */
+}
+
+/* Sorted tids of the target's tasks, as the target knows them; count or
+ * -1. */
 static int list_tasks(pid_t pid, int64_t **out)
 {
+    int nested = py_ns_nested(pid);
     char fn[64];
     DIR *d;
     struct dirent *e;
@@ -94,7 +154,10 @@ static int list_tasks(pid_t pid, int64_t **out)
             t = nt;
             cap = nc;
         }
-        t[n++] = atoll(e->d_name);
+        t[n] = atoll(e->d_name);
+        if (nested && (t[n] = py_ns_tid(pid, t[n])) <= 0)
+            continue;   /* gone meanwhile */
+        n++;
     }
     closedir(d);
     qsort(t, (size_t)n, sizeof *t, cmp_i64);

@@ -16,7 +16,10 @@
  *                 is a tagged reference (masked).
  * Nothing is invented: an unexpected type, owner, alignment, a cycle
  * (Brent's algorithm over frame addresses) or more frames than the
- * caller's room makes the whole stack invalid (-1).
+ * caller's room makes the whole stack invalid (-1).  Except that
+ * py_proc_stack_trunc accepts a stack deeper than the room: its
+ * innermost frames, each checked as usual, are returned and the walk
+ * stops there (the frames beyond are never read).
  *
  * The target keeps running while we read, so one read call is not an
  * atomic snapshot.  Before 3.11 a frame that returns goes to a free
@@ -127,13 +130,16 @@ static void plan_stack(py_proc *p, const pymemo *m, uint64_t tstate)
         pysnap_plan(&p->snap, m->lo, m->hi - m->lo);
     for (int i = 0; i < m->nframes; i++)
         pysnap_plan(&p->snap, m->frames[i], p->fr_len);
-    for (int i = 0; i < m->ncodes; i++)
+    for (int i = 0; i < m->ncodes; i++) {
         pysnap_plan(&p->snap, m->codes[i], p->co_len);
+        pycode_plan(p, m->codes[i]);   /* the strings a cache hit checks */
+    }
 }
 
 typedef struct walk {
     const py_frame_info **out;
     int max, depth;
+    int trunc_ok, truncated; /* py_proc_stack_trunc: stop at max, not fail */
     uint64_t leaf, leaf_code, leaf_prev, bottom;  /* first and last frame of the chain */
     int full;             /* failed for want of room in out[] */
     uint64_t chunk_data, top, chunk_end;
@@ -207,8 +213,12 @@ static const py_frame_info *reuse(py_proc *p, walk *w, uint64_t frame, uint64_t 
         return NULL;
     if (!(code == w->vcode && e->c == w->vc && w->vn == p->snap.n && w->vgen == p->cc.gen)) {
         *hdr = pysnap_get(&p->snap, code, p->co_len);
-        if (!*hdr || !pycode_still(p, e->c, *hdr))
+        if (!*hdr)
             return NULL;
+        if (!pycode_still(p, e->c, *hdr)) {
+            *hdr = NULL;   /* the check may have read: fetch it again */
+            return NULL;
+        }
         w->vcode = code;
         w->vc = e->c;
         w->vn = p->snap.n;
@@ -217,12 +227,18 @@ static const py_frame_info *reuse(py_proc *p, walk *w, uint64_t frame, uint64_t 
     return e->fi;
 }
 
-/* Resolves one Python frame and appends it.  0, or -1 (p->last set). */
+/* Resolves one Python frame and appends it.  0, 1 when there is no room
+ * left and the caller accepts a truncated stack (the walk stops), or -1
+ * (p->last set). */
 static int emit(py_proc *p, walk *w, uint64_t frame, uint64_t code, int64_t lasti_or_instr)
 {
     const py_layout *L = &p->L;
 
     if (w->depth >= w->max) {
+        if (w->trunc_ok) {
+            w->truncated = 1;
+            return 1;
+        }
         w->full = 1;   /* deterministic: not worth a retry */
         return fail(p, PY_ERR_IO);
     }
@@ -346,8 +362,11 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
                 return fail(p, PY_ERR_IO);   /* freed, reused or not running */
             code = pysnap_u64(fr, L->fo_code);
             prev = pysnap_u64(fr, L->fo_back);
-            if (emit(p, w, frame, code, (int32_t)pysnap_u32(fr, L->fo_lasti)) != 0)
+            int r = emit(p, w, frame, code, (int32_t)pysnap_u32(fr, L->fo_lasti));
+            if (r < 0)
                 return -1;
+            if (r > 0)
+                break;     /* truncated: frame and those beyond are not part of it */
         } else {
             unsigned owner = fr[L->if_owner];
             if (owner > L->owner_max)
@@ -358,9 +377,13 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
                 (frame + p->fr_len > w->top ||
                  (prev >= w->chunk_data && prev < w->top && prev >= frame)))
                 return fail(p, PY_ERR_IO);   /* callers lie below callees */
-            if (owner < L->owner_skip_min &&
-                emit(p, w, frame, code, (int64_t)pysnap_u64(fr, L->if_instr)) != 0)
-                return -1;
+            if (owner < L->owner_skip_min) {
+                int r = emit(p, w, frame, code, (int64_t)pysnap_u64(fr, L->if_instr));
+                if (r < 0)
+                    return -1;
+                if (r > 0)
+                    break; /* truncated */
+            }
             if (!prev && !(L->owner_bottom & (1u << owner)))
                 return fail(p, PY_ERR_IO);   /* e.g. a generator that just yielded */
         }
@@ -445,8 +468,11 @@ static int tick_take(py_proc *p, uint64_t tstate)
 }
 
 /* One walk of tstate's stack; *full set when it failed for want of
- * room.  Caller holds the lock. */
-static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames, int max, int *full)
+ * room.  trunc: NULL, or where to say whether a stack deeper than max
+ * was cut to its innermost max frames (instead of failing).  Caller
+ * holds the lock. */
+static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames, int max, int *full,
+                      int *trunc)
 {
     const py_layout *L = &p->L;
     walk w;
@@ -459,6 +485,7 @@ static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames,
     walk_start(&w);
     w.out = frames;
     w.max = max;
+    w.trunc_ok = trunc != NULL;
     w.next.tstate = tstate;
     if (!m->rs)
         m->rs = trc_calloc(PYMEMO_FRAMES, sizeof *m->rs);   /* none: no reuse */
@@ -510,17 +537,20 @@ static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames,
         w.next.hi = hi;
     }
     memo_commit(m, &w.next);
+    if (trunc)
+        *trunc = w.truncated;
     return w.depth;
 }
 
 /* A walk that met an inconsistent (torn) read is tried again at once:
  * the target moved while we read, and a fresh read usually succeeds. */
-static int stack_locked(py_proc *p, uint64_t tstate, const py_frame_info **frames, int max)
+static int stack_locked(py_proc *p, uint64_t tstate, const py_frame_info **frames, int max,
+                        int *trunc)
 {
     int n = -1, full = 0;
 
     for (int t = 0; t < TORN_TRIES; t++) {
-        n = stack_once(p, tstate, frames, max, &full);
+        n = stack_once(p, tstate, frames, max, &full, trunc);
         if (n >= 0 || full || p->last != PY_ERR_IO)
             break;
         p->stats.torn_retries++;
@@ -532,10 +562,24 @@ static int stack_locked(py_proc *p, uint64_t tstate, const py_frame_info **frame
 int py_proc_stack(py_proc *p, uint64_t tstate, const py_frame_info **frames, int max)
 {
     pthread_mutex_lock(&p->lock);
-    int n = stack_locked(p, tstate, frames, max);
+    int n = stack_locked(p, tstate, frames, max, NULL);
     if (n < 0)
         p->stats.invalid_stacks++;
     pthread_mutex_unlock(&p->lock);
+    return n;
+}
+
+int py_proc_stack_trunc(py_proc *p, uint64_t tstate, const py_frame_info **frames, int max,
+                        int *truncated)
+{
+    int t = 0;
+
+    pthread_mutex_lock(&p->lock);
+    int n = stack_locked(p, tstate, frames, max, &t);
+    if (n < 0)
+        p->stats.invalid_stacks++;
+    pthread_mutex_unlock(&p->lock);
+    *truncated = n >= 0 && t;
     return n;
 }
 
@@ -753,7 +797,7 @@ int py_proc_stack_self_thread(py_proc *p, const py_frame_info **frames, int max)
     /* Our own thread state and everything our live frames hold stay
      * mapped while we are in this call. */
     p->mem.careful = 0;
-    n = stack_locked(p, ts, frames, max);
+    n = stack_locked(p, ts, frames, max, NULL);
 out:
     p->mem.careful = p->self;
     if (n < 0)

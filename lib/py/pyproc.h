@@ -81,6 +81,13 @@ int py_proc_threads(py_proc *p, py_thread_info *out, int max, int want_gil);
  * giving up; stats.torn_retries counts those.) */
 int py_proc_stack(py_proc *p, uint64_t tstate, const py_frame_info **frames, int max);
 
+/* py_proc_stack, except that a stack deeper than max is not invalid:
+ * its innermost max frames are stored, max is returned and *truncated
+ * is set to 1 (else 0).  The frames beyond are not read, so how many
+ * there were is not known.  (Added by lib/py: deep recursion.) */
+int py_proc_stack_trunc(py_proc *p, uint64_t tstate, const py_frame_info **frames, int max,
+                        int *truncated);
+
 /* Stack of the calling thread (for py_proc_attach_self): finds the
  * thread state whose native id / pthread id is the caller's.  Same
  * return convention.  Must not take the GIL or call the Python C API;
@@ -101,6 +108,16 @@ int py_proc_stack_self_thread(py_proc *p, const py_frame_info **frames, int max)
  * thread once threading registers it.  A scan costs ~11 reads per
  * thread (~25 µs per thread here); a cached answer no read.) */
 const char *py_proc_thread_name(py_proc *p, int64_t tid);
+
+/* Pid namespaces (containers): the thread tid of process pid, both as
+ * we see them, has in the target's own pid namespace the id this
+ * returns (the last NSpid entry of /proc/PID/task/TID/status): the id
+ * lib/py reports in py_thread_info.tid and takes in
+ * py_proc_thread_name.  tid itself when the target shares our
+ * namespace; -1 when the task is gone.  py_ns_nested: 1 when pid lives
+ * in a pid namespace below ours.  (Added by lib/py.) */
+int64_t py_ns_tid(pid_t pid, int64_t tid);
+int py_ns_nested(pid_t pid);
 
 /* Counters for diagnostics. */
 typedef struct py_proc_stats {

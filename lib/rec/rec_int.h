@@ -295,7 +295,9 @@ typedef struct rec_threads {
 
 /* Find the thread (ti->tid as lib/py gives it, or tstate), adding it
  * (our id, state fd, names) if new.  Returns NULL on allocation failure
- * (*st).  A new thread is written to the trace (rec_thread_define) only
+ * (*st), or with *st TRC_OK when the process has no task with that id
+ * (the thread has just ended, or the id is stale: a fork child's thread
+ * state holds its parent's id for a moment): skip it.  A new thread is written to the trace (rec_thread_define) only
  * before its first sample: one that never gets a sample (it belonged to
  * a process that took over the pid, target.c) leaves no trace. */
 rec_thread *rec_threads_get(rec_threads *t, py_proc *py, pid_t pid, const py_thread_info *ti,
@@ -356,6 +358,9 @@ typedef struct rec_target {
     uint32_t gen;
     py_thread_info *tinfo;
     int tcap;
+    rec_tidpair *dup;        /* scratch: (id, index) of tinfo, sorted (target.c) */
+    int dupcap;
+    int ids_seen;            /* lib/py has told thread ids of this image */
     const py_frame_info **frames;
     rec_lossacc invalid;
     uint64_t samples;

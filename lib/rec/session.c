@@ -188,7 +188,7 @@ static void say_ending(session *s)
     rec_target *r = s->root;
     if (!r)
         return;
-    if (s->launched && !r->warned && r->samples == 0 && r->err[0] &&
+    if (s->launched && !r->warned && s->samples == 0 && r->err[0] &&
         (r->last_err == PY_ERR_NOT_PYTHON || r->last_err == PY_ERR_VERSION ||
          r->last_err == PY_ERR_PERM))
         say(s, REC_MSG_WARN, "%s; no samples recorded", r->err);

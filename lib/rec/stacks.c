@@ -10,6 +10,10 @@
  * pointers and stack ids, root first) and only frames past the common
  * prefix go to trc_writer_stack.  A 500-frame recursion that moves one
  * line costs one call, not 500.
+ *
+ * A stack deeper than the format allows arrives with a synthetic root
+ * frame (rec_truncated_name, see rec_int.h), written with kind "other"
+ * (spec record 3) so no reader takes it for Python code.
  */
 #include "lib/rec/rec_int.h"
 
@@ -43,13 +47,16 @@ static int reserve(rec_stackcache *c, int depth)
     return 0;
 }
 
+const char rec_truncated_name[] = "<truncated>";
+
 static trc_status frame_id(trc_writer *w, const py_frame_info *f, uint32_t *id)
 {
     if (f->user_id) {
         *id = f->user_id;
         return TRC_OK;
     }
-    trc_status st = trc_writer_frame(w, TRC_FRAME_PYTHON, f->function ? f->function : "",
+    trc_frame_kind kind = f->function == rec_truncated_name ? TRC_FRAME_OTHER : TRC_FRAME_PYTHON;
+    trc_status st = trc_writer_frame(w, kind, f->function ? f->function : "",
                                      f->file ? f->file : "", f->line, f->first_line, id);
     if (st == TRC_OK)
         ((py_frame_info *)f)->user_id = *id; /* user_id is the caller's by contract */

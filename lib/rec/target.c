@@ -24,6 +24,23 @@
  * Exec is noticed by the stack start address in /proc/PID/stat changing
  * (the new image gets a new, randomised stack; the executable path may
  * stay the same, as with subprocess running sys.executable).
+ *
+ * Pid reuse.  Memory is read by pid number, and once the process has
+ * exited and been reaped its number may go to another process at once
+ * (a small pid namespace, ns_last_pid).  A sample is written only when
+ * the process provably still existed after its stack was read: the
+ * thread's state file is read after the stack, and that file, opened
+ * earlier, follows that very thread (hence its process, which holds
+ * its pid while any thread lives) and fails once it is gone.  A state
+ * file just opened by number (a new thread, an id that came back) does
+ * not prove that, so then the process's own stat file, open since the
+ * target was found, is read too; when it fails the tick stops and the
+ * liveness check runs next tick, which ends the target (pid_reused when
+ * its pid already names another process).
+ *
+ * Depth.  A stack deeper than the format allows (REC_MAX_DEPTH) keeps
+ * its innermost frames under a synthetic root frame <truncated>; it is
+ * a sample like any other, counted in truncated for a warning.
  */
 #include "lib/rec/rec_int.h"
 
@@ -31,6 +48,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,6 +87,8 @@ int rec_target_init(rec_target *t, pid_t pid, int is_root, int launched, int64_t
     if (rec_proc_cmdline(pid, t->cmdline, sizeof t->cmdline) != 0)
         t->cmdline[0] = '\0';
     t->stat_fd = rec_proc_open(pid, 0, "stat");
+    t->trunc_frame.function = rec_truncated_name;
+    t->trunc_frame.file = "";
     t->tcap = 16;
     t->tinfo = trc_calloc((size_t)t->tcap, sizeof *t->tinfo);
     t->frames = trc_calloc(REC_MAX_DEPTH, sizeof *t->frames);
@@ -97,6 +117,9 @@ void rec_target_cleanup(rec_target *t)
     t->stat_fd = t->statm_fd = -1;
     trc_free(t->tinfo);
     trc_free(t->frames);
+    trc_free(t->dup);
+    t->dup = NULL;
+    t->dupcap = 0;
     t->tinfo = NULL;
     t->frames = NULL;
 }
@@ -112,6 +135,8 @@ py_status rec_target_try_attach(rec_target *t, int64_t now_ns)
     t->py = py;
     t->state = REC_T_ATTACHED;
     t->process_written = 0;
+    t->ids_seen = 0;
+    t->threads.nested = py_ns_nested(t->pid);
     /* the image is complete now (its libpython runs); what init read may
      * have been taken while exec was still setting it up */
     rec_stat s;
@@ -193,6 +218,9 @@ static trc_status check_process(rec_target *t, rec_tick_ctx *ctx)
         /* trec's own child: waitpid gives the exact status (session) */
         if (t->launched)
             return TRC_OK;
+        rec_stat now;
+        if (gone && rec_proc_stat(t->pid, 0, &now) == 0 && now.starttime != t->starttime)
+            t->pid_reused = 1;
         return rec_target_exited(t, ctx->w, ctx->now_ns, gone ? -1 : s.exit_code);
     }
     char exe[sizeof t->exe];
@@ -274,6 +302,67 @@ static int alive(rec_target *t)
     return s.state != 'Z' && s.state != 'X';
 }
 
+static int cmp_pair(const void *a, const void *b)
+{
+    const rec_tidpair *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return x->ns_tid < y->ns_tid ? -1 : x->ns_tid > y->ns_tid;
+}
+
+/* Thread states not yet of a running thread of their own: one being
+ * created carries no id (3.12+) or, until its thread starts, the id of
+ * the thread that created it (3.8-3.11).  Sampled, they would add a
+ * thread under a stand-in id, or a second sample (of an empty stack) to
+ * the creator.  So, once lib/py has told ids of this process (a dying
+ * process's threads lose theirs: glibc clears them on exit), this tick
+ * drops (tstate 0) an id-less state, and of several states with one id
+ * all but the one that thread had before (all, if it had none). */
+static void drop_unborn(rec_target *t, int n)
+{
+    for (int i = 0; i < n && !t->ids_seen; i++)
+        t->ids_seen = t->tinfo[i].tid > 0;
+    if (!t->ids_seen)
+        return; /* ids unknown here: every state stands for itself */
+    if (n > 1 && t->dupcap < n) {
+        rec_tidpair *v = trc_realloc(t->dup, (size_t)n * sizeof *v);
+        if (v) {
+            t->dup = v;
+            t->dupcap = n;
+        }
+    }
+    if (n > 1 && t->dupcap >= n) {
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (t->tinfo[i].tid > 0)
+                t->dup[k++] = (rec_tidpair){t->tinfo[i].tid, i};
+        qsort(t->dup, (size_t)k, sizeof *t->dup, cmp_pair);
+        for (int a = 0, b; a < k; a = b) {
+            for (b = a + 1; b < k && t->dup[b].tid == t->dup[a].tid; b++)
+                ;
+            if (b - a < 2)
+                continue;
+            uint64_t had = 0;
+            for (size_t j = 0; j < t->threads.n; j++)
+                if (t->threads.v[j].ns_tid == t->dup[a].tid)
+                    had = t->threads.v[j].tstate;
+            for (int c = a; c < b; c++) {
+                py_thread_info *ti = &t->tinfo[t->dup[c].ns_tid];
+                if (ti->tstate != had)
+                    ti->tstate = 0;
+            }
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (t->tinfo[i].tid <= 0)
+            t->tinfo[i].tstate = 0;
+}
+
+static char read_state(const rec_thread *th)
+{
+    return th->state_is_stat ? rec_fd_state(th->state_fd) : rec_fd_syscall_state(th->state_fd);
+}
+
 static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
 {
     trc_status st = TRC_OK;
@@ -287,29 +376,54 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
         return TRC_OK;
     }
     t->gen++;
+    drop_unborn(t, n);
     for (int i = 0; i < n; i++) {
         const py_thread_info *ti = &t->tinfo[i];
-        rec_thread *th = rec_threads_get(&t->threads, ctx->w, t->py, t->pid, ti, ctx->now_ns, &st);
+        if (!ti->tstate)
+            continue; /* drop_unborn */
+        rec_thread *th = rec_threads_get(&t->threads, t->py, t->pid, ti, ctx->now_ns, &st);
+        if (!th && st == TRC_OK)
+            continue; /* no such task (now) */
         if (!th)
             return st;
+        int fresh = th->seen == 0; /* its state file was just opened by number */
         th->seen = t->gen;
-        if (th->wid > ctx->max_wid)
-            ctx->max_wid = th->wid;
-        char state = 0;
-        if (th->state_fd >= 0) {
-            state = th->state_is_stat ? rec_fd_state(th->state_fd)
-                                      : rec_fd_syscall_state(th->state_fd);
-            if (state == 0 || state == 'Z' || state == 'X')
-                continue; /* the thread ended */
-        }
-        int depth = py_proc_stack(t->py, ti->tstate, t->frames, REC_MAX_DEPTH);
+        int truncated = 0;
+        int depth = py_proc_stack_trunc(t->py, ti->tstate, t->frames, REC_MAX_DEPTH - 1, &truncated);
         if (depth < 0 && py_proc_last_error(t->py) == PY_ERR_GONE)
             break; /* the process exited under us: not a torn read */
+        /* the state after the stack: see "Pid reuse" above */
+        char state = 0;
+        if (th->state_fd >= 0) {
+            state = read_state(th);
+            if (state == 0 || state == 'Z' || state == 'X') {
+                /* the thread ended, or its id names a new thread now */
+                if (!rec_thread_reopen(&t->threads, th, t->pid, ctx->now_ns))
+                    continue;
+                fresh = 1;
+                state = read_state(th);
+                if (state == 0 || state == 'Z' || state == 'X')
+                    continue;
+            }
+        }
+        if ((fresh || th->state_fd < 0) && !alive(t)) {
+            t->next_check_ns = ctx->now_ns; /* ended, or the pid is another's: look now */
+            break;
+        }
         if (depth < 0) {
             rec_loss_add(&t->invalid, 1, ctx->now_ns);
             ctx->invalid++;
             continue;
         }
+        if (truncated) {
+            t->frames[depth++] = &t->trunc_frame; /* the root */
+            t->truncated++;
+        }
+        st = rec_thread_define(th, ctx->w, t->pid);
+        if (st != TRC_OK)
+            return st;
+        if (th->wid > ctx->max_wid)
+            ctx->max_wid = th->wid;
         uint32_t stack;
         st = rec_stack_intern(ctx->w, &th->cache, t->frames, depth, &stack);
         if (st != TRC_OK)

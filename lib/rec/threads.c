@@ -14,12 +14,26 @@
  *
  * A thread whose OS id lib/py could not determine (-1) gets a negative
  * stand-in id, unique in its process, and no scheduler state.
+ *
+ * Ids.  A target in another pid namespace (container) knows its threads
+ * by its namespace's ids, which lib/py reports; the trace, like the
+ * process's pid, uses ours, and so do the /proc files.  The two are
+ * paired through /proc/PID/task/TID/status (py_ns_tid), looked at again
+ * only when an id of the target's is not paired yet.
+ *
+ * A thread's id can come back: the kernel hands a freed id to a new
+ * thread (soon, in a small pid namespace).  The state file of the old
+ * thread then fails while the id is still listed; rec_thread_reopen
+ * opens the new thread's, and the caller checks the process.
  */
 #include "lib/rec/rec_int.h"
 
 #include "format/alloc.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -27,10 +41,11 @@
 #define NAME_MAX_NS 1000000000LL   /* 1 s */
 
 /* The threading name if it can be read now (returns 1), else the OS
- * name (returns 0; "" if that cannot be read either). */
-static int pick_name(py_proc *py, pid_t pid, int64_t tid, char *out, size_t cap)
+ * name (returns 0; "" if that cannot be read either).  ns_tid: the id the
+ * target knows the thread by. */
+static int pick_name(py_proc *py, pid_t pid, int64_t tid, int64_t ns_tid, char *out, size_t cap)
 {
-    const char *tn = (py && tid > 0) ? py_proc_thread_name(py, tid) : NULL;
+    const char *tn = (py && ns_tid > 0) ? py_proc_thread_name(py, ns_tid) : NULL;
     if (tn && *tn) {
         /* cut a long name at a character boundary, never inside a UTF-8 sequence */
         size_t n = strlen(tn);
@@ -48,13 +63,130 @@ static int pick_name(py_proc *py, pid_t pid, int64_t tid, char *out, size_t cap)
     return 0;
 }
 
-rec_thread *rec_threads_get(rec_threads *t, trc_writer *w, py_proc *py, pid_t pid,
-                            const py_thread_info *ti, int64_t now_ns, trc_status *st)
+/* Opens th's state file (syscall, else stat).  0, or the errno of the
+ * stat file's open (state_fd -1): ENOENT when the process has no such
+ * task. */
+static int open_state(rec_thread *th, pid_t pid)
+{
+    th->state_is_stat = 0;
+    th->state_fd = rec_proc_open(pid, (pid_t)th->tid, "syscall");
+    if (th->state_fd < 0 || rec_fd_syscall_state(th->state_fd) == 0) {
+        if (th->state_fd >= 0)
+            close(th->state_fd);
+        th->state_fd = rec_proc_open(pid, (pid_t)th->tid, "stat");
+        th->state_is_stat = 1;
+        if (th->state_fd < 0)
+            return errno;
+    }
+    return 0;
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    int64_t x = ((const rec_tidpair *)a)->tid, y = ((const rec_tidpair *)b)->tid;
+    return x < y ? -1 : x > y;
+}
+
+/* Pairs every task of pid anew, keeping the pairs already known (the
+ * map stays sorted by our id).  0, or -1 when the task list cannot be
+ * read or on allocation failure (the old map is kept). */
+static int pair_tasks(rec_threads *t, pid_t pid)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    rec_tidpair *v = NULL;
+    size_t n = 0, cap = 0;
+    int rc = -1;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        rec_tidpair key = {.tid = atoll(e->d_name)};
+        if (key.tid <= 0)
+            continue;
+        const rec_tidpair *old =
+            t->map_n ? bsearch(&key, t->map, t->map_n, sizeof *t->map, cmp_pair) : NULL;
+        key.ns_tid = old ? old->ns_tid : py_ns_tid(pid, key.tid);
+        if (key.ns_tid <= 0)
+            continue; /* ended meanwhile */
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            rec_tidpair *nv = trc_realloc(v, nc * sizeof *nv);
+            if (!nv)
+                goto out;
+            v = nv;
+            cap = nc;
+        }
+        v[n++] = key;
+    }
+    qsort(v, n, sizeof *v, cmp_pair);
+    trc_free(t->map);
+    t->map = v;
+    t->map_n = n;
+    v = NULL;
+    rc = 0;
+out:
+    trc_free(v);
+    closedir(d);
+    return rc;
+}
+
+int64_t rec_threads_outer_tid(rec_threads *t, pid_t pid, int64_t ns_tid)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < t->map_n; i++)
+            if (t->map[i].ns_tid == ns_tid)
+                return t->map[i].tid;
+        if (pass || pair_tasks(t, pid) != 0)
+            break;
+    }
+    return -1;
+}
+
+int rec_thread_reopen(rec_threads *t, rec_thread *th, pid_t pid, int64_t now_ns)
+{
+    if (th->tid <= 0)
+        return 0;
+    if (t->nested) {
+        /* our id of a new thread with the target's id is another one:
+         * let the entry go (pruned) and the thread come as a new one */
+        if (pair_tasks(t, pid) != 0 || rec_threads_outer_tid(t, pid, th->ns_tid) != th->tid) {
+            th->ns_tid = -1;
+            th->tstate = 0;
+            return 0;
+        }
+    }
+    int fd = rec_proc_open(pid, (pid_t)th->tid, "stat");
+    if (fd < 0)
+        return 0; /* no thread has the id now */
+    close(fd);
+    if (th->state_fd >= 0)
+        close(th->state_fd);
+    open_state(th, pid);
+    if (th->state_fd < 0)
+        return 0;
+    /* another thread: look at its name soon */
+    th->py_name = 0;
+    th->name_interval_ns = NAME_FIRST_NS;
+    th->next_name_ns = now_ns;
+    return 1;
+}
+
+trc_status rec_thread_define(rec_thread *th, trc_writer *w, pid_t pid)
+{
+    if (th->wid)
+        return TRC_OK;
+    return trc_writer_thread(w, pid, th->tid, th->name, &th->wid);
+}
+
+rec_thread *rec_threads_get(rec_threads *t, py_proc *py, pid_t pid, const py_thread_info *ti,
+                            int64_t now_ns, trc_status *st)
 {
     *st = TRC_OK;
     for (size_t i = 0; i < t->n; i++) {
         rec_thread *th = &t->v[i];
-        if (ti->tid >= 0 ? th->tid == ti->tid : (th->tid < 0 && th->tstate == ti->tstate)) {
+        if (ti->tid >= 0 ? th->ns_tid == ti->tid : (th->ns_tid < 0 && th->tstate == ti->tstate)) {
             th->tstate = ti->tstate;
             return th;
         }
@@ -73,25 +205,17 @@ rec_thread *rec_threads_get(rec_threads *t, trc_writer *w, py_proc *py, pid_t pi
     memset(th, 0, sizeof *th);
     th->tstate = ti->tstate;
     th->state_fd = -1;
-    if (ti->tid >= 0) {
-        th->tid = ti->tid;
-        th->state_fd = rec_proc_open(pid, (pid_t)ti->tid, "syscall");
-        if (th->state_fd < 0 || rec_fd_syscall_state(th->state_fd) == 0) {
-            if (th->state_fd >= 0)
-                close(th->state_fd);
-            th->state_fd = rec_proc_open(pid, (pid_t)ti->tid, "stat");
-            th->state_is_stat = 1;
-        }
+    th->ns_tid = ti->tid;
+    th->tid = ti->tid;
+    if (ti->tid > 0) {
+        if (t->nested)
+            th->tid = rec_threads_outer_tid(t, pid, ti->tid);
+        if (th->tid <= 0 || open_state(th, pid) == ENOENT)
+            return NULL; /* no task has the id: ended, or a stale id (*st OK: skip it) */
     } else {
         th->tid = -(int64_t)(t->distinct + 1);
     }
-    th->py_name = pick_name(py, pid, th->tid, th->name, sizeof th->name);
-    *st = trc_writer_thread(w, pid, th->tid, th->name, &th->wid);
-    if (*st != TRC_OK) {
-        if (th->state_fd >= 0)
-            close(th->state_fd);
-        return NULL;
-    }
+    th->py_name = pick_name(py, pid, th->tid, th->ns_tid, th->name, sizeof th->name);
     th->name_interval_ns = NAME_FIRST_NS;
     th->next_name_ns = now_ns + th->name_interval_ns;
     t->n++;
@@ -109,13 +233,15 @@ trc_status rec_thread_refresh_name(rec_thread *th, trc_writer *w, py_proc *py, p
         th->name_interval_ns = NAME_MAX_NS;
     th->next_name_ns = now_ns + th->name_interval_ns;
     char name[sizeof th->name];
-    int py_name = pick_name(py, pid, th->tid, name, sizeof name);
+    int py_name = pick_name(py, pid, th->tid, th->ns_tid, name, sizeof name);
     /* a threading name that could not be read this time is not a
      * rename back to the OS name */
     if (!name[0] || strcmp(name, th->name) == 0 || (th->py_name && !py_name))
         return TRC_OK;
     th->py_name = py_name;
     memcpy(th->name, name, sizeof name);
+    if (!th->wid)
+        return TRC_OK; /* not written yet: rec_thread_define takes this name */
     return trc_writer_thread(w, pid, th->tid, th->name, &th->wid);
 }
 
@@ -148,5 +274,6 @@ void rec_threads_cleanup(rec_threads *t)
     for (size_t i = 0; i < t->n; i++)
         thread_cleanup(&t->v[i]);
     trc_free(t->v);
+    trc_free(t->map);
     memset(t, 0, sizeof *t);
 }

@@ -209,6 +209,11 @@ int main(int argc, char **argv)
     off("ob_type", offsetof(PyObject, ob_type));
     off("ob_size", offsetof(PyVarObject, ob_size));
     off("co_firstlineno", offsetof(PyCodeObject, co_firstlineno));
+#if PY_VERSION_HEX >= 0x030c0000
+    off("co_version", offsetof(PyCodeObject, co_version));
+#else
+    none("co_version");
+#endif
     off("co_filename", offsetof(PyCodeObject, co_filename));
     off("co_name", offsetof(PyCodeObject, co_name));
 #if PY_VERSION_HEX >= 0x030b0000
