@@ -19,10 +19,11 @@
 #include <string.h>
 
 #include "format/alloc.h"
+#include "lib/hashtab.h"
 
 #define MAX_OPEN_RANGES 4096
 
-typedef struct tid_slot { int64_t pid, tid; uint32_t id; } tid_slot;
+typedef struct tid_ent { int64_t pid, tid; uint32_t id; } tid_ent;
 typedef struct ctx_slot { uint32_t context, device; int32_t null_stream; } ctx_slot;
 /* A stream already described (GPU_STREAM written) with these flags. */
 typedef struct stream_slot { uint32_t context, stream, flags; } stream_slot;
@@ -46,8 +47,9 @@ struct cupti_decoder {
     cupti_demangler *dm;
     cupti_launch *launch;
     int thread_names;
-    tid_slot *tids;          /* open addressing, tid_cap a power of two */
-    size_t tid_cap, tid_used;
+    tid_ent *tids;           /* threads already defined, found through tid_index */
+    uint32_t tid_cap, tid_used;
+    trch_index tid_index;
     ctx_slot *ctxs;
     size_t n_ctx, ctx_cap;
     stream_slot *streams;
@@ -70,10 +72,8 @@ cupti_decoder *cupti_decoder_new(trc_writer *w, int64_t pid, const cupti_names *
     d->dm = dm;
     d->launch = launch;
     d->thread_names = thread_names;
-    d->tid_cap = 64;
-    d->tids = trc_calloc(d->tid_cap, sizeof *d->tids);
     d->ranges = trc_calloc(MAX_OPEN_RANGES, sizeof *d->ranges);
-    if (!d->tids || !d->ranges) {
+    if (!d->ranges) {
         cupti_decoder_free(d);
         return NULL;
     }
@@ -90,6 +90,7 @@ void cupti_decoder_free(cupti_decoder *d)
     }
     trc_free(d->ranges);
     trc_free(d->tids);
+    trch_index_cleanup(&d->tid_index);
     trc_free(d->ctxs);
     trc_free(d->streams);
     trc_free(d);
@@ -120,38 +121,35 @@ static void read_comm(int64_t tid, char *buf, size_t len)
     fclose(f);
 }
 
-static size_t tid_hash(int64_t pid, int64_t tid, size_t cap)
+static uint64_t tid_hash(int64_t pid, int64_t tid)
 {
-    return (size_t)(((uint64_t)tid * 0x9E3779B97F4A7C15ull) ^ (uint64_t)pid) & (cap - 1);
+    return trch_hash_more_u64(trch_hash_u64((uint64_t)tid), (uint64_t)pid);
 }
 
+/* Room for one more thread; -1 when out of memory. */
 static int tid_grow(cupti_decoder *d)
 {
-    size_t cap = d->tid_cap * 2;
-    tid_slot *t = trc_calloc(cap, sizeof *t);
-    if (!t)
-        return -1;
-    for (size_t i = 0; i < d->tid_cap; i++) {
-        if (!d->tids[i].id)
-            continue;
-        size_t j = tid_hash(d->tids[i].pid, d->tids[i].tid, cap);
-        while (t[j].id)
-            j = (j + 1) & (cap - 1);
-        t[j] = d->tids[i];
+    if (d->tid_used == d->tid_cap) {
+        uint32_t cap = d->tid_cap ? d->tid_cap * 2 : 64;
+        tid_ent *t;
+        if (d->tid_cap >= UINT32_C(1) << 30 ||
+            !(t = trc_realloc(d->tids, (size_t)cap * sizeof *t)))
+            return -1;
+        d->tids = t;
+        d->tid_cap = cap;
     }
-    trc_free(d->tids);
-    d->tids = t;
-    d->tid_cap = cap;
-    return 0;
+    return trch_reserve(&d->tid_index, d->tid_used + 1) == TRC_OK ? 0 : -1;
 }
 
 trc_status cupti_decode_thread(cupti_decoder *d, int64_t pid, int64_t tid, uint32_t *id)
 {
-    size_t i;
+    uint64_t h = tid_hash(pid, tid);
+    trch_probe p;
     char name[64] = "";
     trc_status st;
 
-    for (i = tid_hash(pid, tid, d->tid_cap); d->tids[i].id; i = (i + 1) & (d->tid_cap - 1))
+    for (uint32_t i = trch_first(&d->tid_index, h, &p); i != TRCH_NONE;
+         i = trch_next(&d->tid_index, &p))
         if (d->tids[i].tid == tid && d->tids[i].pid == pid) {
             *id = d->tids[i].id;
             return TRC_OK;
@@ -161,14 +159,10 @@ trc_status cupti_decode_thread(cupti_decoder *d, int64_t pid, int64_t tid, uint3
     st = trc_writer_thread(d->w, pid, tid, name, id);
     if (st != TRC_OK)
         return st;
-    if (d->tid_used + 1 > d->tid_cap / 2) {
-        if (tid_grow(d) != 0)
-            return TRC_OK;   /* not remembered: the next record asks the writer again */
-        for (i = tid_hash(pid, tid, d->tid_cap); d->tids[i].id; i = (i + 1) & (d->tid_cap - 1))
-            ;
-    }
-    d->tids[i] = (tid_slot){ pid, tid, *id };
-    d->tid_used++;
+    if (tid_grow(d) != 0)
+        return TRC_OK;   /* not remembered: the next record asks the writer again */
+    (void)trch_add(&d->tid_index, h, d->tid_used); /* cannot fail after tid_grow */
+    d->tids[d->tid_used++] = (tid_ent){ pid, tid, *id };
     return TRC_OK;
 }
 

@@ -364,7 +364,7 @@ static trc_status on_sample(chrome *c, const trc_reader *r, const trc_sample *s)
     t = get_thread(c, r, s->thread);
     if (!t)
         return chr_fail(c, "thread table");
-    end = s->time_ns + (int64_t)s->span_ns + (int64_t)s->weight_ns;
+    end = (int64_t)((uint64_t)s->time_ns + s->span_ns + s->weight_ns); /* modulo 2^64 */
     if (t->last_w) {
         if (at < t->last_ns)
             at = t->last_ns; /* out of order: never close before an open */
@@ -532,7 +532,7 @@ static trc_status on_segment(chrome *c, const trc_segment *seg)
 static int64_t event_time(const trc_event *ev)
 {
     switch (ev->type) {
-    case TRC_EV_SAMPLE: return ev->u.sample.time_ns + (int64_t)ev->u.sample.span_ns;
+    case TRC_EV_SAMPLE: return (int64_t)((uint64_t)ev->u.sample.time_ns + ev->u.sample.span_ns);
     case TRC_EV_COUNTER: return ev->u.counter.time_ns;
     case TRC_EV_PROCESS_EXIT: return ev->u.process_exit.time_ns;
     case TRC_EV_LOSS: return ev->u.loss.end_ns;
@@ -568,7 +568,7 @@ trc_status chrome_event(chrome *c, const trc_reader *r, const trc_event *ev, FIL
 
     if (ev->type == TRC_EV_SAMPLE && c->have_start && c->w.buf) { /* the common case */
         st = on_sample(c, r, &ev->u.sample);
-        t = ev->u.sample.time_ns + (int64_t)ev->u.sample.span_ns;
+        t = (int64_t)((uint64_t)ev->u.sample.time_ns + ev->u.sample.span_ns);
         if (t > c->last_ns)
             c->last_ns = t;
         return st;

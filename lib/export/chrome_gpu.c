@@ -199,6 +199,7 @@ trc_status chr_gpu_flush(chrome *c, const trc_reader *r)
             return st;
     }
     g->n_wait = g->n_done = g->oldest = 0;
+    trch_clear(&g->wait_index);
     for (uint32_t i = 0; i < g->n_tracks; i++) {
         gtrack *t = &g->tracks[i];
         while (t->n_push) {

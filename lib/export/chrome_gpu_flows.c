@@ -40,96 +40,31 @@ static uint64_t wkey(int64_t owner, uint32_t corr)
     return ((uint64_t)(uint32_t)owner << 32) | corr;
 }
 
-static uint32_t wslot(const chr_gpu *g, uint64_t key)
-{
-    return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (g->wcap - 1);
-}
-
-/* Waiter index + 1 for key, or 0. */
+/* Index of the waiter (not done) with key, or TRCH_NONE. */
 static uint32_t wget(const chr_gpu *g, uint64_t key)
 {
-    if (!g->wcap)
-        return 0;
-    for (uint32_t s = wslot(g, key); g->wvals[s]; s = (s + 1) & (g->wcap - 1))
-        if (g->wkeys[s] == key)
-            return g->wvals[s];
+    trch_probe p;
+    for (uint32_t i = trch_first(&g->wait_index, trch_hash_u64(key), &p); i != TRCH_NONE;
+         i = trch_next(&g->wait_index, &p))
+        if (g->wait[i].key == key)
+            return i;
+    return TRCH_NONE;
+}
+
+/* Re-index the waiters not done (their indices have moved). */
+static int wrebuild(chr_gpu *g)
+{
+    trch_clear(&g->wait_index);
+    for (uint32_t i = 0; i < g->n_wait; i++)
+        if (!g->wait[i].done && trch_add(&g->wait_index, trch_hash_u64(g->wait[i].key), i))
+            return -1;
     return 0;
-}
-
-static void wput_raw(chr_gpu *g, uint64_t key, uint32_t val)
-{
-    uint32_t s = wslot(g, key);
-    while (g->wvals[s])
-        s = (s + 1) & (g->wcap - 1);
-    g->wkeys[s] = key;
-    g->wvals[s] = val;
-    g->wn++;
-}
-
-/* The map key of waiter w. */
-static void wrole_key(const chr_gpu *g, const waiter *w, uint64_t *key)
-{
-    uint32_t corr = 0;
-    int64_t owner = g->tracks[w->track].owner; /* API calls: the track's process */
-
-    flow_role(&w->s, &corr, &owner);
-    *key = wkey(owner, corr);
-}
-
-/* Rebuild the map with cap slots from the waiters not done. */
-static int wrebuild(chr_gpu *g, uint32_t cap)
-{
-    uint64_t *keys = trc_calloc(cap, sizeof *keys);
-    uint32_t *vals = trc_calloc(cap, sizeof *vals);
-
-    if (!keys || !vals) {
-        trc_free(keys);
-        trc_free(vals);
-        return -1;
-    }
-    trc_free(g->wkeys);
-    trc_free(g->wvals);
-    g->wkeys = keys;
-    g->wvals = vals;
-    g->wcap = cap;
-    g->wn = 0;
-    for (uint32_t i = 0; i < g->n_wait; i++) {
-        uint64_t key;
-        if (g->wait[i].done)
-            continue;
-        wrole_key(g, &g->wait[i], &key);
-        wput_raw(g, key, i + 1);
-    }
-    return 0;
-}
-
-/* Remove key (backward-shift deletion keeps probe chains whole). */
-static void wdel(chr_gpu *g, uint64_t key)
-{
-    uint32_t s = wslot(g, key);
-
-    while (g->wvals[s] && g->wkeys[s] != key)
-        s = (s + 1) & (g->wcap - 1);
-    if (!g->wvals[s])
-        return;
-    g->wvals[s] = 0;
-    g->wn--;
-    for (uint32_t j = (s + 1) & (g->wcap - 1); g->wvals[j]; j = (j + 1) & (g->wcap - 1)) {
-        uint32_t home = wslot(g, g->wkeys[j]);
-        /* move j back to s unless its home lies cyclically in (s, j] */
-        if ((j > s && (home <= s || home > j)) || (j < s && home <= s && home > j)) {
-            g->wkeys[s] = g->wkeys[j];
-            g->wvals[s] = g->wvals[j];
-            g->wvals[j] = 0;
-            s = j;
-        }
-    }
 }
 
 /* Drop the waiters that are done once they are most of the array. */
 static int compact_waiters(chr_gpu *g)
 {
-    uint32_t n = 0, cap = 64;
+    uint32_t n = 0;
 
     if (g->n_done < 1024 || g->n_done * 2 < g->n_wait)
         return 0;
@@ -139,9 +74,7 @@ static int compact_waiters(chr_gpu *g)
     g->n_wait = n;
     g->n_done = 0;
     g->oldest = 0;
-    while (cap < 2 * (n + 1))
-        cap *= 2;
-    return wrebuild(g, cap);
+    return wrebuild(g);
 }
 
 /* A slice leaves its track's window: place it and write it (or let it
@@ -168,14 +101,14 @@ trc_status chg_release(chrome *c, const trc_reader *r, uint32_t ti, const gslice
         return chg_write_gslice(c, r, t->pid, l->tid, l->base_ns, s, 0, 0);
     key = wkey(owner, corr);
     found = wget(g, key);
-    if (found) {
+    if (found != TRCH_NONE) {
         uint32_t wcorr;
         int64_t wowner;
         int wrole;
         const gslice *out, *in;
         uint64_t bind;
 
-        w = &g->wait[found - 1];
+        w = &g->wait[found];
         wrole = flow_role(&w->s, &wcorr, &wowner);
         if (wrole == role) /* a second one with this id: write it unlinked */
             return chg_write_gslice(c, r, t->pid, l->tid, l->base_ns, s, 0, 0);
@@ -187,20 +120,23 @@ trc_status chg_release(chrome *c, const trc_reader *r, uint32_t ti, const gslice
             return TRC_ERR_NOMEM;
         w->done = 1;
         g->n_done++;
-        wdel(g, key);
+        trch_remove(&g->wait_index, trch_hash_u64(key), found);
         return compact_waiters(g) ? chr_fail(c, "flow table") : TRC_OK;
     }
     if (cpuview_grow(&g->wait, &g->cap_wait, g->n_wait + 1, sizeof *g->wait, 16))
         return chr_fail(c, "flow table");
-    if ((uint64_t)(g->wn + 1) * 2 > g->wcap && wrebuild(g, g->wcap ? g->wcap * 2 : 64))
+    if (g->n_wait == UINT32_MAX - 1 ||
+        trch_reserve(&g->wait_index, g->n_wait - g->n_done + 1) != TRC_OK)
         return chr_fail(c, "flow table");
     w = &g->wait[g->n_wait];
     w->s = *s;
     w->track = ti;
     w->tid = l->tid;
     w->base_ns = l->base_ns;
+    w->key = key;
     w->done = 0;
-    wput_raw(g, key, ++g->n_wait);
+    (void)trch_add(&g->wait_index, trch_hash_u64(key), g->n_wait); /* reserved above */
+    g->n_wait++;
     if (g->n_wait - g->n_done > WAIT_MAX) { /* the oldest gives up: unlinked */
         while (g->wait[g->oldest].done)
             g->oldest++;
@@ -209,8 +145,7 @@ trc_status chg_release(chrome *c, const trc_reader *r, uint32_t ti, const gslice
             return TRC_ERR_NOMEM;
         w->done = 1;
         g->n_done++;
-        wrole_key(g, w, &key);
-        wdel(g, key);
+        trch_remove(&g->wait_index, trch_hash_u64(w->key), g->oldest);
         return compact_waiters(g) ? chr_fail(c, "flow table") : TRC_OK;
     }
     return TRC_OK;

@@ -11,6 +11,7 @@
 #define TRC_LIB_EXPORT_CHROME_GPU_INT_H
 
 #include "lib/export/chrome_int.h"
+#include "lib/hashtab.h"
 
 enum { TK_STREAM, TK_SYNC, TK_API, TK_MARKS };
 
@@ -78,28 +79,31 @@ typedef struct waiter {  /* a placed slice waiting for its flow partner */
     gslice s;
     uint32_t track;
     int64_t tid, base_ns;
+    uint64_t key;        /* (owner pid, correlation), see chrome_gpu_flows.c */
     int done;
 } waiter;
+
+typedef struct chg_name {
+    const char *key;     /* reader-owned, compared by address */
+    char *text;          /* "\"escaped\"" */
+    uint32_t len;
+} chg_name;
 
 struct chr_gpu {
     gtrack *tracks;      /* in order of creation */
     uint32_t n_tracks, cap_tracks;
-    uint32_t *slots;     /* track hash: index + 1, 0 = empty */
-    uint32_t slot_cap;
+    trch_index track_index; /* track key -> index */
     uint32_t *devices;   /* GPU devices shown, in order of first use */
     uint32_t n_devices, cap_devices;
     waiter *wait;        /* in order of placing */
     uint32_t n_wait, cap_wait, n_done;
     uint32_t oldest;     /* no waiter before this index is still waiting */
-    uint64_t *wkeys;     /* (owner pid, correlation) -> waiter index + 1 */
-    uint32_t *wvals;
-    uint32_t wcap, wn;
+    trch_index wait_index; /* waiter key -> index of a waiter not done */
     uint64_t seq, n_flows;
     int64_t next_tid;
-    const char **nkeys;  /* name cache: string (reader-owned) -> its JSON text */
-    char **ntext;        /* "\"escaped\"" */
-    uint32_t *nlen;
-    uint32_t ncap, nn;
+    chg_name *names;     /* name cache: string (reader-owned) -> its JSON text */
+    uint32_t n_names, cap_names;
+    trch_index name_index; /* by the string's address */
     char **site;         /* by reader stack id: ,"call_site":"..." text, NUL-ended */
     uint32_t cap_site;
 };

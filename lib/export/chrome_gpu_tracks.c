@@ -33,16 +33,14 @@ void chr_gpu_free(chr_gpu *g)
         trc_free(t->push);
     }
     trc_free(g->tracks);
-    trc_free(g->slots);
+    trch_index_cleanup(&g->track_index);
     trc_free(g->devices);
     trc_free(g->wait);
-    trc_free(g->wkeys);
-    trc_free(g->wvals);
-    for (uint32_t i = 0; i < g->ncap; i++)
-        trc_free(g->ntext[i]);
-    trc_free(g->nkeys);
-    trc_free(g->ntext);
-    trc_free(g->nlen);
+    trch_index_cleanup(&g->wait_index);
+    for (uint32_t i = 0; i < g->n_names; i++)
+        trc_free(g->names[i].text);
+    trc_free(g->names);
+    trch_index_cleanup(&g->name_index);
     for (uint32_t i = 0; i < g->cap_site; i++)
         trc_free(g->site[i]);
     trc_free(g->site);
@@ -51,37 +49,12 @@ void chr_gpu_free(chr_gpu *g)
 
 /* ---- tracks ------------------------------------------------------------ */
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    return h * 0xff51afd7ed558ccdull;
-}
-
 static uint64_t track_hash(uint32_t kind, int64_t owner, uint32_t device, uint32_t context,
                            uint32_t stream, uint32_t thread)
 {
-    uint64_t h = mix(kind, (uint64_t)owner);
-    h = mix(h, ((uint64_t)device << 32) | context);
-    return mix(h, ((uint64_t)stream << 32) | thread);
-}
-
-static int track_rehash(chr_gpu *g, uint32_t cap)
-{
-    uint32_t *slots = trc_calloc(cap, sizeof *slots);
-    if (!slots)
-        return -1;
-    for (uint32_t i = 0; i < g->n_tracks; i++) {
-        const gtrack *t = &g->tracks[i];
-        uint32_t s = (uint32_t)track_hash(t->kind, t->owner, t->device, t->context, t->stream,
-                                          t->thread) & (cap - 1);
-        while (slots[s])
-            s = (s + 1) & (cap - 1);
-        slots[s] = i + 1;
-    }
-    trc_free(g->slots);
-    g->slots = slots;
-    g->slot_cap = cap;
-    return 0;
+    uint64_t h = trch_hash_more_u64(trch_hash_u64((uint64_t)owner), kind);
+    h = trch_hash_more_u64(h, ((uint64_t)device << 32) | context);
+    return trch_hash_more_u64(h, ((uint64_t)stream << 32) | thread);
 }
 
 int64_t chr_gpu_pid(chrome *c, uint32_t device)
@@ -111,19 +84,19 @@ int64_t chg_get_track(chrome *c, uint32_t kind, int64_t owner, uint32_t device,
                       uint32_t context, uint32_t stream, uint32_t thread)
 {
     chr_gpu *g = c->gpu;
-    uint32_t s;
+    uint64_t h = track_hash(kind, owner, device, context, stream, thread);
+    trch_probe p;
     gtrack *t;
 
-    if ((uint64_t)(g->n_tracks + 1) * 2 > g->slot_cap &&
-        track_rehash(g, g->slot_cap ? g->slot_cap * 2 : 64))
-        return track_fail(c, "track table");
-    s = (uint32_t)track_hash(kind, owner, device, context, stream, thread) & (g->slot_cap - 1);
-    for (; g->slots[s]; s = (s + 1) & (g->slot_cap - 1)) {
-        t = &g->tracks[g->slots[s] - 1];
+    for (uint32_t i = trch_first(&g->track_index, h, &p); i != TRCH_NONE;
+         i = trch_next(&g->track_index, &p)) {
+        t = &g->tracks[i];
         if (t->kind == kind && t->owner == owner && t->device == device &&
             t->context == context && t->stream == stream && t->thread == thread)
-            return g->slots[s] - 1;
+            return i;
     }
+    if (trch_reserve(&g->track_index, g->n_tracks + 1) != TRC_OK)
+        return track_fail(c, "track table");
     if (cpuview_grow(&g->tracks, &g->cap_tracks, g->n_tracks + 1, sizeof *g->tracks, 16))
         return track_fail(c, "track table");
     t = &g->tracks[g->n_tracks];
@@ -143,7 +116,7 @@ int64_t chg_get_track(chrome *c, uint32_t kind, int64_t owner, uint32_t device,
         if (chr_note_pid(c, owner))
             return track_fail(c, "process table");
     }
-    g->slots[s] = g->n_tracks + 1;
+    (void)trch_add(&g->track_index, h, g->n_tracks); /* cannot fail after the reserve */
     return g->n_tracks++;
 }
 

@@ -11,74 +11,37 @@
 
 /* ---- writing ----------------------------------------------------------- */
 
-static uint32_t nslot(const chr_gpu *g, const char *key)
-{
-    return (uint32_t)(((uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull) >> 32) & (g->ncap - 1);
-}
-
-static int ncache_grow(chr_gpu *g)
-{
-    uint32_t cap = g->ncap ? g->ncap * 2 : 64;
-    const char **keys = trc_calloc(cap, sizeof *keys);
-    char **text = trc_calloc(cap, sizeof *text);
-    uint32_t *len = trc_calloc(cap, sizeof *len);
-    uint32_t old = g->ncap;
-
-    if (!keys || !text || !len) {
-        trc_free(keys);
-        trc_free(text);
-        trc_free(len);
-        return -1;
-    }
-    for (uint32_t i = 0; i < old; i++) {
-        uint32_t s;
-        if (!g->ntext[i])
-            continue;
-        g->ncap = cap; /* nslot uses the new size */
-        s = nslot(g, g->nkeys[i]);
-        while (text[s])
-            s = (s + 1) & (cap - 1);
-        keys[s] = g->nkeys[i];
-        text[s] = g->ntext[i];
-        len[s] = g->nlen[i];
-    }
-    trc_free(g->nkeys);
-    trc_free(g->ntext);
-    trc_free(g->nlen);
-    g->nkeys = keys;
-    g->ntext = text;
-    g->nlen = len;
-    g->ncap = cap;
-    return 0;
-}
-
 /* Write str as a JSON string.  Names repeat (kernel and API names are
  * interned by the reader: one pointer per name), so each is escaped once
  * and kept by pointer.  -1 when out of memory. */
 static int write_name(chr_gpu *g, jsonw *w, const char *str)
 {
-    uint32_t s;
+    uint64_t h = trch_hash_u64((uint64_t)(uintptr_t)str);
+    trch_probe p;
     size_t n;
     char *t;
 
-    if ((uint64_t)(g->nn + 1) * 2 > g->ncap && ncache_grow(g))
-        return -1;
-    for (s = nslot(g, str); g->ntext[s]; s = (s + 1) & (g->ncap - 1)) {
-        if (g->nkeys[s] == str) {
-            jsonw_bytes(w, g->ntext[s], g->nlen[s]);
+    for (uint32_t i = trch_first(&g->name_index, h, &p); i != TRCH_NONE;
+         i = trch_next(&g->name_index, &p)) {
+        if (g->names[i].key == str) {
+            jsonw_bytes(w, g->names[i].text, g->names[i].len);
             return 0;
         }
     }
+    if (g->n_names == UINT32_MAX - 1 || trch_reserve(&g->name_index, g->n_names + 1) ||
+        cpuview_grow(&g->names, &g->cap_names, g->n_names + 1, sizeof *g->names, 64))
+        return -1;
     n = strlen(str);
     if (n > UINT32_MAX / 8 || !(t = trc_malloc(6 * n + 2)))
         return -1;
     t[0] = '"';
     n = 1 + jsonw_escape(t + 1, str, n);
     t[n++] = '"';
-    g->nkeys[s] = str;
-    g->ntext[s] = t;
-    g->nlen[s] = (uint32_t)n;
-    g->nn++;
+    (void)trch_add(&g->name_index, h, g->n_names); /* cannot fail after the reserve */
+    g->names[g->n_names].key = str;
+    g->names[g->n_names].text = t;
+    g->names[g->n_names].len = (uint32_t)n;
+    g->n_names++;
     jsonw_bytes(w, t, n);
     return 0;
 }

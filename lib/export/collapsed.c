@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "format/alloc.h"
-#include "lib/export/u64map.h"
+#include "lib/hashtab.h"
 
 typedef struct row {
     uint32_t group, stack;
@@ -31,8 +31,8 @@ typedef struct row {
 
 struct exp_collapsed {
     exp_collapsed_options opt;
-    exp_u64map map;
-    exp_u64map gpu_map;      /* hash of a GPU row's key → row */
+    trch_u64map map;
+    trch_index gpu_index;     /* GPU row key → row */
     row *rows;
     size_t n_rows, cap_rows;
     uint64_t last_key;  /* one-entry cache: consecutive samples often repeat */
@@ -150,8 +150,8 @@ void exp_collapsed_free(exp_collapsed *c)
 {
     if (!c)
         return;
-    exp_u64map_cleanup(&c->map);
-    exp_u64map_cleanup(&c->gpu_map);
+    trch_u64map_cleanup(&c->map);
+    trch_index_cleanup(&c->gpu_index);
     trc_free(c->rows);
     trc_free(c);
 }
@@ -173,7 +173,7 @@ trc_status exp_collapsed_add(exp_collapsed *c, const trc_reader *r, const trc_sa
         trc_status st = exp_grow((void **)&c->rows, &c->cap_rows, c->n_rows, sizeof *c->rows);
         if (st != TRC_OK)
             return st;
-        st = exp_u64map_put(&c->map, key, (uint32_t)c->n_rows, &idx, &added);
+        st = trch_u64map_put(&c->map, key, (uint32_t)c->n_rows, &idx, &added);
         if (st != TRC_OK)
             return st;
         if (added) {
@@ -192,47 +192,46 @@ trc_status exp_collapsed_add(exp_collapsed *c, const trc_reader *r, const trc_sa
     return TRC_OK;
 }
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-    h ^= v + UINT64_C(0x9E3779B97F4A7C15) + (h << 6) + (h >> 2);
-    return h * UINT64_C(0xBF58476D1CE4E5B9);
-}
-
 trc_status exp_collapsed_add_gpu(exp_collapsed *c, const trc_reader *r, const exp_gpu_hit *h)
 {
     uint32_t group = (c->opt.threads || c->opt.pids) ? h->thread : 0;
     int64_t pid = (c->opt.threads || c->opt.pids) ? h->pid : 0;
-    uint64_t key = mix(mix(mix(mix(1, group), (uint64_t)pid), h->stack),
-                       ((uint64_t)h->origin << 32) | h->name_id);
-    for (;; key++) {
-        uint32_t idx;
-        int added;
+    uint64_t hash = trch_hash_more_u64(trch_hash_u64(((uint64_t)group << 32) | h->stack),
+                                       (uint64_t)pid);
+    hash = trch_hash_more_u64(hash, ((uint64_t)h->origin << 32) | h->name_id);
+    trch_probe p;
+    row *rw = NULL;
+
+    for (uint32_t i = trch_first(&c->gpu_index, hash, &p); i != TRCH_NONE;
+         i = trch_next(&c->gpu_index, &p)) {
+        const row *o = &c->rows[i];
+        if (o->group == group && o->pid == pid && o->stack == h->stack &&
+            o->origin == (uint8_t)h->origin && o->leaf_id == h->name_id) {
+            rw = &c->rows[i];
+            break;
+        }
+    }
+    if (!rw) {
         if (c->n_rows >= UINT32_MAX - 1)
             return TRC_ERR_LIMIT;
         trc_status st = exp_grow((void **)&c->rows, &c->cap_rows, c->n_rows, sizeof *c->rows);
         if (st != TRC_OK)
             return st;
-        st = exp_u64map_put(&c->gpu_map, key, (uint32_t)c->n_rows, &idx, &added);
+        st = trch_add(&c->gpu_index, hash, (uint32_t)c->n_rows);
         if (st != TRC_OK)
             return st;
-        row *rw = &c->rows[idx];
-        if (added) {
-            rw->group = group;
-            rw->pid = pid;
-            rw->stack = h->stack;
-            rw->origin = (uint8_t)h->origin;
-            rw->leaf_id = h->name_id;
-            rw->leaf = h->name;
-            c->n_rows++;
-        } else if (rw->group != group || rw->pid != pid || rw->stack != h->stack ||
-                   rw->origin != (uint8_t)h->origin || rw->leaf_id != h->name_id) {
-            continue; /* a 64-bit hash collision: probe the next key */
-        }
-        rw->count++;
-        rw->weight_ns += h->dur_ns;
-        c->samples++;
-        return TRC_OK;
+        rw = &c->rows[c->n_rows++];
+        rw->group = group;
+        rw->pid = pid;
+        rw->stack = h->stack;
+        rw->origin = (uint8_t)h->origin;
+        rw->leaf_id = h->name_id;
+        rw->leaf = h->name;
     }
+    rw->count++;
+    rw->weight_ns += h->dur_ns;
+    c->samples++;
+    return TRC_OK;
 }
 
 static void put_frame(const exp_collapsed *c, sbuf *b, const trc_frame *f)

@@ -2,8 +2,8 @@
  * lib/export/cpuview.c — function-level frames and stacks for the flame
  * exporters (see cpuview.h; the reader's model is spec §6).
  *
- * Two open-addressing hash tables intern view frames (by content) and
- * view stacks (by parent, frame); a dense array caches the reader-stack ->
+ * Hash indexes (lib/hashtab.h) intern view frames (by content and by
+ * look) and view stacks (by parent, frame); a dense array caches the reader-stack ->
  * view-stack mapping so that the per-sample cost is one array load.
  */
 #include "lib/export/cpuview.h"
@@ -12,6 +12,7 @@
 
 #include "format/alloc.h"
 #include "lib/export/json_out.h"
+#include "lib/hashtab.h"
 
 #define NO_ID UINT32_MAX
 
@@ -26,17 +27,14 @@ struct cpuview {
     int lines;
     vframe *frames;        /* view frames, index order */
     uint32_t n_frames, cap_frames;
-    uint32_t *frame_slots; /* hash slots: index + 1, 0 = empty */
-    uint32_t frame_slot_cap;
-    uint32_t *look_slots;  /* hash slots by (function, file, line): index + 1 */
-    uint32_t look_slot_cap;
+    trch_index frame_index; /* by content */
+    trch_index look_index;  /* by (function, file, line): first frame of each look */
     uint32_t *frame_map;   /* reader frame id -> view frame index + 1 */
     uint32_t frame_map_cap;
 
     vstack *stacks;        /* view stacks; [0] is the empty stack */
     uint32_t n_stacks, cap_stacks; /* n_stacks counts the empty one */
-    uint32_t *stack_slots; /* hash slots: view id, 0 = empty */
-    uint32_t stack_slot_cap;
+    trch_index stack_index; /* by (parent, frame) */
     uint32_t *stack_map;   /* reader stack id -> view id + 1, 0 = not yet */
     uint32_t stack_map_cap;
 
@@ -45,19 +43,9 @@ struct cpuview {
     uint32_t no_python;    /* view stack for reader stack 0, 0 = not yet */
 };
 
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+static uint64_t hash_str(uint64_t h, const char *str)
 {
-    const unsigned char *s = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 0x100000001b3ull; /* FNV-1a */
-    }
-    return h;
-}
-
-static uint64_t hash_u32(uint64_t h, uint32_t v)
-{
-    return hash_bytes(h, &v, sizeof v);
+    return trch_hash_more(h, str, strlen(str) + 1);
 }
 
 int cpuview_grow(void *arrp, uint32_t *cap, uint32_t need, size_t sz, uint32_t first)
@@ -101,11 +89,11 @@ void cpuview_free(cpuview *v)
     if (!v)
         return;
     trc_free(v->frames);
-    trc_free(v->frame_slots);
-    trc_free(v->look_slots);
+    trch_index_cleanup(&v->frame_index);
+    trch_index_cleanup(&v->look_index);
     trc_free(v->frame_map);
     trc_free(v->stacks);
-    trc_free(v->stack_slots);
+    trch_index_cleanup(&v->stack_index);
     trc_free(v->stack_map);
     trc_free(v->walk);
     trc_free(v);
@@ -113,12 +101,9 @@ void cpuview_free(cpuview *v)
 
 static uint64_t frame_hash(const vframe *f)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    h = hash_bytes(h, f->pub.function, strlen(f->pub.function) + 1);
-    h = hash_bytes(h, f->pub.file, strlen(f->pub.file) + 1);
-    h = hash_u32(h, f->pub.line);
-    h = hash_u32(h, f->first);
-    return hash_u32(h, (uint32_t)f->pub.kind);
+    uint64_t h = hash_str(hash_str(0, f->pub.function), f->pub.file);
+    return trch_hash_more_u64(h, ((uint64_t)f->pub.line << 32 | f->first) ^
+                                     (uint64_t)f->pub.kind << 61);
 }
 
 static int frame_equal(const vframe *a, const vframe *b)
@@ -129,10 +114,7 @@ static int frame_equal(const vframe *a, const vframe *b)
 
 static uint64_t look_hash(const cpuview_frame *f)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    h = hash_bytes(h, f->function, strlen(f->function) + 1);
-    h = hash_bytes(h, f->file, strlen(f->file) + 1);
-    return hash_u32(h, f->line);
+    return trch_hash_more_u64(hash_str(hash_str(0, f->function), f->file), f->line);
 }
 
 static int look_equal(const cpuview_frame *a, const cpuview_frame *b)
@@ -141,87 +123,46 @@ static int look_equal(const cpuview_frame *a, const cpuview_frame *b)
            strcmp(a->file, b->file) == 0;
 }
 
-/* Rebuild the look hash with cap slots: one slot per distinct look. */
-static int look_rehash(cpuview *v, uint32_t cap)
-{
-    uint32_t *slots = trc_calloc(cap, sizeof *slots);
-    if (!slots)
-        return -1;
-    for (uint32_t i = 0; i < v->n_frames; i++) {
-        uint32_t s;
-        if (v->frames[i].pub.look != i)
-            continue;
-        s = (uint32_t)look_hash(&v->frames[i].pub) & (cap - 1);
-        while (slots[s])
-            s = (s + 1) & (cap - 1);
-        slots[s] = i + 1;
-    }
-    trc_free(v->look_slots);
-    v->look_slots = slots;
-    v->look_slot_cap = cap;
-    return 0;
-}
-
 /* The look of frame f, about to become frame index idx: the first
  * frame that shows the same, or idx.  -1 when out of memory. */
 static int find_look(cpuview *v, const cpuview_frame *f, uint32_t idx, uint32_t *look)
 {
-    uint32_t s;
+    uint64_t h = look_hash(f);
+    trch_probe p;
 
-    if ((uint64_t)(v->n_frames + 1) * 2 > v->look_slot_cap &&
-        look_rehash(v, v->look_slot_cap ? v->look_slot_cap * 2 : 64))
-        return -1;
-    s = (uint32_t)look_hash(f) & (v->look_slot_cap - 1);
-    for (; v->look_slots[s]; s = (s + 1) & (v->look_slot_cap - 1)) {
-        if (look_equal(&v->frames[v->look_slots[s] - 1].pub, f)) {
-            *look = v->look_slots[s] - 1;
+    for (uint32_t i = trch_first(&v->look_index, h, &p); i != TRCH_NONE;
+         i = trch_next(&v->look_index, &p)) {
+        if (look_equal(&v->frames[i].pub, f)) {
+            *look = i;
             return 0;
         }
     }
-    v->look_slots[s] = idx + 1;
-    *look = idx;
-    return 0;
-}
-
-/* Rebuild the frame hash with cap slots (a power of two). */
-static int frame_rehash(cpuview *v, uint32_t cap)
-{
-    uint32_t *slots = trc_calloc(cap, sizeof *slots);
-    if (!slots)
+    if (trch_add(&v->look_index, h, idx) != TRC_OK)
         return -1;
-    for (uint32_t i = 0; i < v->n_frames; i++) {
-        uint32_t s = (uint32_t)frame_hash(&v->frames[i]) & (cap - 1);
-        while (slots[s])
-            s = (s + 1) & (cap - 1);
-        slots[s] = i + 1;
-    }
-    trc_free(v->frame_slots);
-    v->frame_slots = slots;
-    v->frame_slot_cap = cap;
+    *look = idx;
     return 0;
 }
 
 /* Intern a view frame; *idx gets its index.  -1 when out of memory. */
 static int frame_intern(cpuview *v, const vframe *f, uint32_t *idx)
 {
-    uint32_t s;
+    uint64_t h = frame_hash(f);
+    trch_probe p;
 
-    if ((uint64_t)(v->n_frames + 1) * 2 > v->frame_slot_cap &&
-        frame_rehash(v, v->frame_slot_cap ? v->frame_slot_cap * 2 : 64))
-        return -1;
-    s = (uint32_t)frame_hash(f) & (v->frame_slot_cap - 1);
-    for (; v->frame_slots[s]; s = (s + 1) & (v->frame_slot_cap - 1)) {
-        if (frame_equal(&v->frames[v->frame_slots[s] - 1], f)) {
-            *idx = v->frame_slots[s] - 1;
+    for (uint32_t i = trch_first(&v->frame_index, h, &p); i != TRCH_NONE;
+         i = trch_next(&v->frame_index, &p)) {
+        if (frame_equal(&v->frames[i], f)) {
+            *idx = i;
             return 0;
         }
     }
-    if (cpuview_grow(&v->frames, &v->cap_frames, v->n_frames + 1, sizeof *v->frames, 16))
+    if (v->n_frames == UINT32_MAX - 1 || trch_reserve(&v->frame_index, v->n_frames + 1) ||
+        cpuview_grow(&v->frames, &v->cap_frames, v->n_frames + 1, sizeof *v->frames, 16))
         return -1;
     v->frames[v->n_frames] = *f;
     if (find_look(v, &f->pub, v->n_frames, &v->frames[v->n_frames].pub.look))
         return -1;
-    v->frame_slots[s] = v->n_frames + 1;
+    (void)trch_add(&v->frame_index, h, v->n_frames); /* cannot fail after the reserve */
     *idx = v->n_frames++;
     return 0;
 }
@@ -261,49 +202,30 @@ static int map_frame(cpuview *v, const trc_reader *r, uint32_t id, uint32_t *idx
 
 static uint64_t stack_hash(uint32_t parent, uint32_t frame)
 {
-    return hash_u32(hash_u32(0xcbf29ce484222325ull, parent), frame);
-}
-
-static int stack_rehash(cpuview *v, uint32_t cap)
-{
-    uint32_t *slots = trc_calloc(cap, sizeof *slots);
-    if (!slots)
-        return -1;
-    for (uint32_t i = 1; i < v->n_stacks; i++) {
-        uint32_t s = (uint32_t)stack_hash(v->stacks[i].parent, v->stacks[i].frame) & (cap - 1);
-        while (slots[s])
-            s = (s + 1) & (cap - 1);
-        slots[s] = i;
-    }
-    trc_free(v->stack_slots);
-    v->stack_slots = slots;
-    v->stack_slot_cap = cap;
-    return 0;
+    return trch_hash_u64((uint64_t)parent << 32 | frame);
 }
 
 /* Intern view stack (parent, frame).  -1 when out of memory. */
 static int stack_intern(cpuview *v, uint32_t parent, uint32_t frame, uint32_t *id)
 {
-    uint32_t s;
+    uint64_t h = stack_hash(parent, frame);
+    trch_probe p;
 
-    if ((uint64_t)v->n_stacks * 2 > v->stack_slot_cap &&
-        stack_rehash(v, v->stack_slot_cap ? v->stack_slot_cap * 2 : 64))
-        return -1;
-    s = (uint32_t)stack_hash(parent, frame) & (v->stack_slot_cap - 1);
-    for (; v->stack_slots[s]; s = (s + 1) & (v->stack_slot_cap - 1)) {
-        const vstack *e = &v->stacks[v->stack_slots[s]];
+    for (uint32_t i = trch_first(&v->stack_index, h, &p); i != TRCH_NONE;
+         i = trch_next(&v->stack_index, &p)) {
+        const vstack *e = &v->stacks[i];
         if (e->parent == parent && e->frame == frame) {
-            *id = v->stack_slots[s];
+            *id = i;
             return 0;
         }
     }
-    if (v->n_stacks == UINT32_MAX ||
+    if (v->n_stacks >= UINT32_MAX - 1 || trch_reserve(&v->stack_index, v->n_stacks) ||
         cpuview_grow(&v->stacks, &v->cap_stacks, v->n_stacks + 1, sizeof *v->stacks, 16))
         return -1;
     v->stacks[v->n_stacks].parent = parent;
     v->stacks[v->n_stacks].frame = frame;
     v->stacks[v->n_stacks].depth = v->stacks[parent].depth + 1;
-    v->stack_slots[s] = v->n_stacks;
+    (void)trch_add(&v->stack_index, h, v->n_stacks); /* cannot fail after the reserve */
     *id = v->n_stacks++;
     return 0;
 }

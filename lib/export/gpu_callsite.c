@@ -7,9 +7,10 @@
  *   entries   one per (pid, correlation) waiting: either a launch call
  *             whose activity has not come yet, or the activities (a
  *             chain of `pact`s) whose call has not come yet.  A pool with
- *             a free list, found through an open-addressing index with
- *             backward-shift deletion, and linked oldest-first so that
- *             giving up old ones costs nothing per record.
+ *             a free list, found through the shared hash index
+ *             (lib/hashtab.h, entries removed as they pair), and linked
+ *             oldest-first so that giving up old ones costs nothing per
+ *             record.
  *   recent    a direct-mapped cache of calls already matched (or never
  *             worth keeping), for further activities of the same call.
  *   names     leaf names interned in an nvvp_pool (ids dense from 1).
@@ -21,6 +22,7 @@
 #include "format/alloc.h"
 #include "lib/export/nvvp_pool.h"
 #include "lib/export/nvvp_units.h"
+#include "lib/hashtab.h"
 
 #define RECENT_SLOTS 1024u  /* power of two */
 #define NIL 0u              /* links are index + 1 */
@@ -59,8 +61,7 @@ struct exp_gpu_callsite {
     entry *ents;
     uint32_t n_ents, cap_ents, free_ents;
     uint32_t oldest, newest;
-    uint32_t *slots;          /* entry index + 1; 0 = empty */
-    uint32_t nslots;          /* power of two, or 0 */
+    trch_index index;         /* hash_key -> entry index */
     uint32_t live;
     pact *acts;
     uint32_t n_acts, cap_acts, free_acts;
@@ -71,10 +72,7 @@ struct exp_gpu_callsite {
 
 static uint32_t hash_key(int64_t pid, uint32_t corr)
 {
-    uint64_t h = ((uint64_t)pid * UINT64_C(0x9E3779B97F4A7C15)) ^ corr;
-    h ^= h >> 29;
-    h *= UINT64_C(0xBF58476D1CE4E5B9);
-    return (uint32_t)(h ^ (h >> 32));
+    return trch_fold(trch_hash_u64(((uint64_t)pid << 32) ^ ((uint64_t)pid >> 32) ^ corr));
 }
 
 exp_gpu_callsite *exp_gpu_callsite_new(uint64_t window, exp_gpu_emit_fn emit, void *ctx)
@@ -99,7 +97,7 @@ void exp_gpu_callsite_free(exp_gpu_callsite *c)
     if (!c)
         return;
     trc_free(c->ents);
-    trc_free(c->slots);
+    trch_index_cleanup(&c->index);
     trc_free(c->acts);
     trc_free(c->recent);
     nvvp_pool_cleanup(&c->names);
@@ -122,74 +120,24 @@ void exp_gpu_callsite_get_stats(const exp_gpu_callsite *c, exp_gpu_callsite_stat
 
 /* ---- the index ------------------------------------------------------ */
 
-/* Slot holding (pid, corr), or the empty slot where it would go. */
-static uint32_t find_slot(const exp_gpu_callsite *c, int64_t pid, uint32_t corr)
-{
-    uint32_t mask = c->nslots - 1;
-    for (uint32_t i = hash_key(pid, corr) & mask;; i = (i + 1) & mask) {
-        uint32_t v = c->slots[i];
-        if (!v || (c->ents[v - 1].corr == corr && c->ents[v - 1].pid == pid))
-            return i;
-    }
-}
-
 static entry *find(const exp_gpu_callsite *c, int64_t pid, uint32_t corr)
 {
-    if (!c->nslots)
-        return NULL;
-    uint32_t v = c->slots[find_slot(c, pid, corr)];
-    return v ? &c->ents[v - 1] : NULL;
-}
-
-static trc_status grow_index(exp_gpu_callsite *c)
-{
-    if (c->nslots >= (UINT32_C(1) << 31))
-        return TRC_ERR_LIMIT;
-    uint32_t n = c->nslots ? c->nslots * 2 : 64;
-    uint32_t *slots = trc_calloc(n, sizeof *slots);
-    if (!slots)
-        return TRC_ERR_NOMEM;
-    uint32_t *old = c->slots, oldn = c->nslots;
-    c->slots = slots;
-    c->nslots = n;
-    for (uint32_t i = 0; i < oldn; i++) {
-        if (old[i]) {
-            const entry *e = &c->ents[old[i] - 1];
-            c->slots[find_slot(c, e->pid, e->corr)] = old[i];
-        }
+    trch_probe p;
+    for (uint32_t i = trch_first(&c->index, hash_key(pid, corr), &p); i != TRCH_NONE;
+         i = trch_next(&c->index, &p)) {
+        if (c->ents[i].corr == corr && c->ents[i].pid == pid)
+            return &c->ents[i];
     }
-    trc_free(old);
-    return TRC_OK;
-}
-
-/* Backward-shift deletion keeps every probe chain unbroken. */
-static void unindex(exp_gpu_callsite *c, const entry *e)
-{
-    uint32_t mask = c->nslots - 1;
-    uint32_t i = find_slot(c, e->pid, e->corr);
-    c->slots[i] = 0;
-    for (uint32_t j = (i + 1) & mask; c->slots[j]; j = (j + 1) & mask) {
-        const entry *m = &c->ents[c->slots[j] - 1];
-        uint32_t home = hash_key(m->pid, m->corr) & mask;
-        /* m may move to i only if its home is not in (i, j] (cyclically) */
-        int between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-        if (!between) {
-            c->slots[i] = c->slots[j];
-            c->slots[j] = 0;
-            i = j;
-        }
-    }
+    return NULL;
 }
 
 /* ---- entries and pending activities --------------------------------- */
 
 static trc_status new_entry(exp_gpu_callsite *c, int64_t pid, uint32_t corr, entry **out)
 {
-    if ((uint64_t)(c->live + 1) * 2 > c->nslots) {
-        trc_status st = grow_index(c);
-        if (st != TRC_OK)
-            return st;
-    }
+    trc_status st = trch_reserve(&c->index, c->live + 1);
+    if (st != TRC_OK)
+        return st;
     uint32_t idx;
     if (c->free_ents) {
         idx = c->free_ents - 1;
@@ -218,7 +166,7 @@ static trc_status new_entry(exp_gpu_callsite *c, int64_t pid, uint32_t corr, ent
     else
         c->oldest = idx + 1;
     c->newest = idx + 1;
-    c->slots[find_slot(c, pid, corr)] = idx + 1;
+    (void)trch_add(&c->index, hash_key(pid, corr), idx); /* cannot fail after the reserve */
     c->live++;
     if (c->live > c->st.peak_live)
         c->st.peak_live = c->live;
@@ -230,7 +178,7 @@ static trc_status new_entry(exp_gpu_callsite *c, int64_t pid, uint32_t corr, ent
 static void drop_entry(exp_gpu_callsite *c, entry *e)
 {
     uint32_t idx = (uint32_t)(e - c->ents);
-    unindex(c, e);
+    trch_remove(&c->index, hash_key(e->pid, e->corr), idx);
     if (e->older)
         c->ents[e->older - 1].newer = e->newer;
     else

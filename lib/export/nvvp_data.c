@@ -231,12 +231,13 @@ static trc_status add_sample(nvvp_data *d, trc_reader *r, const trc_sample *s)
     uint32_t frame = nvvp_data_top_frame(d, r, s->stack);
     uint64_t w = s->weight_ns ? s->weight_ns : 1000000;
     uint32_t count = s->count ? s->count : 1;
-    int64_t t0 = s->time_ns, t1 = s->time_ns + (int64_t)s->span_ns + (int64_t)w;
+    /* modulo 2^64 (spec §2.6): hostile times must not overflow */
+    int64_t t0 = s->time_ns, t1 = (int64_t)((uint64_t)s->time_ns + s->span_ns + w);
     if (rs->n) {
         nvvp_run *last = &rs->v[rs->n - 1];
         /* half a period of slack absorbs sampling jitter; a larger gap
          * (idle samples filtered out) starts a new run */
-        if (last->frame == frame && t0 >= last->start && t0 <= last->end + (int64_t)(w / 2)) {
+        if (last->frame == frame && t0 >= last->start && t0 <= (int64_t)((uint64_t)last->end + w / 2)) {
             if (t1 > last->end)
                 last->end = t1;
             last->count += count;

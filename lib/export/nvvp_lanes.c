@@ -20,10 +20,11 @@ typedef struct lane {
 
 double nvvp_scale_x(const nvvp_scale *sc, int64_t t)
 {
-    double span = (double)(sc->t1 - sc->t0);
+    /* in double: hostile times must not overflow a subtraction */
+    double span = (double)sc->t1 - (double)sc->t0;
     if (span <= 0)
         span = 1;
-    return sc->x0 + (double)(t - sc->t0) * sc->width / span;
+    return sc->x0 + ((double)t - (double)sc->t0) * sc->width / span;
 }
 
 void nvvp_boxes_cleanup(nvvp_boxes *b)
@@ -87,7 +88,7 @@ static void start_group(lane *ln, uint32_t li, const nvvp_span *s, int64_t a, in
     ln->gx1 = x1;
     ln->g.start = a;
     ln->g.end = b;
-    ln->g.busy_ns = (uint64_t)(b - a);
+    ln->g.busy_ns = ((uint64_t)b - (uint64_t)a);
     ln->g.lane = li;
     ln->g.count = 1;
     ln->g.ref = s->ref;
@@ -154,7 +155,7 @@ trc_status nvvp_layout(const nvvp_span *spans, size_t n, const nvvp_scale *sc,
                     ln->gx1 = ln->g.x1 = x1;
                 if (b > ln->g.end)
                     ln->g.end = b;
-                ln->g.busy_ns += (uint64_t)(b - a);
+                ln->g.busy_ns += ((uint64_t)b - (uint64_t)a);
                 ln->g.count++;
                 count_key(&ln->g, s->key);
                 continue;
@@ -169,7 +170,7 @@ trc_status nvvp_layout(const nvvp_span *spans, size_t n, const nvvp_scale *sc,
             one.x1 = x1;
             one.start = a;
             one.end = b;
-            one.busy_ns = (uint64_t)(b - a);
+            one.busy_ns = ((uint64_t)b - (uint64_t)a);
             one.lane = li;
             one.count = 1;
             one.ref = s->ref;

@@ -1,7 +1,7 @@
 /*
  * lib/export/nvvp_pool.c — string interning for the GPU views (contract
- * in nvvp_pool.h).  FNV-1a hashes, an open-addressing table of ids kept
- * at most half full, strings copied into 64 KiB blocks.
+ * in nvvp_pool.h).  Ids are found through the shared hash index
+ * (lib/hashtab.h); strings are copied into 64 KiB blocks.
  */
 #include "lib/export/nvvp_pool.h"
 
@@ -13,16 +13,6 @@
 #define POOL_MAX_IDS 0x7fffffffu
 
 static char empty_string[1];
-
-static uint32_t fnv1a(const char *s, size_t len)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 16777619u;
-    }
-    return h ? h : 1;
-}
 
 void nvvp_pool_init(nvvp_pool *p)
 {
@@ -39,9 +29,8 @@ void nvvp_pool_cleanup(nvvp_pool *p)
         b = next;
     }
     trc_free(p->strs);
-    trc_free(p->hashes);
     trc_free(p->lens);
-    trc_free(p->slots);
+    trch_index_cleanup(&p->index);
     memset(p, 0, sizeof *p);
 }
 
@@ -67,25 +56,6 @@ static char *pool_store(nvvp_pool *p, const char *s, size_t len)
     return dst;
 }
 
-/* Rebuild the slot table at twice the size (or 1024 the first time). */
-static trc_status pool_grow_slots(nvvp_pool *p)
-{
-    uint32_t nslots = p->nslots ? p->nslots * 2 : 1024;
-    uint32_t *slots = trc_calloc(nslots, sizeof *slots);
-    if (!slots)
-        return TRC_ERR_NOMEM;
-    for (uint32_t id = 1; id < p->n; id++) {
-        uint32_t i = p->hashes[id] & (nslots - 1);
-        while (slots[i])
-            i = (i + 1) & (nslots - 1);
-        slots[i] = id;
-    }
-    trc_free(p->slots);
-    p->slots = slots;
-    p->nslots = nslots;
-    return TRC_OK;
-}
-
 static trc_status pool_grow_ids(nvvp_pool *p)
 {
     uint32_t cap = p->cap ? p->cap * 2 : 256;
@@ -93,17 +63,12 @@ static trc_status pool_grow_ids(nvvp_pool *p)
     if (!strs)
         return TRC_ERR_NOMEM;
     p->strs = strs;
-    uint32_t *hashes = trc_realloc(p->hashes, (size_t)cap * sizeof *hashes);
-    if (!hashes)
-        return TRC_ERR_NOMEM;
-    p->hashes = hashes;
     uint32_t *lens = trc_realloc(p->lens, (size_t)cap * sizeof *lens);
     if (!lens)
         return TRC_ERR_NOMEM;
     p->lens = lens;
     if (p->n == 0) {
         p->strs[0] = empty_string;
-        p->hashes[0] = 0;
         p->lens[0] = 0;
         p->n = 1;
     }
@@ -124,37 +89,32 @@ trc_status nvvp_pool_intern(nvvp_pool *p, const char *s, uint32_t *id)
         return TRC_OK;
     }
     size_t len = strlen(s);
-    uint32_t h = fnv1a(s, len);
-    if (p->nslots) {
-        uint32_t i = h & (p->nslots - 1);
-        while (p->slots[i]) {
-            uint32_t cand = p->slots[i];
-            if (p->hashes[cand] == h && strcmp(p->strs[cand], s) == 0) {
-                *id = cand;
-                p->recent[slot] = s;
-                p->recent_id[slot] = cand;
-                return TRC_OK;
-            }
-            i = (i + 1) & (p->nslots - 1);
+    uint64_t h = trch_hash_bytes(s, len);
+    trch_probe pr;
+    for (uint32_t cand = trch_first(&p->index, h, &pr); cand != TRCH_NONE;
+         cand = trch_next(&p->index, &pr)) {
+        if (p->lens[cand] == len && memcmp(p->strs[cand], s, len) == 0) {
+            *id = cand;
+            p->recent[slot] = s;
+            p->recent_id[slot] = cand;
+            return TRC_OK;
         }
     }
     if (p->n >= POOL_MAX_IDS)
         return TRC_ERR_LIMIT;
     if (p->n >= p->cap && (st = pool_grow_ids(p)) != TRC_OK)
         return st;
-    if ((uint64_t)(p->n + 1) * 2 > p->nslots && (st = pool_grow_slots(p)) != TRC_OK)
+    if ((st = trch_reserve(&p->index, p->n)) != TRC_OK)
         return st;
     char *copy = pool_store(p, s, len);
     if (!copy)
         return TRC_ERR_NOMEM;
-    uint32_t nid = p->n++;
+    uint32_t nid = p->n;
+    if ((st = trch_add(&p->index, h, nid)) != TRC_OK) /* cannot fail after the reserve */
+        return st;
+    p->n++;
     p->strs[nid] = copy;
-    p->hashes[nid] = h;
     p->lens[nid] = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
-    uint32_t i = h & (p->nslots - 1);
-    while (p->slots[i])
-        i = (i + 1) & (p->nslots - 1);
-    p->slots[i] = nid;
     p->recent[slot] = s;
     p->recent_id[slot] = nid;
     *id = nid;

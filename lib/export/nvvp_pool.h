@@ -17,14 +17,13 @@
 #include <stdint.h>
 
 #include "trc/trc.h"
+#include "lib/hashtab.h"
 
 typedef struct nvvp_pool {
     char **strs;          /* id -> string (strs[0] = "") */
-    uint32_t *hashes;     /* id -> hash of the string */
     uint32_t *lens;       /* id -> length in bytes (capped at UINT32_MAX) */
     uint32_t n, cap;      /* ids in use (including 0), capacity of strs */
-    uint32_t *slots;      /* open-addressing table of ids, 0 = empty */
-    uint32_t nslots;      /* power of two */
+    trch_index index;     /* string hash -> id (lib/hashtab.h) */
     void *blocks;         /* chain of storage blocks (first word = next) */
     /* Callers often pass the same pointer again (a reader's interned
      * string): a hit costs one strcmp instead of strlen + hash + strcmp. */

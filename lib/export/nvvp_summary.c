@@ -89,7 +89,7 @@ static trc_status count(nvvp_summary *s, int sec, uint32_t id, int64_t start, in
         x->v = nv;
         x->cap = cap;
     }
-    int64_t d = end > start ? end - start : 0;
+    int64_t d = end > start ? nvvp_tsub(end, start) : 0;
     agg *a = &x->v[id];
     if (a->calls == 0 || d < a->min)
         a->min = d;

@@ -160,7 +160,7 @@ static void draw_row(view *v, row_kind kind, const nvvp_run *runs, const char *l
         }
         }
         if (b->count > 1 && b->end > b->start) {
-            opacity = (double)b->busy_ns / (double)(b->end - b->start);
+            opacity = (double)b->busy_ns / ((double)b->end - (double)b->start);
             opacity = opacity < 0.35 ? 0.35 : opacity > 1 ? 1 : opacity;
         }
         nvvp_sd_box(&v->sd, g, b, top, color, opacity, v->tip.text);
@@ -641,8 +641,9 @@ static void heading(view *v, const nvvp_svg_opts *o)
         snprintf(title, sizeof title, "trc2nvvp: %.400s", nvvp_pool_str(&v->d->pool, v->d->command));
     int k = snprintf(detail, sizeof detail,
                      "window %s to %s (%s)  |  %llu kernels, %llu copies, %llu memsets/syncs  |  %zu API calls",
-                     nvvp_fmt_time(b1, v->t0 - v->origin, 6), nvvp_fmt_time(b2, v->t1 - v->origin, 6),
-                     nvvp_fmt_time(b3, v->t1 - v->t0, 5), (unsigned long long)kernels,
+                     nvvp_fmt_time(b1, nvvp_tsub(v->t0, v->origin), 6),
+                     nvvp_fmt_time(b2, nvvp_tsub(v->t1, v->origin), 6),
+                     nvvp_fmt_time(b3, nvvp_tsub(v->t1, v->t0), 5), (unsigned long long)kernels,
                      (unsigned long long)copies, (unsigned long long)others, v->d->n_apis);
     if (lost_gpu && k > 0 && (size_t)k < sizeof detail)
         snprintf(detail + k, sizeof detail - (size_t)k,
@@ -707,8 +708,10 @@ trc_status nvvp_svg_write(nvvp_data *d, trc_reader *r, const nvvp_svg_opts *o, F
     int64_t last = d->t_min <= d->t_max ? d->t_max : v->origin;
     /* like NVVP: without --from the picture starts at the first event,
      * while the axis still counts from the trace start */
-    v->t0 = o->from_ns >= 0 ? v->origin + o->from_ns : first;
-    v->t1 = o->to_ns >= 0 ? v->origin + o->to_ns : last;
+    v->t0 = o->from_ns >= 0 ? (int64_t)((uint64_t)v->origin + (uint64_t)o->from_ns) : first;
+    v->t1 = o->to_ns >= 0 ? (int64_t)((uint64_t)v->origin + (uint64_t)o->to_ns) : last;
+    if (v->t0 > INT64_MAX - 1000000)  /* hostile times: room for the span below */
+        v->t0 = INT64_MAX - 1000000;
     if (v->t1 <= v->t0)
         v->t1 = v->t0 + 1000000;
     v->tip.origin = v->origin;

@@ -30,7 +30,7 @@ static void tipf(nvvp_tip *v, const char *fmt, ...)
 
 static const char *t_rel(nvvp_tip *v, int64_t t, char *b)
 {
-    return nvvp_fmt_time(b, t - v->origin, 6);
+    return nvvp_fmt_time(b, nvvp_tsub(t, v->origin), 6);
 }
 
 const char *nvvp_key_label(const nvvp_data *d, uint32_t key)
@@ -77,7 +77,7 @@ const char *nvvp_tip_act(nvvp_tip *v, const nvvp_act *a)
     char b1[NVVP_NUM_BUF], b2[NVVP_NUM_BUF], b3[NVVP_NUM_BUF], dev[128];
     v->len = 0;
     v->text[0] = '\0';
-    int64_t dur = a->end - a->start;
+    int64_t dur = nvvp_tsub(a->end, a->start);
     tipf(v, "%s", nvvp_act_name(v->d, a));
     if (a->kind == NVVP_ACT_MEMCPY || a->kind == NVVP_ACT_MEMSET)
         tipf(v, "  %s at %s", nvvp_fmt_bytes(b1, a->u.m.bytes),
@@ -120,7 +120,7 @@ const char *nvvp_tip_api(nvvp_tip *v, const nvvp_api *a)
     const char *site = nvvp_data_site(v->d, v->r, a->stack);
     tipf(v, "%s (%s API)\nstart %s, duration %s", nvvp_pool_str(&v->d->pool, a->name),
          a->domain == TRC_API_DRIVER ? "Driver" : a->domain == TRC_API_RUNTIME ? "Runtime" : "other",
-         t_rel(v, a->start, b1), nvvp_fmt_time(b2, a->end - a->start, 5));
+         t_rel(v, a->start, b1), nvvp_fmt_time(b2, nvvp_tsub(a->end, a->start), 5));
     if (a->corr)
         tipf(v, "\ncorrelation %u", a->corr);
     if (a->result)
@@ -154,7 +154,7 @@ const char *nvvp_tip_mark(nvvp_tip *v, const nvvp_mark *m)
         tipf(v, "\nat %s", t_rel(v, m->start, b1));
     else
         tipf(v, "\nstart %s, duration %s%s", t_rel(v, m->start, b1),
-             nvvp_fmt_time(b2, m->end - m->start, 5), m->open ? " (never closed)" : "");
+             nvvp_fmt_time(b2, nvvp_tsub(m->end, m->start), 5), m->open ? " (never closed)" : "");
     return v->text;
 }
 

@@ -205,15 +205,15 @@ static void gpu_text_row(line *l, nvvp_data *d, devcache *dc, trc_reader *r, con
 {
     char b[NVVP_NUM_BUF], dimbuf[64];
     int kern = a->kind == NVVP_ACT_KERNEL;
-    put_right(l, nvvp_fmt_time(b, a->start - origin, 6), W_START);
-    put_right(l, nvvp_fmt_time(b, a->end - a->start, 5), W_DUR);
+    put_right(l, nvvp_fmt_time(b, nvvp_tsub(a->start, origin), 6), W_START);
+    put_right(l, nvvp_fmt_time(b, nvvp_tsub(a->end, a->start), 5), W_DUR);
     put_right(l, kern ? dim3(dimbuf, a->u.k.grid) : "-", W_DIM);
     put_right(l, kern ? dim3(dimbuf, a->u.k.block) : "-", W_DIM);
     put_right(l, kern ? nvvp_fmt_u64(b, a->u.k.regs) : "-", W_REGS);
     put_right(l, kern ? nvvp_fmt_bytes(b, a->u.k.ssmem) : "-", W_SMEM);
     put_right(l, kern ? nvvp_fmt_bytes(b, a->u.k.dsmem) : "-", W_SMEM);
     put_right(l, kern ? "-" : nvvp_fmt_bytes(b, a->u.m.bytes), W_SIZE);
-    put_right(l, kern ? "-" : nvvp_fmt_throughput(b, a->u.m.bytes, a->end - a->start), W_TPUT);
+    put_right(l, kern ? "-" : nvvp_fmt_throughput(b, a->u.m.bytes, nvvp_tsub(a->end, a->start)), W_TPUT);
     put_right(l, kern ? "-" : nvvp_mem_name((trc_mem_kind)a->src), W_MEM);
     put_right(l, a->kind == NVVP_ACT_MEMCPY ? nvvp_mem_name((trc_mem_kind)a->dst) : "-", W_MEM);
     put_right(l, dev_label(dc, r, a->device), wdev);
@@ -237,9 +237,9 @@ static void gpu_csv_row(line *l, nvvp_data *d, devcache *dc, trc_reader *r, cons
 {
     char b[NVVP_NUM_BUF];
     int kern = a->kind == NVVP_ACT_KERNEL;
-    put_s(l, nvvp_fmt_fixed(b, a->start - origin, 1000, 3));
+    put_s(l, nvvp_fmt_fixed(b, nvvp_tsub(a->start, origin), 1000, 3));
     put(l, ",", 1);
-    put_s(l, nvvp_fmt_fixed(b, a->end - a->start, 1000, 3));
+    put_s(l, nvvp_fmt_fixed(b, nvvp_tsub(a->end, a->start), 1000, 3));
     for (int i = 0; i < 6; i++) {
         put(l, ",", 1);
         if (kern)
@@ -257,7 +257,7 @@ static void gpu_csv_row(line *l, nvvp_data *d, devcache *dc, trc_reader *r, cons
         put(l, ",,,", 3);
         put_u64(l, a->u.m.bytes);
         put(l, ",", 1);
-        put_s(l, nvvp_fmt_rate(b, a->u.m.bytes, a->end - a->start, 1048576, 3));
+        put_s(l, nvvp_fmt_rate(b, a->u.m.bytes, nvvp_tsub(a->end, a->start), 1048576, 3));
         put(l, ",", 1);
         put_csv_str(l, nvvp_mem_name((trc_mem_kind)a->src));
         put(l, ",", 1);
@@ -368,9 +368,9 @@ trc_status nvvp_api_trace_write(nvvp_data *d, trc_reader *r, const nvvp_table_op
         const char *name = nvvp_pool_str(&d->pool, a->name);
         const char *site = nvvp_data_site(d, r, a->stack);
         if (o->csv) {
-            put_s(&l, nvvp_fmt_fixed(b, a->start - o->origin, 1000, 3));
+            put_s(&l, nvvp_fmt_fixed(b, nvvp_tsub(a->start, o->origin), 1000, 3));
             put(&l, ",", 1);
-            put_s(&l, nvvp_fmt_fixed(b, a->end - a->start, 1000, 3));
+            put_s(&l, nvvp_fmt_fixed(b, nvvp_tsub(a->end, a->start), 1000, 3));
             put(&l, ",", 1);
             put_csv_str(&l, name);
             put(&l, ",", 1);
@@ -382,8 +382,8 @@ trc_status nvvp_api_trace_write(nvvp_data *d, trc_reader *r, const nvvp_table_op
             put(&l, ",", 1);
             put_csv_str(&l, site);
         } else {
-            put_right(&l, nvvp_fmt_time(b, a->start - o->origin, 6), W_START);
-            put_right(&l, nvvp_fmt_time(b, a->end - a->start, 5), W_DUR);
+            put_right(&l, nvvp_fmt_time(b, nvvp_tsub(a->start, o->origin), 6), W_START);
+            put_right(&l, nvvp_fmt_time(b, nvvp_tsub(a->end, a->start), 5), W_DUR);
             put_left_n(&l, name, nvvp_pool_len(&d->pool, a->name), wname);
             put_right(&l, a->corr ? nvvp_fmt_u64(b, a->corr) : "-", W_CORR);
             put_right(&l, thread_tid(r, a->thread, b), W_TID);

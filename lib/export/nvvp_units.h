@@ -20,6 +20,13 @@
 
 #define NVVP_NUM_BUF 48
 
+/* a - b modulo 2^64 like the format's time arithmetic (spec §2.6):
+ * hostile timestamps must not overflow a signed subtraction. */
+static inline int64_t nvvp_tsub(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+
 /* ns as nvprof prints a time: below 1 us an integer "992ns", else
  * `sig` significant digits with the largest unit of ns/us/ms/s that
  * keeps an integer part >= 1 ("1.1520us", "540.00us", "1.2880ms",

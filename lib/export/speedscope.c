@@ -358,7 +358,8 @@ static trc_status write_runs(sscope *s, jsonw *out, const track *t, int pass)
 
 static trc_status write_profile(sscope *s, const trc_reader *r, jsonw *out, track *t, int first)
 {
-    int64_t start = t->first_ns - s->start_ns;
+    /* modulo 2^64 (spec §2.6): hostile times must not overflow */
+    int64_t start = (int64_t)((uint64_t)t->first_ns - (uint64_t)s->start_ns);
     trc_status st;
 
     /* The run being extended becomes the last buffered one (the buffer
@@ -377,7 +378,7 @@ static trc_status write_profile(sscope *s, const trc_reader *r, jsonw *out, trac
     jsonw_raw(out, "\",\"unit\":\"nanoseconds\",\"startValue\":");
     jsonw_i64(out, start);
     jsonw_raw(out, ",\"endValue\":");
-    jsonw_i64(out, start + (int64_t)t->total);
+    jsonw_i64(out, (int64_t)((uint64_t)start + t->total));
     jsonw_raw(out, ",\n\"samples\":[\n");
     if ((st = write_runs(s, out, t, 0)) != TRC_OK)
         return st;

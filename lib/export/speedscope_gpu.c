@@ -168,6 +168,12 @@ static int stream_cmp(const void *pa, const void *pb)
     return a->context < b->context ? -1 : a->context > b->context;
 }
 
+/* a - b modulo 2^64 (spec §2.6): hostile times must not overflow. */
+static inline int64_t tsub(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+
 static void write_event(jsonw *out, int *n, char type, int64_t at, uint32_t frame)
 {
     jsonw_raw(out, (*n)++ ? ",\n{\"type\":\"" : "\n{\"type\":\"");
@@ -208,7 +214,7 @@ static trc_status write_events(sgpu *g, jsonw *out, const gstream *s, int64_t st
                 break; /* x lies inside top: nest it */
             /* top ended before x begins, or x would outlive it: close
              * top, and x (clipped) begins no earlier than that. */
-            write_event(out, &n, 'C', top->end - start_ns, top->frame);
+            write_event(out, &n, 'C', tsub(top->end, start_ns), top->frame);
             cursor = top->end;
             if (b < cursor)
                 b = cursor;
@@ -218,7 +224,7 @@ static trc_status write_events(sgpu *g, jsonw *out, const gstream *s, int64_t st
             continue; /* hidden by the intervals before it */
         if (cpuview_grow(&g->open, &g->cap_open, depth + 1, sizeof *g->open, 16))
             return TRC_ERR_NOMEM;
-        write_event(out, &n, 'O', b - start_ns, x->frame);
+        write_event(out, &n, 'O', tsub(b, start_ns), x->frame);
         cursor = b;
         g->open[depth].end = x->end;
         g->open[depth].frame = x->frame;
@@ -226,7 +232,7 @@ static trc_status write_events(sgpu *g, jsonw *out, const gstream *s, int64_t st
     }
     while (depth > 0) {
         depth--;
-        write_event(out, &n, 'C', g->open[depth].end - start_ns, g->open[depth].frame);
+        write_event(out, &n, 'C', tsub(g->open[depth].end, start_ns), g->open[depth].frame);
         cursor = g->open[depth].end;
     }
     *last = cursor;
@@ -266,12 +272,12 @@ trc_status sgpu_write(sgpu *g, const trc_reader *r, jsonw *out, int64_t start_ns
         }
         /* endValue is only known after the events: it goes last. */
         jsonw_raw(out, "\",\"unit\":\"nanoseconds\",\"startValue\":");
-        jsonw_i64(out, s->iv[0].start - start_ns);
+        jsonw_i64(out, tsub(s->iv[0].start, start_ns));
         jsonw_raw(out, ",\n\"events\":[");
         if ((st = write_events(g, out, s, start_ns, &last)) != TRC_OK)
             return st;
         jsonw_raw(out, "],\n\"endValue\":");
-        jsonw_i64(out, last - start_ns);
+        jsonw_i64(out, tsub(last, start_ns));
         jsonw_putc(out, '}');
     }
     (void)r;

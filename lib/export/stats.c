@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "format/alloc.h"
-#include "lib/export/u64map.h"
+#include "lib/hashtab.h"
 
 #define NO_FN UINT32_MAX
 
@@ -57,16 +57,16 @@ struct exp_stats {
     uint32_t no_python_fn;   /* function index + 1 of EXP_NO_PYTHON_FRAMES */
     exp_func *funcs;
     size_t n_funcs, cap_funcs;
-    exp_u64map fn_map;       /* content hash (probed on collision) → function */
+    trch_index fn_index;      /* (file, first line, function) → function */
     exp_edge *edges;
     size_t n_edges, cap_edges;
-    exp_u64map edge_map;     /* caller << 32 | callee → edge */
+    trch_u64map edge_map;     /* caller << 32 | callee → edge */
     gpu_acc *gpu;
     size_t n_gpu, cap_gpu;
-    exp_u64map gpu_map;      /* stack << 32 | name id → gpu_acc (Python stacks) */
-    exp_u64map gpu_root_map; /* origin << 32 | name id → gpu_acc (the others) */
-    exp_u64map gpu_threads;  /* launching threads seen */
-    exp_u64map gpu_pids;     /* processes of the activities */
+    trch_u64map gpu_map;      /* stack << 32 | name id → gpu_acc (Python stacks) */
+    trch_u64map gpu_root_map; /* origin << 32 | name id → gpu_acc (the others) */
+    trch_u64map gpu_threads;  /* launching threads seen */
+    trch_u64map gpu_pids;     /* processes of the activities */
     exp_stats_totals totals;
     int finished;
 };
@@ -88,57 +88,49 @@ void exp_stats_free(exp_stats *s)
     trc_free(s->fn_of_frame);
     trc_free(s->funcs);
     trc_free(s->edges);
-    exp_u64map_cleanup(&s->fn_map);
-    exp_u64map_cleanup(&s->edge_map);
+    trch_index_cleanup(&s->fn_index);
+    trch_u64map_cleanup(&s->edge_map);
     trc_free(s->gpu);
-    exp_u64map_cleanup(&s->gpu_map);
-    exp_u64map_cleanup(&s->gpu_root_map);
-    exp_u64map_cleanup(&s->gpu_threads);
-    exp_u64map_cleanup(&s->gpu_pids);
+    trch_u64map_cleanup(&s->gpu_map);
+    trch_u64map_cleanup(&s->gpu_root_map);
+    trch_u64map_cleanup(&s->gpu_threads);
+    trch_u64map_cleanup(&s->gpu_pids);
     trc_free(s);
-}
-
-static uint64_t hash_str(uint64_t h, const char *p)
-{
-    for (; *p; p++) {
-        h ^= (unsigned char)*p;
-        h *= UINT64_C(0x100000001b3);
-    }
-    return h * UINT64_C(0x100000001b3);
 }
 
 /* The function index for (file, first_line, function), added if new. */
 static trc_status intern_fn(exp_stats *s, const char *file, uint32_t first_line,
                             const char *function, uint32_t *out)
 {
-    uint64_t h = hash_str(hash_str(UINT64_C(0xcbf29ce484222325), file), function);
-    h ^= first_line;
-    for (;; h++) {
-        uint32_t idx;
-        int added;
-        trc_status st = exp_grow((void **)&s->funcs, &s->cap_funcs, s->n_funcs, sizeof *s->funcs);
-        if (st != TRC_OK)
-            return st;
-        st = exp_u64map_put(&s->fn_map, h, (uint32_t)s->n_funcs, &idx, &added);
-        if (st != TRC_OK)
-            return st;
-        exp_func *f = &s->funcs[idx];
-        if (added) {
-            memset(f, 0, sizeof *f);
-            f->file = file;
-            f->first_line = first_line;
-            f->function = function;
-            s->n_funcs++;
-            *out = idx;
-            return TRC_OK;
-        }
+    uint64_t h = trch_hash_more(trch_hash_bytes(file, strlen(file) + 1), function,
+                                strlen(function));
+    h = trch_hash_more_u64(h, first_line);
+    trch_probe p;
+
+    for (uint32_t i = trch_first(&s->fn_index, h, &p); i != TRCH_NONE;
+         i = trch_next(&s->fn_index, &p)) {
+        const exp_func *f = &s->funcs[i];
         if (f->first_line == first_line && strcmp(f->file, file) == 0 &&
             strcmp(f->function, function) == 0) {
-            *out = idx;
+            *out = i;
             return TRC_OK;
         }
-        /* a 64-bit hash collision: probe the next key */
     }
+    if (s->n_funcs >= UINT32_MAX - 1)
+        return TRC_ERR_LIMIT;
+    trc_status st = exp_grow((void **)&s->funcs, &s->cap_funcs, s->n_funcs, sizeof *s->funcs);
+    if (st != TRC_OK)
+        return st;
+    st = trch_add(&s->fn_index, h, (uint32_t)s->n_funcs);
+    if (st != TRC_OK)
+        return st;
+    exp_func *f = &s->funcs[s->n_funcs];
+    memset(f, 0, sizeof *f);
+    f->file = file;
+    f->first_line = first_line;
+    f->function = function;
+    *out = (uint32_t)s->n_funcs++;
+    return TRC_OK;
 }
 
 static trc_status fn_of(exp_stats *s, const trc_reader *r, uint32_t frame_id, uint32_t *out)
@@ -242,7 +234,7 @@ trc_status exp_stats_add(exp_stats *s, const trc_reader *r, const trc_sample *sm
     a->weight_ns += w;
     if (!s->totals.samples || smp->time_ns < s->totals.first_ns)
         s->totals.first_ns = smp->time_ns;
-    int64_t end = smp->time_ns + (int64_t)smp->span_ns;
+    int64_t end = (int64_t)((uint64_t)smp->time_ns + smp->span_ns); /* modulo 2^64 */
     if (!s->totals.samples || end > s->totals.last_ns)
         s->totals.last_ns = end;
     s->totals.samples += n;
@@ -253,7 +245,7 @@ trc_status exp_stats_add(exp_stats *s, const trc_reader *r, const trc_sample *sm
 trc_status exp_stats_add_gpu(exp_stats *s, const trc_reader *r, const exp_gpu_hit *h)
 {
     int python = h->origin == EXP_GPU_PYTHON && h->stack != 0;
-    exp_u64map *map = python ? &s->gpu_map : &s->gpu_root_map;
+    trch_u64map *map = python ? &s->gpu_map : &s->gpu_root_map;
     uint64_t key = ((uint64_t)(python ? h->stack : (uint32_t)h->origin) << 32) | h->name_id;
     uint32_t idx, v;
     int added;
@@ -263,11 +255,11 @@ trc_status exp_stats_add_gpu(exp_stats *s, const trc_reader *r, const exp_gpu_hi
         return TRC_ERR_LIMIT;
     trc_status st = exp_grow((void **)&s->gpu, &s->cap_gpu, s->n_gpu, sizeof *s->gpu);
     if (st == TRC_OK)
-        st = exp_u64map_put(map, key, (uint32_t)s->n_gpu, &idx, &added);
+        st = trch_u64map_put(map, key, (uint32_t)s->n_gpu, &idx, &added);
     if (st == TRC_OK && h->thread)
-        st = exp_u64map_put(&s->gpu_threads, h->thread, 0, &v, &added);
+        st = trch_u64map_put(&s->gpu_threads, h->thread, 0, &v, &added);
     if (st == TRC_OK)
-        st = exp_u64map_put(&s->gpu_pids, (uint64_t)h->pid, 0, &v, &added);
+        st = trch_u64map_put(&s->gpu_pids, (uint64_t)h->pid, 0, &v, &added);
     if (st != TRC_OK)
         return st;
     gpu_acc *a = &s->gpu[idx];
@@ -294,7 +286,7 @@ static trc_status edge_of(exp_stats *s, uint32_t caller, uint32_t callee, exp_ed
     trc_status st = exp_grow((void **)&s->edges, &s->cap_edges, s->n_edges, sizeof *s->edges);
     if (st != TRC_OK)
         return st;
-    st = exp_u64map_put(&s->edge_map, ((uint64_t)caller << 32) | callee, (uint32_t)s->n_edges,
+    st = trch_u64map_put(&s->edge_map, ((uint64_t)caller << 32) | callee, (uint32_t)s->n_edges,
                         &idx, &added);
     if (st != TRC_OK)
         return st;
@@ -364,8 +356,8 @@ static trc_status sort_tables(exp_stats *s)
     s->cap_funcs = s->n_funcs + 1;
     sorted = NULL;
     /* the lookup maps now point at old positions: no adds after finish */
-    exp_u64map_cleanup(&s->fn_map);
-    exp_u64map_cleanup(&s->edge_map);
+    trch_index_cleanup(&s->fn_index);
+    trch_u64map_cleanup(&s->edge_map);
 out:
     trc_free(order);
     trc_free(newpos);
@@ -375,7 +367,7 @@ out:
 
 static trc_status count_processes(exp_stats *s, const trc_reader *r)
 {
-    exp_u64map pids = {0};
+    trch_u64map pids = {0};
     trc_status st = TRC_OK;
     uint32_t v;
     int added;
@@ -383,22 +375,20 @@ static trc_status count_processes(exp_stats *s, const trc_reader *r)
         if (!s->threads[id].seen)
             continue;
         const trc_thread *t = trc_reader_thread(r, (uint32_t)id);
-        st = exp_u64map_put(&pids, t ? (uint64_t)t->pid : UINT64_MAX, 0, &v, &added);
+        st = trch_u64map_put(&pids, t ? (uint64_t)t->pid : UINT64_MAX, 0, &v, &added);
         if (st != TRC_OK)
             goto out;
         s->totals.processes += (uint64_t)added;
     }
-    for (size_t i = 0; i < s->gpu_pids.cap; i++) {
-        if (!s->gpu_pids.vals[i])
-            continue;
-        st = exp_u64map_put(&pids, s->gpu_pids.keys[i], 0, &v, &added);
+    for (uint32_t i = 0; i < trch_u64map_count(&s->gpu_pids); i++) {
+        st = trch_u64map_put(&pids, s->gpu_pids.keys[i], 0, &v, &added);
         if (st != TRC_OK)
             goto out;
         s->totals.processes += (uint64_t)added;
     }
-    s->totals.gpu_threads = s->gpu_threads.n;
+    s->totals.gpu_threads = trch_u64map_count(&s->gpu_threads);
 out:
-    exp_u64map_cleanup(&pids);
+    trch_u64map_cleanup(&pids);
     return st;
 }
 
