@@ -11,7 +11,8 @@ PY=$(echo "$PYTHONS" | head -n1 | cut -d' ' -f1)
 DUMP="$BIN/trc-dump"
 [ -x "$DUMP" ] || { echo "trc-dump is not built"; exit 77; }
 export PYTHONDONTWRITEBYTECODE=1
-# Deep, changing stacks for about 1.5 s: a few KiB of trace per 100 ms.
+# Deep, changing stacks for argv[2] seconds (default 1.5): a few KiB of
+# trace per 100 ms.
 cat >"$TMPD/prog.py" <<'PY'
 import sys, time
 def spin(seconds, depth):
@@ -22,7 +23,8 @@ def spin(seconds, depth):
         pass
 t0 = time.perf_counter()
 i = 0
-while time.perf_counter() - t0 < 1.5:
+secs = float(sys.argv[2]) if len(sys.argv) > 2 else 1.5
+while time.perf_counter() - t0 < secs:
     spin(0.01, i % 40)
     i += 1
 print("program done")
@@ -59,7 +61,10 @@ if [ "$(id -u)" -eq 0 ] && mnt=$(mktemp -d) && mount -t tmpfs -o size=256k trec-
   grep -qx "program done" "$TMPD/full.out" || fail "full disk: the program did not run to its end"
   check_cut "full disk" "$mnt/run.trc" "$TMPD/full.err" "No space left on device"
   rc=0
-  "$TREC" -q --no-gpu -o "$mnt/run.trc" "$PY" "$PROG" 0 >"$TMPD/full.out" 2>"$TMPD/full.err" || rc=$?
+  # The old trace's blocks come free when the new one replaces it, so this
+  # run must write more than that cut trace plus a page: run it longer
+  # (a slow sanitizer build on a loaded machine writes less per second).
+  "$TREC" -q --no-gpu -o "$mnt/run.trc" "$PY" "$PROG" 0 4 >"$TMPD/full.out" 2>"$TMPD/full.err" || rc=$?
   [ $rc -eq 1 ] || fail "full disk, program exits 0: trec exited $rc, want 1"
   check_cut "full disk (again, over the old trace)" "$mnt/run.trc" "$TMPD/full.err" "No space left on device"
   left=$(ls -A "$mnt" | grep -v -x -e filler -e run.trc)
