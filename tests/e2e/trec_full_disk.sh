@@ -76,7 +76,7 @@ fi
 
 # --- a file size limit (ulimit -f counts 1024-byte blocks)
 rc=0
-( ulimit -f 4; exec "$TREC" -q --no-gpu -o "$TMPD/limit.trc" "$PY" "$PROG" 0 ) \
+( ulimit -f 4; exec "$TREC" -q --no-gpu -o "$TMPD/limit.trc" "$PY" "$PROG" 0 4 ) \
   >"$TMPD/limit.out" 2>"$TMPD/limit.err" || rc=$?
 [ $rc -eq 1 ] || fail "ulimit -f: trec exited $rc, want 1 (153 = killed by SIGXFSZ): $(cat "$TMPD/limit.err")"
 grep -qx "program done" "$TMPD/limit.out" || fail "ulimit -f: the program did not run to its end"

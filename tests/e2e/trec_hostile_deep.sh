@@ -31,7 +31,11 @@ one() {
     local n bad
     n=$(sed -n 's/^trec: \([0-9]*\) samples,.*/\1/p' "$out.stderr")
     bad=$(sed -n 's/.* \([0-9]*\) invalid,.*/\1/p' "$out.stderr")
-    [ -n "$n" ] && [ $((bad * 10)) -le "$n" ] ||
+    # (a sanitizer build reads a deep stack so slowly that the descent and
+    # the unwinding, where stacks tear, are a larger share of the samples)
+    local share=10
+    [ $ASAN = 1 ] && share=3
+    [ -n "$n" ] && [ $((bad * share)) -le "$n" ] ||
       { echo "depth $depth: $bad invalid of $n samples"; cat "$out.stderr"; return 1; }
   done
 }
