@@ -225,8 +225,13 @@ int pystr_read(py_proc *p, uint64_t addr, char *buf, size_t cap)
         } else {
             memcpy(&cp, data + i * 4, 4);
         }
-        if (cp == 0)
-            cp = 0xfffd;   /* keep C strings whole */
+        /* No name or path holds NUL, and an ASCII-flagged string holds
+         * nothing above 0x7f: either means the object was freed and its
+         * memory reused while we read it (a process exiting), so the read
+         * fails and the sample counts as invalid instead of inventing a
+         * name. */
+        if (cp == 0 || (ascii && cp > 0x7f))
+            goto out;
         size_t w = put_utf8(buf + o, cap - 1 - o, cp);
         if (w == 0)
             break;
