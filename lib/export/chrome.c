@@ -164,17 +164,17 @@ static inline double ts_value(const chrome *c, int64_t ns)
  * written in full. */
 static size_t fmt_dur(char *dst, double a, double target, int64_t open, int64_t close)
 {
-    double d = (double)(close - open) / 1000.0;
+    double d = (double)wsub(close, open) / 1000.0;
     double dir;
 
     if (a + d == target)
-        return jsonw_fmt_us3(dst, close - open);
+        return jsonw_fmt_us3(dst, wsub(close, open));
     dir = a + d < target ? INFINITY : -INFINITY;
     for (int i = 0; i < 64 && a + d != target; i++)
         d = nextafter(d, dir);
     if (a + d == target)
         return jsonw_fmt_double(dst, d);
-    return jsonw_fmt_us3(dst, close - open); /* cannot happen for sane values */
+    return jsonw_fmt_us3(dst, wsub(close, open)); /* cannot happen for sane values */
 }
 
 void chr_write_dur(chrome *c, int64_t base_ns, int64_t open, int64_t close)
