@@ -192,6 +192,12 @@ static void say_ending(session *s)
         (r->last_err == PY_ERR_NOT_PYTHON || r->last_err == PY_ERR_VERSION ||
          r->last_err == PY_ERR_PERM))
         say(s, REC_MSG_WARN, "%s; no samples recorded", r->err);
+    else if (s->launched && s->samples == 0 &&
+             (r->last_err == PY_ERR_NOT_READY || r->last_err == PY_ERR_GONE))
+        /* it ended while its interpreter was still starting: say what
+         * the last look saw, or a short program's empty trace is a mystery */
+        say(s, REC_MSG_WARN, "the program ended before trec could read its interpreter%s%s; "
+            "no samples recorded", r->err[0] ? ": " : "", r->err);
     if (!s->launched && r->state == REC_T_ENDED)
         say(s, REC_MSG_NOTE, "pid %d exited%s; recording stopped", (int)r->pid,
             r->pid_reused ? " and its pid already belongs to another process, which was "

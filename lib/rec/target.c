@@ -237,6 +237,8 @@ static trc_status check_process(rec_target *t, rec_tick_ctx *ctx)
             memcpy(t->cmdline, cmdline, sizeof cmdline);
         t->give_up_ns = ctx->now_ns + GRACE_NS;
         t->attach_since_ns = ctx->now_ns;
+        t->err[0] = '\0'; /* what was said of the old image is void */
+        t->last_err = PY_ERR_NOT_READY;
         if (t->state == REC_T_WAITING)
             return TRC_OK; /* still attaching: only the grace period starts again */
         detach(t);

@@ -41,6 +41,13 @@ expect_rc 5 "non-Python program" "$TREC" -o "$T/sh.trc" -- sh -c 'sleep 2.5; exi
 "$STACKS" "$T/sh.trc" >"$T/sh.txt" || fail "non-Python trace unreadable"
 grep -q "^exit	[0-9]*	5	0$" "$T/sh.txt" || fail "non-Python: exit 5 not recorded"
 
+# a Python that ends before its interpreter exists (--version exits
+# while reading its configuration): said, not silently an empty trace
+expect_rc 0 "python --version" "$TREC" -o "$T/ver.trc" "$PY" --version
+grep -q "warning: the program ended before trec could read its interpreter" "$T/err" ||
+  fail "python --version: no warning about the empty trace: $(cat "$T/err")"
+"$STACKS" "$T/ver.trc" | grep -q "^exit	[0-9]*	0	0$" || fail "python --version: exit 0 not recorded"
+
 # exit status and signals pass through; the trace is complete each time
 expect_rc 3 "exit status" "$TREC" -q -o "$T/e.trc" "$PY" -c 'import sys; sys.exit(3)'
 [ ! -s "$T/err" ] || fail "--quiet still printed: $(cat "$T/err")"
