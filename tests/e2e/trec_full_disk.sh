@@ -11,26 +11,7 @@ PY=$(echo "$PYTHONS" | head -n1 | cut -d' ' -f1)
 DUMP="$BIN/trc-dump"
 [ -x "$DUMP" ] || { echo "trc-dump is not built"; exit 77; }
 export PYTHONDONTWRITEBYTECODE=1
-# Deep, changing stacks for argv[2] seconds (default 1.5): a few KiB of
-# trace per 100 ms.
-cat >"$TMPD/prog.py" <<'PY'
-import sys, time
-def spin(seconds, depth):
-    if depth:
-        return spin(seconds, depth - 1)
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        pass
-t0 = time.perf_counter()
-i = 0
-secs = float(sys.argv[2]) if len(sys.argv) > 2 else 1.5
-while time.perf_counter() - t0 < secs:
-    spin(0.01, i % 40)
-    i += 1
-print("program done")
-sys.exit(int(sys.argv[1]))
-PY
-PROG="$TMPD/prog.py"
+PROG="$FIX/spin_stacks.py"   # changing stacks, a few KiB of trace per 100 ms
 ran=0
 
 # check_cut CASE FILE ERRFILE REASON: one error line naming the file and
@@ -56,7 +37,7 @@ if [ "$(id -u)" -eq 0 ] && mnt=$(mktemp -d) && mount -t tmpfs -o size=256k trec-
   free=$(df -k --output=avail "$mnt" | tail -n1 | tr -d ' ')
   dd if=/dev/zero of="$mnt/filler" bs=1k count=$((free - 4)) 2>/dev/null
   rc=0
-  "$TREC" -q --no-gpu -o "$mnt/run.trc" "$PY" "$PROG" 5 >"$TMPD/full.out" 2>"$TMPD/full.err" || rc=$?
+  "$TREC" -q --no-gpu -o "$mnt/run.trc" "$PY" "$PROG" 1.5 5 >"$TMPD/full.out" 2>"$TMPD/full.err" || rc=$?
   [ $rc -eq 5 ] || fail "full disk: trec exited $rc, want the program's 5: $(cat "$TMPD/full.err")"
   grep -qx "program done" "$TMPD/full.out" || fail "full disk: the program did not run to its end"
   check_cut "full disk" "$mnt/run.trc" "$TMPD/full.err" "No space left on device"
@@ -64,7 +45,7 @@ if [ "$(id -u)" -eq 0 ] && mnt=$(mktemp -d) && mount -t tmpfs -o size=256k trec-
   # The old trace's blocks come free when the new one replaces it, so this
   # run must write more than that cut trace plus a page: run it longer
   # (a slow sanitizer build on a loaded machine writes less per second).
-  "$TREC" -q --no-gpu -o "$mnt/run.trc" "$PY" "$PROG" 0 4 >"$TMPD/full.out" 2>"$TMPD/full.err" || rc=$?
+  "$TREC" -q --no-gpu -o "$mnt/run.trc" "$PY" "$PROG" 4 0 >"$TMPD/full.out" 2>"$TMPD/full.err" || rc=$?
   [ $rc -eq 1 ] || fail "full disk, program exits 0: trec exited $rc, want 1"
   check_cut "full disk (again, over the old trace)" "$mnt/run.trc" "$TMPD/full.err" "No space left on device"
   left=$(ls -A "$mnt" | grep -v -x -e filler -e run.trc)
@@ -76,7 +57,7 @@ fi
 
 # --- a file size limit (ulimit -f counts 1024-byte blocks)
 rc=0
-( ulimit -f 4; exec "$TREC" -q --no-gpu -o "$TMPD/limit.trc" "$PY" "$PROG" 0 4 ) \
+( ulimit -f 4; exec "$TREC" -q --no-gpu -o "$TMPD/limit.trc" "$PY" "$PROG" 4 0 ) \
   >"$TMPD/limit.out" 2>"$TMPD/limit.err" || rc=$?
 [ $rc -eq 1 ] || fail "ulimit -f: trec exited $rc, want 1 (153 = killed by SIGXFSZ): $(cat "$TMPD/limit.err")"
 grep -qx "program done" "$TMPD/limit.out" || fail "ulimit -f: the program did not run to its end"
@@ -86,7 +67,7 @@ ran=1
 
 # --- -o - into a pipe whose reader leaves early
 rc=0
-"$TREC" -q --no-gpu -o - "$PY" "$PROG" 0 2>"$TMPD/pipe.err" | head -c 100 >/dev/null
+"$TREC" -q --no-gpu -o - "$PY" "$PROG" 1.5 0 2>"$TMPD/pipe.err" | head -c 100 >/dev/null
 rc=${PIPESTATUS[0]}
 [ $rc -eq 1 ] || fail "closed pipe: trec exited $rc, want 1 (141 = killed by SIGPIPE): $(cat "$TMPD/pipe.err")"
 grep -qx "program done" "$TMPD/pipe.err" || fail "closed pipe: the program did not run to its end"

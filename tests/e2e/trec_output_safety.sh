@@ -13,23 +13,7 @@ DUMP="$BIN/trc-dump"
 [ -x "$DUMP" ] || { echo "trc-dump is not built"; exit 77; }
 D="$TMPD/out"
 mkdir -p "$D"
-cat >"$TMPD/prog.py" <<'PY'
-import sys, time
-def spin(seconds, depth):
-    if depth:
-        return spin(seconds, depth - 1)
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        pass
-total = float(sys.argv[1]) if len(sys.argv) > 1 else 0.3
-t0 = time.perf_counter()
-i = 0
-while time.perf_counter() - t0 < total:
-    spin(0.02, i % 20)
-    i += 1
-print("program done")
-PY
-PROG="$TMPD/prog.py"
+PROG="$FIX/spin_stacks.py"   # changing stacks, a few KiB of trace per 100 ms
 
 # no hidden ".NAME.trec-XXXXXX" file may stay in $1 (the GPU side
 # directory ".trec-gpu-XXXXXX" is another matter: trec_gpu_wiring.sh)
