@@ -2,6 +2,7 @@
 # Sampling accuracy: the fixture measures each function's CPU time
 # itself (time.thread_time); trec's on-CPU sample shares per leaf
 # function must agree within 2 percentage points.  Every interpreter.
+# retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 
 TOTAL=${TREC_ACCURACY_SECONDS:-2.5}

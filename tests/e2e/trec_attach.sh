@@ -2,6 +2,7 @@
 # --pid: attach to a running program for a duration, and again until
 # SIGINT; both times the target keeps running untouched (never stopped)
 # and the trace is complete.  Every interpreter found.
+# retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 
 one() {

@@ -4,6 +4,7 @@
 # nested functions, non-ASCII names and a non-ASCII path, generators, an
 # asyncio task, 600-deep recursion, process metadata and the RSS counter;
 # also the summary line and the exit status.
+# retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 
 PHASE=0.4

@@ -5,6 +5,7 @@
 # passed on), exit status and signal pass-through, "%p" in the output
 # name, --pid errors (no such process, not Python, no permission), and
 # --quiet.
+# retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 
 PY=$(echo "$PYTHONS" | head -n1 | cut -d' ' -f1)

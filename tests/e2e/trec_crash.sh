@@ -3,6 +3,7 @@
 # complete with the exit recorded.  trec killed with SIGKILL: the trace
 # is readable up to the last complete chunk (chunks flush every ~100 ms)
 # and the program keeps running.  Every interpreter found.
+# retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 
 DUMP="$BIN/trc-dump"

@@ -5,6 +5,7 @@
 # Each time: one clear error line, the program runs to its end with its
 # output, trec exits with the program's status or 1 when that was 0, and
 # the file reads cleanly up to its last complete chunk (no torn chunk).
+# retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 
 PY=$(echo "$PYTHONS" | head -n1 | cut -d' ' -f1)

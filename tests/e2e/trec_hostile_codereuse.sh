@@ -6,6 +6,7 @@
 # function: every sample naming gen_N (file "<gen N>") must fall inside
 # gen_N's own run, as the program logged it on the trace's clock
 # (fixtures/workloads/hostile_codereuse.py).  Every interpreter found.
+# retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 . "$(dirname "$0")/lib/hostile_common.sh"
 

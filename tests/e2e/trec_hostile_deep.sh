@@ -5,6 +5,7 @@
 # "Deep stacks"), with one warning; never invalid, never invented.  A
 # 4,000-frame stack (under the limit) is recorded whole, exactly as deep
 # as the program counted.  Every interpreter found.
+# retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 . "$(dirname "$0")/lib/hostile_common.sh"
 

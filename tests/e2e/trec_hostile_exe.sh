@@ -14,6 +14,7 @@
 #  - a static interpreter (built here from a pyenv libpython3.X.a):
 #    recorded through its .symtab; stripped, a one-line error saying it
 #    looks like CPython but has no symbol table.  Skipped parts say why.
+# retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 . "$(dirname "$0")/lib/hostile_common.sh"
 

@@ -6,6 +6,7 @@
 # the trace is intact (trc-dump --check), the summary's sample and
 # invalid counts are the trace's own, and no frame is invented.  Every
 # interpreter found.
+# retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 . "$(dirname "$0")/lib/hostile_common.sh"
 

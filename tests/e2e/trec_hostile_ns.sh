@@ -13,6 +13,7 @@
 #    and the threads' on-CPU state read from the right /proc files.
 # Needs root (or user namespaces) for unshare; skipped otherwise.
 # Debian's python3 and the oldest and newest other interpreter.
+# retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 . "$(dirname "$0")/lib/hostile_common.sh"
 need_root_ns

@@ -11,6 +11,7 @@
 #    recorded as a new process (hostile_pidreuse.py children).
 # Needs root (or user namespaces) for unshare -p; skipped otherwise.
 # Debian's python3 and the oldest and newest other interpreter.
+# retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 . "$(dirname "$0")/lib/hostile_common.sh"
 need_root_ns

@@ -6,6 +6,7 @@
 # The recorder's cost per sample (TREC_SELF_TIMING) is printed.
 # Debian's python3 and the oldest and newest other interpreter (every
 # one with TREC_HOSTILE_ALL=1).  Under TRC_ASAN=1: 300 threads.
+# retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 . "$(dirname "$0")/lib/hostile_common.sh"
 some_pythons

@@ -2,6 +2,7 @@
 # Time inside a C extension (numpy's dot, single-threaded BLAS) lands on
 # the Python line that called it, on CPU.  Runs on every interpreter that
 # has numpy (Debian's python3 with python3-numpy here).
+# retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 
 one() {

@@ -6,6 +6,7 @@
 # written as they are; the trace is readable under its final name while
 # trec records and after trec is killed; no hidden file is left behind.
 # One interpreter is enough: none of this depends on the Python version.
+# retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 
 PY=$(echo "$PYTHONS" | head -n1 | cut -d' ' -f1)

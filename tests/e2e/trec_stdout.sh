@@ -3,6 +3,7 @@
 # printing a lot on its own stdout cannot corrupt it: the program's
 # stdout is sent to stderr.  Every interpreter found.  Without -q, so
 # that a failing case shows what trec said.
+# retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 
 LINES=20000

@@ -3,6 +3,7 @@
 # subprocess child are all recorded in one trace, each with its own
 # process record, samples and exit; without the option only the program
 # itself is recorded.  Every interpreter found.
+# retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 
 PHASE=0.4

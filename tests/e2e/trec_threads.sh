@@ -2,6 +2,7 @@
 # Several named threads, one busy and two sleeping: every thread sampled
 # every tick, threading names, on-CPU vs idle state; with --gil, which
 # thread holds the GIL.  Every interpreter found.
+# retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 
 one() {
