@@ -120,7 +120,14 @@ static void start_chunk(trc_reader *r, const trcf_chunk_info *ci)
         r->need_header = 1;
         r->seg_major = h->major;
         r->seg_minor = h->minor;
-        r->expect_seq = h->seq + 1;
+        /* Numbered otherwise than 0 ([R-CHUNK-4]): its DATA chunks still
+         * count from 0, so expecting from its number would call them
+         * all repeated and drop the definitions they share with it. */
+        if (h->seq != 0)
+            trcr_push_loss(r, TRC_LOSS_OTHER, 0, ci->offset,
+                           "SEGMENT chunk numbered %llu, not 0; read as chunk 0",
+                           (unsigned long long)h->seq);
+        r->expect_seq = 1;
     } else {
         /* With no segment in force expect_seq is 0, so a trace whose
          * SEGMENT chunk is gone reports the chunks before this one

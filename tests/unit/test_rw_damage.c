@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "trc/trc.h"
+#include "format/chunk.h"
 #include "format/scan.h"
 #include "tests/support/trace_builder.h"
 
@@ -218,6 +219,43 @@ static void test_missing_and_repeated_chunks(void **state)
     drop(&l);
 }
 
+/* A SEGMENT chunk numbered other than 0 ([R-CHUNK-4]): reported once,
+ * read as chunk 0, so the DATA chunks after it (1, 2, ...) are neither
+ * "repeated" nor missing and keep its definitions: every sample read. */
+static void test_segment_not_numbered_0(void **state)
+{
+    layout l;
+    tb_result clean, res;
+    trcf_chunk_header h;
+    const char *why = NULL;
+    (void)state;
+    make(&l, 400, 300, 6);
+    tb_read_mem(l.b.p, l.b.len, 0, &clean);
+    assert_int_equal(clean.losses, 0);
+    assert_int_equal(trcf_header_decode(l.b.p + l.off[0], &h, &why), TRC_OK);
+    assert_int_equal(h.kind, TRCF_KIND_SEGMENT);
+    h.seq = 7;
+    trcf_header_encode(&h, l.b.p + l.off[0]);
+    tb_read_mem(l.b.p, l.b.len, 0, &res);
+    assert_int_equal(res.status, TRC_ERR_EOF);
+    assert_int_equal(res.losses, 1);
+    assert_int_equal(res.loss_count[TRC_LOSS_OTHER], 1);
+    assert_int_equal(res.loss_count[TRC_LOSS_CHUNK_MISSING], 0);
+    assert_int_equal(res.loss_count[TRC_LOSS_UNDEFINED_REF], 0);
+    {
+        size_t i;
+        int said = 0;
+        for (i = 0; i < res.n; i++)
+            said |= strstr(res.lines[i], "SEGMENT chunk numbered 7, not 0") != NULL;
+        assert_true(said);
+    }
+    assert_int_equal(res.samples, clean.samples);
+    assert_int_equal(tb_result_events(&res), tb_result_events(&clean));
+    tb_result_free(&res);
+    tb_result_free(&clean);
+    drop(&l);
+}
+
 static void test_concatenation(void **state)
 {
     tb_buf a = { 0 }, b = { 0 }, ab = { 0 };
@@ -413,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_truncation_every_offset),
         cmocka_unit_test(test_flipped_bytes),
         cmocka_unit_test(test_missing_and_repeated_chunks),
+        cmocka_unit_test(test_segment_not_numbered_0),
         cmocka_unit_test(test_concatenation),
         cmocka_unit_test(test_not_trc),
         cmocka_unit_test(test_garbage_everywhere),
