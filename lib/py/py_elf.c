@@ -259,8 +259,69 @@ static int by_dynamic(const pyelf *e, const char *name, uint64_t *value)
     return search_table(e, symoff, count, stroff, d.strsz, name, value);
 }
 
+/* The GNU hash function (the dynamic loader's). */
+static uint32_t gnu_hash(const char *s)
+{
+    uint32_t h = 5381;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        h = h * 33 + *p;
+    return h;
+}
+
+/* Lookup through DT_GNU_HASH: 0 found, 1 not defined, -1 no usable
+ * table (then the caller searches linearly). */
+static int by_gnu_hash(const pyelf *e, const char *name, uint64_t *value)
+{
+    dyninfo d;
+    uint64_t off, symoff, stroff;
+
+    if (read_dynamic(e, &d) != 0 || !d.gnu_hash || !d.symtab || !d.strtab || !d.strsz ||
+        vaddr_to_off(e, d.gnu_hash, &off) != 0 || vaddr_to_off(e, d.symtab, &symoff) != 0 ||
+        vaddr_to_off(e, d.strtab, &stroff) != 0 || !in_file_al(e, off, 16, 8) ||
+        !in_file(e, stroff, d.strsz))
+        return -1;
+    const uint32_t *g = (const uint32_t *)(e->data + off);
+    uint32_t nbuckets = g[0], symoffset = g[1], bloom_size = g[2], shift = g[3];
+    uint64_t bloom_off = off + 16, buckets_off = bloom_off + (uint64_t)bloom_size * 8;
+    uint64_t chain_off = buckets_off + (uint64_t)nbuckets * 4;
+    if (nbuckets == 0 || bloom_size == 0 || (bloom_size & (bloom_size - 1)) || shift >= 64 ||
+        !in_file(e, bloom_off, (uint64_t)bloom_size * 8) || !in_file(e, buckets_off, (uint64_t)nbuckets * 4))
+        return -1;
+    uint32_t h = gnu_hash(name);
+    const uint64_t *bloom = (const uint64_t *)(e->data + bloom_off);
+    uint64_t word = bloom[(h / 64) & (bloom_size - 1)];
+    if (!((word >> (h % 64)) & (word >> ((h >> shift) % 64)) & 1))
+        return 1;
+    uint32_t i = ((const uint32_t *)(e->data + buckets_off))[h % nbuckets];
+    if (i == 0)
+        return 1;
+    if (i < symoffset)
+        return -1;
+    size_t nlen = strlen(name);
+    for (uint32_t steps = 0; steps < (1u << 24); steps++, i++) {
+        uint64_t at = chain_off + (uint64_t)(i - symoffset) * 4, so = symoff + (uint64_t)i * sizeof(Elf64_Sym);
+        if (i < symoffset || !in_file(e, at, 4) || !in_file_al(e, so, sizeof(Elf64_Sym), 8))
+            return -1;
+        uint32_t c = *(const uint32_t *)(e->data + at);
+        const Elf64_Sym *sym = (const Elf64_Sym *)(e->data + so);
+        if ((c | 1) == (h | 1) && sym->st_shndx != SHN_UNDEF && sym->st_name < d.strsz &&
+            d.strsz - sym->st_name > nlen &&
+            memcmp(e->data + stroff + sym->st_name, name, nlen + 1) == 0) {
+            *value = sym->st_value;
+            return 0;
+        }
+        if (c & 1)
+            return 1;
+    }
+    return -1;
+}
+
 int pyelf_symbol(const pyelf *e, const char *name, uint64_t *value)
 {
+    if (by_gnu_hash(e, name, value) == 0)
+        return 0;
+    if (e->gnu_hash_only)
+        return -1;
     if (!e->force_dynamic && ehdr(e)->e_shnum > 0) {
         if (by_sections(e, SHT_DYNSYM, name, value) == 0 || by_sections(e, SHT_SYMTAB, name, value) == 0)
             return 0;
@@ -345,39 +406,105 @@ static long version_tail(const char *s, size_t len, int *minor)
     return (long)start;
 }
 
+/* What a version scan found so far. */
+typedef struct vscan {
+    int minor;           /* wanted minor, or -1 for any */
+    char best[32];       /* the first match */
+    int n, conflict;     /* matches, and whether any differed from best */
+} vscan;
+
+/* Every NUL-terminated string lying wholly inside d[0..n). */
+static void scan_strings(const char *d, size_t n, vscan *v)
+{
+    size_t a = 0;
+    for (size_t b = 0; b < n; b++) {
+        if (d[b] != '\0')
+            continue;
+        int mi;
+        long st = b - a >= 5 && b - a < 256 ? version_tail(d + a, b - a, &mi) : -1;
+        if (st >= 0 && (v->minor < 0 || mi == v->minor) && b - a - (size_t)st < sizeof v->best) {
+            char w[32];
+            memcpy(w, d + a + st, b - a - (size_t)st);
+            w[b - a - (size_t)st] = '\0';
+            if (v->n == 0)
+                snprintf(v->best, sizeof v->best, "%s", w);
+            else if (strcmp(v->best, w) != 0)
+                v->conflict = 1;
+            v->n++;
+        }
+        a = b + 1;
+    }
+}
+
+/* The pages of the read-only, non-executable PT_LOAD segments (where
+ * .rodata is) that are in the page cache, in runs.  These are what the
+ * running interpreter itself has read, its version string among them
+ * once it has started: looking there first costs no disk read, which
+ * on a busy disk can take seconds while the program runs unrecorded. */
+static void scan_resident(const pyelf *e, vscan *v)
+{
+    const Elf64_Ehdr *h = ehdr(e);
+    const uint64_t pg = 4096;
+    unsigned char vec[256];
+
+    for (int i = 0; i < h->e_phnum; i++) {
+        const Elf64_Phdr *p = phdr(e, i);
+        if (!p || p->p_type != PT_LOAD || (p->p_flags & (PF_W | PF_X)) || !(p->p_flags & PF_R) ||
+            !in_file(e, p->p_offset, p->p_filesz))
+            continue;
+        uint64_t lo = p->p_offset & ~(pg - 1), end = p->p_offset + p->p_filesz;
+        uint64_t run = UINT64_MAX;   /* start of the current resident run */
+        for (uint64_t at = lo; at < end; at += sizeof vec * pg) {
+            uint64_t len = end - at < sizeof vec * pg ? end - at : sizeof vec * pg;
+            size_t npg = (size_t)((len + pg - 1) / pg);
+            if (mincore((void *)(e->data + at), (size_t)len, vec) != 0)
+                memset(vec, 0, npg);   /* unknown: treat as not resident */
+            for (size_t k = 0; k <= npg; k++) {
+                int in = k < npg && (vec[k] & 1);
+                uint64_t here = at + k * pg;
+                if (in && run == UINT64_MAX)
+                    run = here;
+                if (!in && run != UINT64_MAX && (k < npg || here >= end)) {
+                    uint64_t a = run < p->p_offset ? p->p_offset : run;
+                    uint64_t b = here < end ? here : end;
+                    scan_strings((const char *)e->data + a, (size_t)(b - a), v);
+                    run = UINT64_MAX;
+                }
+            }
+        }
+        if (run != UINT64_MAX) {
+            uint64_t a = run < p->p_offset ? p->p_offset : run;
+            scan_strings((const char *)e->data + a, (size_t)(end - a), v);
+        }
+    }
+}
+
 int pyelf_version_string(const pyelf *e, int minor, char *out, size_t outlen)
 {
     const Elf64_Ehdr *h = ehdr(e);
-    char best[32] = "";
-    int nbest = 0, conflict = 0;
+    vscan v = { .minor = minor };
 
+    /* A version of a known minor, found in resident pages with no other
+     * candidate there, is taken as it is; anything else is decided by
+     * the whole scan below. */
+    if (minor >= 0 && !e->no_resident_scan) {
+        scan_resident(e, &v);
+        if (v.n > 0 && !v.conflict) {
+            snprintf(out, outlen, "%s", v.best);
+            return 0;
+        }
+        memset(&v, 0, sizeof v);
+        v.minor = minor;
+    }
     for (unsigned i = 0; i < h->e_shnum; i++) {
         const Elf64_Shdr *s = shdr(e, i);
         if (!s || s->sh_type != SHT_PROGBITS || (s->sh_flags & (SHF_WRITE | SHF_EXECINSTR)) ||
             !(s->sh_flags & SHF_ALLOC) || !in_file(e, s->sh_offset, s->sh_size))
             continue;
-        const char *d = (const char *)e->data + s->sh_offset;
-        size_t n = s->sh_size, a = 0;
-        for (size_t b = 0; b < n; b++) {
-            if (d[b] != '\0')
-                continue;
-            int mi;
-            long st = b - a >= 5 && b - a < 256 ? version_tail(d + a, b - a, &mi) : -1;
-            if (st >= 0 && (minor < 0 || mi == minor) && b - a - (size_t)st < sizeof best) {
-                char v[32];
-                memcpy(v, d + a + st, b - a - (size_t)st);
-                v[b - a - (size_t)st] = '\0';
-                if (nbest == 0)
-                    snprintf(best, sizeof best, "%s", v);
-                else if (strcmp(best, v) != 0)
-                    conflict = 1;
-                nbest++;
-            }
-            a = b + 1;
-        }
+        scan_strings((const char *)e->data + s->sh_offset, (size_t)s->sh_size, &v);
     }
-    if (nbest == 0 || (conflict && minor < 0))
+    if (v.n == 0 || (v.conflict && minor < 0))
         return -1;
-    snprintf(out, outlen, "%s", best);
+    snprintf(out, outlen, "%s", v.best);
     return 0;
 }

@@ -18,6 +18,8 @@ typedef struct pyelf {
     size_t size;
     uint64_t load_vaddr;     /* first PT_LOAD p_vaddr, page aligned */
     int force_dynamic;       /* test hook: ignore section headers */
+    int no_resident_scan;    /* test hook: version scan of the whole file only */
+    int gnu_hash_only;       /* test hook: symbols through DT_GNU_HASH alone */
 } pyelf;
 
 /* Maps path.  0, or -1 with a message in err ("not an ELF64 file", or
@@ -25,8 +27,10 @@ typedef struct pyelf {
 int pyelf_open(pyelf *e, const char *path, char *err, size_t errlen);
 void pyelf_close(pyelf *e);
 
-/* Value (link-time virtual address) of a defined symbol, looked up in
- * .dynsym and then .symtab through the section headers, or through
+/* Value (link-time virtual address) of a defined symbol: first through
+ * PT_DYNAMIC's DT_GNU_HASH table (the pages the dynamic loader itself
+ * used, so already in memory: no disk read on a busy disk), then in
+ * .dynsym and .symtab through the section headers, or through
  * PT_DYNAMIC (DT_SYMTAB/DT_STRTAB with DT_HASH or DT_GNU_HASH for the
  * count) when the file has no section headers.  0 if found, else -1. */
 int pyelf_symbol(const pyelf *e, const char *name, uint64_t *value);
@@ -43,7 +47,8 @@ int pyelf_needs(const pyelf *e, const char *prefix);
  * file's read-only data (PY_VERSION as compiled into getversion.c).
  * minor < 0 accepts any 3.x.  Writes it to out; 0 if exactly one
  * distinct such string was found (or several, all for the wanted
- * minor: the first is taken), else -1. */
+ * minor: the first is taken), else -1.  For a known minor the pages
+ * already in the page cache are looked at first (py_elf.c). */
 int pyelf_version_string(const pyelf *e, int minor, char *out, size_t outlen);
 
 #endif

@@ -3,7 +3,9 @@
  * here (symbols through section headers and through PT_DYNAMIC must
  * agree; Py_Version exactly from 3.11; the version string of 3.8–3.10
  * found in the read-only data matches the installation's name), on
- * truncated and non-ELF files (no crash, clean failure), plus the layout
+ * truncated and non-ELF files (no crash, clean failure); every exported
+ * symbol found through DT_GNU_HASH alone; the version string found from
+ * page-cache-resident pages without reading the rest; plus the layout
  * tables (lib/py/py_layout.c) and the _Py_DebugOffsets parser
  * (lib/py/py_debugoff.c) given implausible blocks.
  */
@@ -12,6 +14,9 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include <elf.h>
+#include <sys/mman.h>
 
 #include "lib/py/py_debugoff.h"
 #include "lib/py/py_elf.h"
@@ -53,6 +58,42 @@ static void check_file(const char *path, int minor, const char *version)
     pyelf_close(&e);
 }
 
+/* Every defined .dynsym entry, found by pyelf through DT_GNU_HASH alone,
+ * with its value; names not there are not found.  Returns the count. */
+static int check_gnu_hash(const char *path)
+{
+    pyelf e;
+    char err[256];
+    int n = 0;
+
+    assert_int_equal(pyelf_open(&e, path, err, sizeof err), 0);
+    const Elf64_Ehdr *h = (const Elf64_Ehdr *)e.data;
+    for (unsigned i = 0; i < h->e_shnum; i++) {
+        const Elf64_Shdr *s = (const Elf64_Shdr *)(e.data + h->e_shoff + (size_t)i * h->e_shentsize);
+        if (s->sh_type != SHT_DYNSYM)
+            continue;
+        const Elf64_Shdr *strs = (const Elf64_Shdr *)(e.data + h->e_shoff + (size_t)s->sh_link * h->e_shentsize);
+        const Elf64_Sym *sym = (const Elf64_Sym *)(e.data + s->sh_offset);
+        const char *str = (const char *)e.data + strs->sh_offset;
+        e.gnu_hash_only = 1;
+        for (size_t k = 1; k < s->sh_size / sizeof *sym; k++) {
+            if (sym[k].st_shndx == SHN_UNDEF || !str[sym[k].st_name])
+                continue;
+            uint64_t v = 0;
+            if (pyelf_symbol(&e, str + sym[k].st_name, &v) != 0 || v != sym[k].st_value)
+                fail_msg("%s: %s not found through DT_GNU_HASH (or another value)", path,
+                         str + sym[k].st_name);
+            n++;
+        }
+        uint64_t v;
+        assert_int_equal(pyelf_symbol(&e, "no_such_symbol_anywhere", &v), -1);
+        assert_int_equal(pyelf_symbol(&e, "", &v), -1);
+        e.gnu_hash_only = 0;
+    }
+    pyelf_close(&e);
+    return n;
+}
+
 static void test_real_files(void **state)
 {
     const char *root = getenv("PYENV_ROOT");
@@ -68,6 +109,7 @@ static void test_real_files(void **state)
             char v[32];
             dir_version(g.gl_pathv[i], v, sizeof v);
             check_file(g.gl_pathv[i], atoi(v + 2), v);
+            assert_true(check_gnu_hash(g.gl_pathv[i]) > 500);
             n++;
         }
         globfree(&g);
@@ -93,6 +135,117 @@ static void test_real_files(void **state)
     }
     if (n == 0)
         skip();
+}
+
+/* Pages of fd's file in the page cache, counted through a mapping of
+ * our own that is never touched (a touch would read ahead). */
+static size_t resident_pages(int fd, size_t size)
+{
+    size_t np = (size + 4095) / 4096, n = 0;
+    unsigned char *vec = malloc(np);
+    void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    assert_non_null(vec);
+    assert_true(m != MAP_FAILED);
+    assert_int_equal(mincore(m, size, vec), 0);
+    for (size_t i = 0; i < np; i++)
+        n += vec[i] & 1;
+    munmap(m, size);
+    free(vec);
+    return n;
+}
+
+/* Drops fd's file from the page cache.  Pages just used can sit in the
+ * kernel's per-CPU batches, out of reach of one call: a few rounds. */
+static void evict(int fd)
+{
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+        usleep(20000);
+    }
+}
+
+/* With the file evicted from the page cache but for the page holding
+ * the version string (as after a running interpreter printed it), the
+ * version is found and nearly nothing else is read: a busy disk cannot
+ * hold up an attach (py_elf.c, scan_resident).  Evicted, it is still
+ * found, by reading the whole file. */
+static void test_version_from_resident_pages(void **state)
+{
+    const char *root = getenv("PYENV_ROOT");
+    char pat[PATH_MAX], srcpath[PATH_MAX], tmpl[] = "/tmp/test_py_elf_res_XXXXXX", err[256];
+    char want[32], got[32];
+    glob_t g;
+    const char *src = NULL;
+    int minor = 0;
+
+    snprintf(pat, sizeof pat, "%s/versions/3.*/lib/libpython3.*.so.1.0", root && *root ? root : "/root/.pyenv");
+    if (glob(pat, 0, NULL, &g) != 0)
+        skip();
+    for (size_t i = 0; i < g.gl_pathc && !src; i++) {
+        char v[32];
+        dir_version(g.gl_pathv[i], v, sizeof v);
+        if (!pyt_old_dir(g.gl_pathv[i]) && (minor = atoi(v + 2)) >= 8 && minor <= 10) {
+            snprintf(srcpath, sizeof srcpath, "%s", g.gl_pathv[i]);
+            src = srcpath;
+        }
+    }
+    if (!src) {
+        globfree(&g);
+        skip();
+    }
+    /* a copy of our own, so that evicting it touches nothing in use */
+    int fd = mkstemp(tmpl);
+    assert_true(fd >= 0);
+    FILE *in = fopen(src, "rb");
+    assert_non_null(in);
+    static char buf[1 << 16];
+    size_t k;
+    while ((k = fread(buf, 1, sizeof buf, in)) > 0)
+        assert_int_equal(write(fd, buf, k), (ssize_t)k);
+    fclose(in);
+    globfree(&g);
+    assert_int_equal(fsync(fd), 0);
+
+    pyelf e;
+    assert_int_equal(pyelf_open(&e, tmpl, err, sizeof err), 0);
+    e.no_resident_scan = 1;
+    assert_int_equal(pyelf_version_string(&e, minor, want, sizeof want), 0);
+    const char *at = memmem(e.data, e.size, want, strlen(want) + 1);
+    assert_non_null(at);
+    size_t off = (size_t)(at - (const char *)e.data);
+
+    size_t size = e.size;
+    pyelf_close(&e);
+    evict(fd);
+    if (resident_pages(fd, size) > 0) {   /* the file system keeps its pages: nothing to show */
+        close(fd);
+        unlink(tmpl);
+        skip();
+    }
+    char c;
+    assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM), 0);
+    assert_int_equal(pread(fd, &c, 1, (off_t)off), 1);   /* the interpreter's own use */
+    assert_int_equal(pread(fd, &c, 1, 0), 1);             /* the ELF header */
+    size_t before = resident_pages(fd, size);
+
+    assert_int_equal(pyelf_open(&e, tmpl, err, sizeof err), 0);
+    assert_int_equal(pyelf_version_string(&e, minor, got, sizeof got), 0);
+    assert_string_equal(got, want);
+    pyelf_close(&e);
+    size_t after = resident_pages(fd, size);
+    printf("%s (copy): %s from resident pages; %zu pages resident before, %zu after, of %zu\n",
+           src, got, before, after, (size + 4095) / 4096);
+    assert_true(after <= before + 8);
+
+    /* nothing resident: the whole scan still finds it */
+    evict(fd);
+    assert_int_equal(pyelf_open(&e, tmpl, err, sizeof err), 0);
+    assert_int_equal(pyelf_version_string(&e, minor, got, sizeof got), 0);
+    assert_string_equal(got, want);
+    pyelf_close(&e);
+    assert_true(resident_pages(fd, size) > after + 32);   /* that one read the file */
+    close(fd);
+    unlink(tmpl);
 }
 
 static void test_needs(void **state)
@@ -175,6 +328,9 @@ static void test_bad_files(void **state)
             pyelf_symbol(&e, "_PyRuntime", &v);
             pyelf_needs(&e, "libpython");
             pyelf_version_string(&e, -1, s, sizeof s);
+            pyelf_version_string(&e, 10, s, sizeof s);
+            e.gnu_hash_only = 1;
+            pyelf_symbol(&e, "_PyRuntime", &v);
             pyelf_close(&e);
         }
     }
@@ -242,6 +398,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_real_files),
+        cmocka_unit_test(test_version_from_resident_pages),
         cmocka_unit_test(test_needs),
         cmocka_unit_test(test_sysv_hash),
         cmocka_unit_test(test_bad_files),
