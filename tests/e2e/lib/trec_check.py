@@ -261,10 +261,13 @@ def case_threads(c, t, fx, version, args):
     for k, mark in [(roles["busy"][0], "busy")] + [(k, "sleep") for k in roles["sleeper"]]:
         leaf = [s["frames"][-1] for s in by_tid[k] if s["frames"] and in_file(s["frames"][-1], fx)]
         # busy() ends with "return n" on the line after its loop: a tick that
-        # lands in the loop's last microseconds legitimately sees that line.
+        # lands in the loop's last microseconds legitimately sees that line,
+        # and so do all the ticks of a stall there (a page fault on a busy
+        # disk on the way out took 150 ms in CI).  A line-number error would
+        # put (nearly) every sample on the wrong line: a majority suffices.
         allowed = {m[mark], m[mark] + 1} if mark == "busy" else {m[mark]}
         at_mark = sum(1 for fr in leaf if fr[2] == m[mark])
-        c.expect(leaf and all(fr[2] in allowed for fr in leaf) and at_mark >= 0.9 * len(leaf),
+        c.expect(leaf and all(fr[2] in allowed for fr in leaf) and at_mark >= 0.5 * len(leaf),
                  "%r leaf lines %r, expected %d" % (k, sorted({fr[2] for fr in leaf}), m[mark]))
     if gil:
         known = t.total(lambda s: s["flags"] & FLAG_GIL_KNOWN)
