@@ -9,7 +9,10 @@
  * (not right after the thread list); costs are printed in microseconds
  * and as multiples of that floor (the ratio carries across machines).
  *
- *   py_walk_bench PID [N]
+ * With NAP_US, each tick follows a sleep of that long, as trec's ticks
+ * do: the same work then meets cold caches and TLB.
+ *
+ *   py_walk_bench PID [N [NAP_US]]
  */
 #include "lib/py/pyproc.h"
 
@@ -18,6 +21,7 @@
 #include <stdlib.h>
 #include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 static uint64_t now_ns(void)
 {
@@ -49,6 +53,7 @@ int main(int argc, char **argv)
     char err[512];
     py_proc *p;
     int n = argc > 2 ? atoi(argv[2]) : 5000, bad = 0, depth = 0;
+    int nap_us = argc > 3 ? atoi(argv[3]) : 0;
 
     if (argc < 2 || n < 10) {
         fprintf(stderr, "usage: py_walk_bench PID [N>=10]\n");
@@ -76,6 +81,8 @@ int main(int argc, char **argv)
     py_proc_get_stats(p, &s0);
     int ns = 0;
     for (int i = 0; i < n; i++) {
+        if (nap_us > 0)
+            usleep((useconds_t)nap_us);
         uint64_t t0 = now_ns();
         int k = py_proc_threads(p, ti, 64, 1);
         for (int t = 0; t < k; t++) {
