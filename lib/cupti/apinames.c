@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "format/alloc.h"
+#include "lib/hashtab.h"
 
 /* Calls that start GPU work on a stream: their launch site is the
  * Python line users want to see next to the kernel or copy. */
@@ -193,13 +194,14 @@ typedef struct dm_entry {
     char *demangled;      /* NULL = same as mangled */
 } dm_entry;
 
-#define DM_SLOTS 4096     /* distinct kernels kept; a full table is cleared */
+#define DM_MAX 4096       /* distinct kernels kept; then the cache starts over */
 
 struct cupti_demangler {
     cxa_demangle_fn fn;
     void *lib;
-    dm_entry *slot;
-    size_t used;
+    dm_entry *ent;        /* DM_MAX entries, the first n used */
+    uint32_t n;
+    trch_index idx;       /* by CUPTI's pointer */
 };
 
 cupti_demangler *cupti_demangler_new(void)
@@ -207,7 +209,7 @@ cupti_demangler *cupti_demangler_new(void)
     cupti_demangler *d = trc_calloc(1, sizeof *d);
     void *p;
 
-    if (!d || !(d->slot = trc_calloc(DM_SLOTS, sizeof *d->slot))) {
+    if (!d || !(d->ent = trc_calloc(DM_MAX, sizeof *d->ent))) {
         trc_free(d);
         return NULL;
     }
@@ -223,12 +225,13 @@ cupti_demangler *cupti_demangler_new(void)
 
 static void dm_clear(cupti_demangler *d)
 {
-    for (size_t i = 0; i < DM_SLOTS; i++) {
-        free(d->slot[i].demangled);          /* from __cxa_demangle's malloc */
-        trc_free(d->slot[i].mangled);
-        memset(&d->slot[i], 0, sizeof d->slot[i]);
+    for (uint32_t i = 0; i < d->n; i++) {
+        free(d->ent[i].demangled);          /* from __cxa_demangle's malloc */
+        trc_free(d->ent[i].mangled);
     }
-    d->used = 0;
+    memset(d->ent, 0, (size_t)d->n * sizeof *d->ent);
+    d->n = 0;
+    trch_index_cleanup(&d->idx);
 }
 
 void cupti_demangler_free(cupti_demangler *d)
@@ -236,51 +239,39 @@ void cupti_demangler_free(cupti_demangler *d)
     if (!d)
         return;
     dm_clear(d);
-    trc_free(d->slot);
+    trc_free(d->ent);
     /* d->lib stays loaded: unloading the C++ runtime is never safe */
     trc_free(d);
 }
 
 const char *cupti_demangle(cupti_demangler *d, const char *name)
 {
-    size_t h, i;
     int status = -1;
-    char *copy, *out;
 
     if (!d || !name || !d->fn || strncmp(name, "_Z", 2) != 0)
         return name;
-    h = ((uintptr_t)name >> 3) * 0x9E3779B97F4A7C15ull >> 20;
-    for (i = 0; i < DM_SLOTS; i++) {
-        dm_entry *e = &d->slot[(h + i) % DM_SLOTS];
-        if (!e->key)
-            break;
+    uint64_t h = trch_hash_u64((uint64_t)(uintptr_t)name);
+    trch_probe p;
+    for (uint32_t i = trch_first(&d->idx, h, &p); i != TRCH_NONE; i = trch_next(&d->idx, &p)) {
+        const dm_entry *e = &d->ent[i];
         if (e->key == name && strcmp(e->mangled, name) == 0)
             return e->demangled ? e->demangled : name;
     }
-    if (d->used >= DM_SLOTS / 2) {
+    if (d->n >= DM_MAX)
         dm_clear(d);
-        i = 0;
-    }
-    copy = trc_strdup(name);
+    char *copy = trc_strdup(name);
     if (!copy)
         return name;
-    out = d->fn(name, NULL, NULL, &status);
+    char *out = d->fn(name, NULL, NULL, &status);
     if (status != 0) {
         free(out);
         out = NULL;
     }
-    for (i = 0; i < DM_SLOTS; i++) {
-        dm_entry *e = &d->slot[(h + i) % DM_SLOTS];
-        if (!e->key) {
-            e->key = name;
-            e->mangled = copy;
-            e->demangled = out;
-            d->used++;
-            return out ? out : name;
-        }
+    if (trch_add(&d->idx, h, d->n) != TRC_OK) {
+        free(out);
+        trc_free(copy);
+        return name;
     }
-    /* unreachable: the table is at most half full here */
-    free(out);
-    trc_free(copy);
-    return name;
+    d->ent[d->n++] = (dm_entry){ name, copy, out };
+    return out ? out : name;
 }
