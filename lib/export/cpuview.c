@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "format/alloc.h"
+#include "lib/export/export.h"
 #include "lib/export/json_out.h"
 #include "lib/hashtab.h"
 
@@ -50,23 +51,15 @@ static uint64_t hash_str(uint64_t h, const char *str)
 
 int cpuview_grow(void *arrp, uint32_t *cap, uint32_t need, size_t sz, uint32_t first)
 {
-    void **arr = arrp;
-    uint32_t ncap = *cap ? *cap : first ? first : 16;
-    void *p;
-
     if (need <= *cap)
         return 0;
-    while (ncap < need) {
-        if (ncap > UINT32_MAX / 2)
-            return -1;
-        ncap *= 2;
-    }
-    p = trc_realloc(*arr, (size_t)ncap * sz);
-    if (!p)
+    if (need > UINT32_MAX / 2 || first > UINT32_MAX / 2)
+        return -1;   /* its doubling would pass UINT32_MAX */
+    /* exp_grow (export.h) sizes for an index: the last one needed */
+    size_t c = *cap, last = (*cap == 0 && first > need ? first : need) - 1;
+    if (exp_grow(arrp, &c, last, sz) != TRC_OK)
         return -1;
-    memset((char *)p + (size_t)*cap * sz, 0, (size_t)(ncap - *cap) * sz);
-    *arr = p;
-    *cap = ncap;
+    *cap = (uint32_t)c;
     return 0;
 }
 

@@ -82,9 +82,9 @@ const cpuview_frame *cpuview_frame_at(const cpuview *v, uint32_t index);
 uint32_t cpuview_frame_count(const cpuview *v);
 
 /* Grow *arrp, an array of *cap elements of sz bytes, to hold at least
- * need, doubling from first (16 when 0); new space is zeroed.  The
- * exporters' one growth rule.  0, or -1 when out of memory or past
- * UINT32_MAX elements (the array is untouched then). */
+ * need, from first elements (at least 16) doubling; new space is zeroed.
+ * exp_grow (export.h) for 32-bit counts.  0, or -1 when out of memory or
+ * past UINT32_MAX / 2 elements (the array is untouched then). */
 int cpuview_grow(void *arrp, uint32_t *cap, uint32_t need, size_t sz, uint32_t first);
 
 /* "<category>" word for a frame kind: "python", "native", "gpu", "other". */
