@@ -103,6 +103,7 @@ SECTIONS = [
         ("trec CPU per sample, all CPU / samples", "trec", "sample_all_cpu", {}),
         ("  of which an empty 1 kHz wake-up", "trec", "wakeup", {}),
         ("10 kHz sustained: late ticks", "trec", "late_10k", {}),
+        ("  empty wake-ups at 10 kHz: late", "trec", "late_10k_empty", {}),
         ("bytes/sample, steady state (trec trace)", "trec", "bytes_steady", {}),
         ("bytes/sample, bench_cpu.py at 1 kHz", "trec", "bytes_t1k", {}),
     ]),

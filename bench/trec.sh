@@ -68,7 +68,7 @@ done
 bench_result trec sample_all_cpu "$(sed -n 's/.*= \([0-9.]*\) us per sample.*/\1/p' <<< "$st")" us \
   "all of trec's CPU / samples, wake-ups included"
 if [ -x "$BUILD/bench/trec_ticks" ]; then
-  wake=$("$BUILD/bench/trec_ticks" 2000)
+  wake=$("$BUILD/bench/trec_ticks" 2000 | cut -d' ' -f1)
   echo "   baseline: an empty 1 kHz wake-up costs $wake us of CPU here (included in 'all CPU')"
   bench_result trec wakeup "$wake" us "an empty 1 kHz wake-up (bench/trec_ticks)"
 fi
@@ -81,6 +81,12 @@ fl=$(grep '^trec: [0-9]* samples' "$T/fast.err" | tail -1)
 fs=$(sed -n 's/^trec: \([0-9]*\) samples.*/\1/p' <<< "$fl")
 bench_result trec late_10k "$(sed -n 's/.* late (\([0-9.]*\)%).*/\1/p' <<< "$fl")" pct \
   "$fs samples in ${STEADY} s, $(sed -n 's/.* \([0-9]*\) missed.*/\1/p' <<< "$fl") missed"
+if [ -x "$BUILD/bench/trec_ticks" ]; then
+  # the floor: wake-ups with nothing in them, same pacing, same rule
+  e10=$("$BUILD/bench/trec_ticks" $(awk "BEGIN{print int($STEADY*10000)}") 100 | cut -d' ' -f2)
+  echo "   baseline: empty wake-ups at 10 kHz are late in $e10 % here"
+  bench_result trec late_10k_empty "$e10" pct "empty wake-ups at 10 kHz, same rule (bench/trec_ticks)"
+fi
 
 echo "4. bytes per sample (whole files: header, definitions and loss records included; marginal = between two lengths)"
 "$TREC" -o "$T/deep2.trc" "$PY" $W/bench_deep.py "$(awk "BEGIN{print $STEADY*2}")" 2>"$T/deep2.err"
