@@ -10,6 +10,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -77,6 +78,9 @@ int pyelf_open(pyelf *e, const char *path, char *err, size_t errlen)
     }
     e->data = map;
     e->size = (size_t)st.st_size;
+    e->dev = (uint64_t)st.st_dev;
+    e->ino = (uint64_t)st.st_ino;
+    e->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
     const Elf64_Ehdr *h = ehdr(e);
     if (memcmp(h->e_ident, ELFMAG, SELFMAG) != 0 || h->e_ident[EI_CLASS] != ELFCLASS64 ||
         h->e_ident[EI_DATA] != ELFDATA2LSB) {
@@ -479,7 +483,57 @@ static void scan_resident(const pyelf *e, vscan *v)
     }
 }
 
+/* Answers of scan_file, by file and minor (a small ring: a recorder
+ * meets a handful of interpreters). */
+typedef struct vmemo {
+    uint64_t dev, ino, size, mtime_ns;
+    int minor, ok;
+    char version[32];
+} vmemo;
+
+#define VMEMO_N 8
+static vmemo vmemo_v[VMEMO_N];
+static unsigned vmemo_next;
+static pthread_mutex_t vmemo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int vmemo_same(const vmemo *m, const pyelf *e, int minor)
+{
+    return m->ino && m->dev == e->dev && m->ino == e->ino && m->size == e->size &&
+           m->mtime_ns == e->mtime_ns && m->minor == minor;
+}
+
+static int scan_file(const pyelf *e, int minor, char *out, size_t outlen);
+
 int pyelf_version_string(const pyelf *e, int minor, char *out, size_t outlen)
+{
+    if (!e->ino || e->no_memo || e->no_resident_scan)
+        return scan_file(e, minor, out, outlen);
+    pthread_mutex_lock(&vmemo_lock);
+    for (unsigned i = 0; i < VMEMO_N; i++) {
+        const vmemo *m = &vmemo_v[i];
+        if (vmemo_same(m, e, minor)) {
+            int ok = m->ok;
+            if (ok)
+                snprintf(out, outlen, "%s", m->version);
+            pthread_mutex_unlock(&vmemo_lock);
+            return ok ? 0 : -1;
+        }
+    }
+    pthread_mutex_unlock(&vmemo_lock);
+    char v[32];
+    int rc = scan_file(e, minor, v, sizeof v);
+    pthread_mutex_lock(&vmemo_lock);
+    vmemo *m = &vmemo_v[vmemo_next++ % VMEMO_N];
+    *m = (vmemo){ e->dev, e->ino, e->size, e->mtime_ns, minor, rc == 0, "" };
+    if (rc == 0)
+        snprintf(m->version, sizeof m->version, "%s", v);
+    pthread_mutex_unlock(&vmemo_lock);
+    if (rc == 0)
+        snprintf(out, outlen, "%s", v);
+    return rc;
+}
+
+static int scan_file(const pyelf *e, int minor, char *out, size_t outlen)
 {
     const Elf64_Ehdr *h = ehdr(e);
     vscan v = { .minor = minor };

@@ -17,9 +17,11 @@ typedef struct pyelf {
     const uint8_t *data;
     size_t size;
     uint64_t load_vaddr;     /* first PT_LOAD p_vaddr, page aligned */
+    uint64_t dev, ino, mtime_ns; /* the file's identity, for pyelf_version_string's memo */
     int force_dynamic;       /* test hook: ignore section headers */
     int no_resident_scan;    /* test hook: version scan of the whole file only */
     int gnu_hash_only;       /* test hook: symbols through DT_GNU_HASH alone */
+    int no_memo;             /* test hook: version scan without the memo */
 } pyelf;
 
 /* Maps path.  0, or -1 with a message in err ("not an ELF64 file", or
@@ -48,7 +50,9 @@ int pyelf_needs(const pyelf *e, const char *prefix);
  * minor < 0 accepts any 3.x.  Writes it to out; 0 if exactly one
  * distinct such string was found (or several, all for the wanted
  * minor: the first is taken), else -1.  For a known minor the pages
- * already in the page cache are looked at first (py_elf.c). */
+ * already in the page cache are looked at first (py_elf.c).  Answers
+ * are remembered per file (device, inode, size, mtime) and minor: an
+ * attach retried while an interpreter starts scans its file once. */
 int pyelf_version_string(const pyelf *e, int minor, char *out, size_t outlen);
 
 #endif

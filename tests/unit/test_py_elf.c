@@ -17,6 +17,7 @@
 
 #include <elf.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "lib/py/py_debugoff.h"
 #include "lib/py/py_elf.h"
@@ -229,6 +230,7 @@ static void test_version_from_resident_pages(void **state)
     size_t before = resident_pages(fd, size);
 
     assert_int_equal(pyelf_open(&e, tmpl, err, sizeof err), 0);
+    e.no_memo = 1;
     assert_int_equal(pyelf_version_string(&e, minor, got, sizeof got), 0);
     assert_string_equal(got, want);
     pyelf_close(&e);
@@ -240,10 +242,35 @@ static void test_version_from_resident_pages(void **state)
     /* nothing resident: the whole scan still finds it */
     evict(fd);
     assert_int_equal(pyelf_open(&e, tmpl, err, sizeof err), 0);
+    e.no_memo = 1;
     assert_int_equal(pyelf_version_string(&e, minor, got, sizeof got), 0);
     assert_string_equal(got, want);
     pyelf_close(&e);
     assert_true(resident_pages(fd, size) > after + 32);   /* that one read the file */
+
+    /* remembered: a second look at the same file reads none of it */
+    assert_int_equal(pyelf_open(&e, tmpl, err, sizeof err), 0);
+    assert_int_equal(pyelf_version_string(&e, minor, got, sizeof got), 0);
+    pyelf_close(&e);
+    evict(fd);
+    assert_int_equal(pread(fd, &c, 1, 0), 1);             /* the ELF header */
+    before = resident_pages(fd, size);
+    assert_int_equal(pyelf_open(&e, tmpl, err, sizeof err), 0);
+    assert_int_equal(pyelf_version_string(&e, minor, got, sizeof got), 0);
+    assert_string_equal(got, want);
+    pyelf_close(&e);
+    assert_true(resident_pages(fd, size) <= before + 8);
+    /* a changed file (new mtime) is another file: scanned again */
+    char repl[32];
+    snprintf(repl, sizeof repl, "3.99.%0*d", (int)strlen(want) - 5, 1);
+    assert_int_equal(pwrite(fd, repl, strlen(repl), (off_t)off), (ssize_t)strlen(repl));
+    struct timespec ts[2] = { { 0, UTIME_OMIT }, { 1234567890, 0 } };
+    assert_int_equal(futimens(fd, ts), 0);
+    assert_int_equal(pyelf_open(&e, tmpl, err, sizeof err), 0);
+    assert_int_equal(pyelf_version_string(&e, minor, got, sizeof got), -1);
+    assert_int_equal(pyelf_version_string(&e, 99, got, sizeof got), 0);
+    assert_string_equal(got, repl);
+    pyelf_close(&e);
     close(fd);
     unlink(tmpl);
 }
