@@ -417,11 +417,17 @@ typedef struct vscan {
     int n, conflict;     /* matches, and whether any differed from best */
 } vscan;
 
-/* Every NUL-terminated string lying wholly inside d[0..n). */
-static void scan_strings(const char *d, size_t n, vscan *v)
+/* Every NUL-terminated string lying wholly inside d[0..n); with cut,
+ * d may start inside a string, whose tail is no string of its own. */
+static void scan_strings(const char *d, size_t n, vscan *v, int cut)
 {
-    size_t a = 0;
-    for (size_t b = 0; b < n; b++) {
+    size_t a = 0, b = 0;
+    if (cut) {
+        while (b < n && d[b] != '\0')
+            b++;
+        a = ++b;
+    }
+    for (; b < n; b++) {
         if (d[b] != '\0')
             continue;
         int mi;
@@ -471,14 +477,10 @@ static void scan_resident(const pyelf *e, vscan *v)
                 if (!in && run != UINT64_MAX && (k < npg || here >= end)) {
                     uint64_t a = run < p->p_offset ? p->p_offset : run;
                     uint64_t b = here < end ? here : end;
-                    scan_strings((const char *)e->data + a, (size_t)(b - a), v);
+                    scan_strings((const char *)e->data + a, (size_t)(b - a), v, a != p->p_offset);
                     run = UINT64_MAX;
                 }
             }
-        }
-        if (run != UINT64_MAX) {
-            uint64_t a = run < p->p_offset ? p->p_offset : run;
-            scan_strings((const char *)e->data + a, (size_t)(end - a), v);
         }
     }
 }
@@ -555,7 +557,7 @@ static int scan_file(const pyelf *e, int minor, char *out, size_t outlen)
         if (!s || s->sh_type != SHT_PROGBITS || (s->sh_flags & (SHF_WRITE | SHF_EXECINSTR)) ||
             !(s->sh_flags & SHF_ALLOC) || !in_file(e, s->sh_offset, s->sh_size))
             continue;
-        scan_strings((const char *)e->data + s->sh_offset, (size_t)s->sh_size, &v);
+        scan_strings((const char *)e->data + s->sh_offset, (size_t)s->sh_size, &v, 0);
     }
     if (v.n == 0 || (v.conflict && minor < 0))
         return -1;
