@@ -104,10 +104,10 @@ static void test_demangle(void **state)
     assert_string_equal(cupti_demangle(d, "_Znot a name"), "_Znot a name");
     /* more distinct kernels than the cache keeps: it starts over, and
      * every name still comes out right, the first ones again too */
-    static char many[5000][16];
+    static char many[5000][24];
     for (int round = 0; round < 2; round++) {
         for (int i = 0; i < 5000; i++) {
-            char want[16];
+            char want[24];
             snprintf(many[i], sizeof many[i], "_Z5k%04dv", i);
             snprintf(want, sizeof want, "k%04d()", i);
             assert_string_equal(cupti_demangle(d, many[i]), want);
