@@ -11,7 +11,7 @@
 #   $(BUILD)/py/py_walk_bench  the per-sample cost benchmark (bench/py_walk.sh).
 
 PY_PREFIXES ?= $(sort $(wildcard /root/.pyenv/versions/3.*))
-PY_LIB_SRC := $(sort $(wildcard lib/py/*.c)) format/alloc.c
+PY_LIB_SRC := $(sort $(wildcard lib/py/*.c)) lib/hashtab.c format/alloc.c
 
 .PHONY: py-layouts
 py-layouts:
@@ -30,7 +30,7 @@ py-layouts:
 	  echo "py-layouts: lib/py/objects_3_$$mi.h from $$v"; \
 	done
 
-$(BUILD)/py/libpytest.so: lib/py/test/py_selftest_lib.c $(PY_LIB_SRC) $(wildcard lib/py/*.h) format/alloc.h
+$(BUILD)/py/libpytest.so: lib/py/test/py_selftest_lib.c $(PY_LIB_SRC) $(wildcard lib/py/*.h) lib/hashtab.h format/alloc.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(CFLAGS_WARN) -shared -o $@ lib/py/test/py_selftest_lib.c $(PY_LIB_SRC) -pthread
 

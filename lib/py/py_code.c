@@ -31,6 +31,7 @@
 #include "lib/py/py_internal.h"
 
 #include "format/alloc.h"
+#include "lib/hashtab.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -294,6 +295,16 @@ void pycode_cache_free(pycode_cache *c)
     memset(c, 0, sizeof *c);
 }
 
+/* Index of the slot holding addr, or of the empty one where it would
+ * go.  The table must have slots. */
+static size_t code_pos(const pycode_cache *c, uint64_t addr)
+{
+    size_t j = hash64(addr) & (c->cap - 1);
+    while (c->slot[j] && c->slot[j]->addr != addr)
+        j = (j + 1) & (c->cap - 1);
+    return j;
+}
+
 /* Slot for addr (empty or holding addr); grows the table first. */
 static pycode **code_slot(pycode_cache *c, uint64_t addr)
 {
@@ -314,10 +325,7 @@ static pycode **code_slot(pycode_cache *c, uint64_t addr)
         c->slot = ns;
         c->cap = nc;
     }
-    size_t j = hash64(addr) & (c->cap - 1);
-    while (c->slot[j] && c->slot[j]->addr != addr)
-        j = (j + 1) & (c->cap - 1);
-    return &c->slot[j];
+    return &c->slot[code_pos(c, addr)];
 }
 
 /* Fingerprint of a str object from a copy of its first `have` bytes.
@@ -341,12 +349,7 @@ static int str_fp(const py_proc *p, const uint8_t *obj, size_t have, uint32_t *s
     *span = data + (uint32_t)len * kind;
     if (have < *span)
         return 1;
-    uint64_t h = 1469598103934665603ull;
-    h = (h ^ (uint64_t)len) * 1099511628211ull;
-    h = (h ^ kind) * 1099511628211ull;
-    for (uint32_t i = data; i < *span; i++)
-        h = (h ^ obj[i]) * 1099511628211ull;
-    *fp = h;
+    *fp = trch_hash_more(trch_hash_u64((uint64_t)len << 3 | kind), obj + data, *span - data);
     return 0;
 }
 
@@ -404,10 +407,7 @@ void pycode_plan(py_proc *p, uint64_t addr)
 
     if (!cc->cap)
         return;
-    size_t j = hash64(addr) & (cc->cap - 1);
-    while (cc->slot[j] && cc->slot[j]->addr != addr)
-        j = (j + 1) & (cc->cap - 1);
-    const pycode *c = cc->slot[j];
+    const pycode *c = cc->slot[code_pos(cc, addr)];
     if (!c)
         return;
     if (c->s_span[0])

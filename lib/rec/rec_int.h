@@ -284,6 +284,12 @@ typedef struct rec_tidpair {
     int64_t tid, ns_tid;     /* our id, the target's pid namespace's id */
 } rec_tidpair;
 
+/* A thread id and where it stands in a list. */
+typedef struct rec_idpos {
+    int64_t tid;
+    int at;
+} rec_idpos;
+
 typedef struct rec_threads {
     rec_thread *v;
     size_t n, cap;
@@ -358,7 +364,7 @@ typedef struct rec_target {
     uint32_t gen;
     py_thread_info *tinfo;
     int tcap;
-    rec_tidpair *dup;        /* scratch: (id, index) of tinfo, sorted (target.c) */
+    rec_idpos *dup;          /* scratch: tinfo's ids with their places, sorted (target.c) */
     int dupcap;
     int ids_seen;            /* lib/py has told thread ids of this image */
     const py_frame_info **frames;

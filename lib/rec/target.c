@@ -304,12 +304,12 @@ static int alive(rec_target *t)
     return s.state != 'Z' && s.state != 'X';
 }
 
-static int cmp_pair(const void *a, const void *b)
+static int cmp_idpos(const void *a, const void *b)
 {
-    const rec_tidpair *x = a, *y = b;
+    const rec_idpos *x = a, *y = b;
     if (x->tid != y->tid)
         return x->tid < y->tid ? -1 : 1;
-    return x->ns_tid < y->ns_tid ? -1 : x->ns_tid > y->ns_tid;
+    return x->at < y->at ? -1 : x->at > y->at;
 }
 
 /* Thread states not yet of a running thread of their own: one being
@@ -327,7 +327,7 @@ static void drop_unborn(rec_target *t, int n)
     if (!t->ids_seen)
         return; /* ids unknown here: every state stands for itself */
     if (n > 1 && t->dupcap < n) {
-        rec_tidpair *v = trc_realloc(t->dup, (size_t)n * sizeof *v);
+        rec_idpos *v = trc_realloc(t->dup, (size_t)n * sizeof *v);
         if (v) {
             t->dup = v;
             t->dupcap = n;
@@ -337,8 +337,8 @@ static void drop_unborn(rec_target *t, int n)
         int k = 0;
         for (int i = 0; i < n; i++)
             if (t->tinfo[i].tid > 0)
-                t->dup[k++] = (rec_tidpair){t->tinfo[i].tid, i};
-        qsort(t->dup, (size_t)k, sizeof *t->dup, cmp_pair);
+                t->dup[k++] = (rec_idpos){t->tinfo[i].tid, i};
+        qsort(t->dup, (size_t)k, sizeof *t->dup, cmp_idpos);
         for (int a = 0, b; a < k; a = b) {
             for (b = a + 1; b < k && t->dup[b].tid == t->dup[a].tid; b++)
                 ;
@@ -349,7 +349,7 @@ static void drop_unborn(rec_target *t, int n)
                 if (t->threads.v[j].ns_tid == t->dup[a].tid)
                     had = t->threads.v[j].tstate;
             for (int c = a; c < b; c++) {
-                py_thread_info *ti = &t->tinfo[t->dup[c].ns_tid];
+                py_thread_info *ti = &t->tinfo[t->dup[c].at];
                 if (ti->tstate != had)
                     ti->tstate = 0;
             }
