@@ -38,6 +38,8 @@ for py in $pythons; do
   v=${v:-unknown}
   bench_result py_walk "$v napped tick p50" "$(sed -n 's/.* p50 *\([0-9.]*\) us.*/\1/p' <<< "$napped")" us \
     "the same ticks 0.9 ms apart (cold caches, as at 1 kHz), $((n / 10)) ticks"
+  bench_result py_walk "$v pages per tick" "$(sed -n 's/.*pages per tick \([0-9.]*\).*/\1/p' <<< "$out")" pages \
+    "target pages one tick's read touches (each costs about 0.9 us after a sleep here)"
   for what in floor tick; do
     line=$(grep "^$what" <<< "$out" | head -1)
     for q in p50 p99; do

@@ -132,6 +132,7 @@ SECTIONS = [
         ("nvvp: --svg CPU (2 s at 1 M)", "nvvp", "--svg", {}),
         ("py walk per tick (out of process), ", "py_walk", None, {"match": " tick p50"}),
         ("py walk per tick 0.9 ms apart, ", "py_walk", None, {"match": " napped tick p50"}),
+        ("py walk: target pages read per tick, ", "py_walk", None, {"match": " pages per tick"}),
     ]),
 ]
 

@@ -17,6 +17,7 @@ static const py_layout py_layout_3_10 = {
     .is_ceval_gil = PY_OFF_NONE,
     .gil_last_holder = 8,
     .gil_locked = 16,
+    .ts_prev = 0,
     .ts_next = 8,
     .ts_interp = 16,
     .ts_frame = 24,

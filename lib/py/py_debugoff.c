@@ -170,6 +170,7 @@ int py_layout_from_debug(const uint8_t *buf, size_t len, py_layout *out, char *e
     out->gil_locked = (uint32_t)(locked - gil);
     out->gil_last_holder = (uint32_t)(holder - gil);
 
+    out->ts_prev = off_in(&d, "ts.prev", ts, &bad);
     out->ts_next = off_in(&d, "ts.next", ts, &bad);
     out->ts_interp = off_in(&d, "ts.interp", ts, &bad);
     out->ts_frame = PY_OFF_NONE;

@@ -94,6 +94,7 @@ typedef struct pymemo {
     pyrs *rs;                           /* PYMEMO_FRAMES entries, made on first use; owned */
 } pymemo;
 
+#define PY_TORN_TRIES 3  /* reads of a stack or thread list before calling it unreadable */
 #define PYLIST_MAX 512   /* thread-list addresses remembered between calls */
 
 typedef struct pylist_memo {
@@ -104,6 +105,7 @@ typedef struct pylist_memo {
     uint64_t tstate[PYLIST_MAX];
     uint64_t pthread[PYLIST_MAX];
     int ntstate;
+    uint64_t full_ns;    /* when the list was last read from the runtime down */
 } pylist_memo;
 
 /* ---- the handle ------------------------------------------------------ */
@@ -135,6 +137,7 @@ struct py_proc {
     int tick_valid;            /* p->snap still holds that fetch */
     uint64_t tick_used[64];    /* stacks already served from it: once each */
     int ntick_used;
+    uint64_t list_refresh_ns;  /* py_threads.c: longest trust in a known list (test hook) */
 
     int64_t tid_off;           /* ≤3.10: offset of the kernel tid in struct pthread, -1 unknown */
     uint64_t id;               /* unique per handle: keys the per-thread cache */
@@ -186,6 +189,18 @@ int64_t pytid_self(void);
 
 /* Frees p->names (py_names.c).  Safe when never made. */
 void pynames_free(py_proc *p);
+
+/* py_walk.c, for py_threads.c: sets p->last and returns -1; the status
+ * of a failed snapshot read (hard errors keep their cause); plans the
+ * reads tstate's last stack needed, if it has been walked before, and
+ * returns about how many bytes that is (0: nothing known). */
+int pywalk_fail(py_proc *p, py_status st);
+py_status pywalk_snap_status(const py_proc *p);
+uint64_t pywalk_plan_known(py_proc *p, uint64_t tstate);
+
+/* py_threads.c: one read of the thread list (py_proc_threads without
+ * its retries); the caller holds p->lock. */
+int pythreads_list_locked(py_proc *p, py_thread_info *out, int max, int want_gil);
 
 /* Maps an errno from a read to a status. */
 py_status py_status_from_errno(int e);

@@ -56,6 +56,7 @@ typedef struct py_layout {
     uint32_t gil_locked;
 
     /* PyThreadState */
+    uint32_t ts_prev;
     uint32_t ts_next;
     uint32_t ts_interp;
     uint32_t ts_frame;            /* ≤3.10: PyFrameObject *frame */

@@ -174,6 +174,12 @@ static int local_miss(pymem *m, uint64_t addr, void *buf, size_t len)
     return 0;
 }
 
+/* Pages [addr, addr+len) lies on. */
+static uint64_t span_pages(uint64_t addr, size_t len)
+{
+    return len ? ((addr + len - 1) >> 12) - (addr >> 12) + 1 : 0;
+}
+
 int pymem_readv(pymem *m, const struct iovec *local, const struct iovec *remote, int n)
 {
     if (n <= 0)
@@ -193,6 +199,8 @@ int pymem_readv(pymem *m, const struct iovec *local, const struct iovec *remote,
         }
         return n;
     }
+    for (int i = 0; i < n; i++)
+        m->pages += span_pages((uint64_t)(uintptr_t)remote[i].iov_base, remote[i].iov_len);
     ssize_t got = process_vm_readv(m->pid, local, (unsigned long)n, remote, (unsigned long)n, 0);
     if (got < 0) {
         if (errno == EFAULT)

@@ -31,6 +31,7 @@ typedef struct pymem {
     int careful;            /* local: read by system call even inside the snapshot
                              * (memory that may be freed under us) */
     uint64_t reads, bytes;  /* statistics: read calls and bytes copied */
+    uint64_t pages;         /* statistics: target pages those reads touched (the VM's cost unit) */
 } pymem;
 
 /* Remote reader for pid.  Cannot fail. */

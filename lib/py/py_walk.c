@@ -1,13 +1,15 @@
 /*
- * py_walk.c — interpreters → thread states → frames (FORMATS.md §7).
+ * py_walk.c — thread state → frames (FORMATS.md §7); the thread list
+ * itself is py_threads.c.
  *
  * Each call is one "sample": it plans the reads the previous call for
  * the same thread needed (thread state, the window of the frame chunk
  * or the frame objects, the code objects), fetches them in one batched
  * read, walks, and reads whatever was not foreseen on demand.  In the
  * steady state a stack costs one system call.  py_proc_threads plans the
- * known threads' stacks along with the thread list, so that the stacks
- * asked for right after it (trec's tick) need no read call of their own.
+ * known threads' stacks along with the thread list (pywalk_plan_known),
+ * so that the stacks asked for right after it (trec's tick) need no read
+ * call of their own.
  *
  * Frames:  ≤3.10  PyFrameObject via f_back (ob_type checked);
  *          3.11+  _PyInterpreterFrame via previous; frames whose owner
@@ -45,23 +47,23 @@
 #include <stddef.h>
 #include <string.h>
 
-#define MAX_INTERPS 64
-#define MAX_THREADS 100000
 #define CHUNK_WINDOW 32768u   /* most of a frame chunk planned per sample */
 #define WINDOW_SLACK 1024u    /* room planned above the last top */
 #define MEMO_LIMIT 4096       /* thread memos kept before starting over */
-#define TORN_TRIES 3          /* walks of one stack before calling it invalid */
 #define TICK_FRESH_NS 500000  /* a thread-list fetch serves stacks this long */
-#define TICK_MAX_BYTES 262144 /* stack data planned along with the thread list */
 
-static int fail(py_proc *p, py_status st)
+int pywalk_fail(py_proc *p, py_status st)
 {
     p->last = st;
     return -1;
 }
 
-/* Status for a failed snapshot read: hard errors keep their cause. */
-static py_status snap_status(const py_proc *p)
+static int fail(py_proc *p, py_status st)
+{
+    return pywalk_fail(p, st);
+}
+
+py_status pywalk_snap_status(const py_proc *p)
 {
     return p->snap.hard_errno ? py_status_from_errno(p->snap.hard_errno) : PY_ERR_IO;
 }
@@ -134,6 +136,16 @@ static void plan_stack(py_proc *p, const pymemo *m, uint64_t tstate)
         pysnap_plan(&p->snap, m->codes[i], p->co_len);
         pycode_plan(p, m->codes[i]);   /* the strings a cache hit checks */
     }
+}
+
+uint64_t pywalk_plan_known(py_proc *p, uint64_t tstate)
+{
+    const pymemo *m = memo_find(p, tstate);
+
+    if (!m)
+        return 0;
+    plan_stack(p, m, tstate);
+    return (m->hi - m->lo) + (uint64_t)(m->nframes * p->fr_len + m->ncodes * p->co_len);
 }
 
 typedef struct walk {
@@ -255,7 +267,7 @@ static int emit(py_proc *p, walk *w, uint64_t frame, uint64_t code, int64_t last
     if (!hdr)
         hdr = pysnap_get(&p->snap, code, p->co_len);
     if (!hdr && !(hdr = pysnap_need_exact(&p->snap, code, p->co_len)))
-        return fail(p, snap_status(p));
+        return fail(p, pywalk_snap_status(p));
     int vn = p->snap.n;
     int64_t addrq;
     if (L->lasti_kind == PY_LASTI_POINTER) {
@@ -344,7 +356,7 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
         }
         const uint8_t *fr = pysnap_get(&p->snap, frame, p->fr_len);
         if (!fr && !(fr = pysnap_need(&p->snap, frame, p->fr_len, frame_lo(w, frame))))
-            return fail(p, snap_status(p));
+            return fail(p, pywalk_snap_status(p));
         if (w->chunk_data && frame >= w->chunk_data && frame < w->top) {
             if (frame < w->flo)
                 w->flo = frame;
@@ -497,13 +509,13 @@ static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames,
         pysnap_reset(&p->snap);
         plan_stack(p, m, tstate);
         if (pysnap_fetch(&p->snap) != 0 && p->snap.hard_errno)
-            return fail(p, snap_status(p));
+            return fail(p, pywalk_snap_status(p));
     }
     /* A copy: later reads may move the snapshot's buffer. */
     uint8_t ts[PY_TS_MAX];
     const uint8_t *tsp = pysnap_need_exact(&p->snap, tstate, p->ts_len);
     if (!tsp)
-        return fail(p, snap_status(p));
+        return fail(p, pywalk_snap_status(p));
     memcpy(ts, tsp, p->ts_len);
     if (p->lm.ninterp > 0) {
         /* A thread state names one of the interpreters seen last time:
@@ -519,7 +531,7 @@ static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames,
     if (!L->frame_objects)
         chunk_bounds(p, &w, m, ts);
     if (current_frame(p, &w, ts, &frame) != 0)
-        return fail(p, snap_status(p));
+        return fail(p, pywalk_snap_status(p));
     if (walk_frames(p, &w, frame) != 0) {
         *full = w.full;
         return -1;
@@ -527,7 +539,7 @@ static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames,
     if (w.bottom && w.bottom != m->bottom) {
         int same = unchanged(p, tstate, &w);
         if (same <= 0)
-            return fail(p, same < 0 ? snap_status(p) : PY_ERR_IO);
+            return fail(p, same < 0 ? pywalk_snap_status(p) : PY_ERR_IO);
     }
     w.next.bottom = w.bottom;
     if (w.fhi > w.flo) {
@@ -549,7 +561,7 @@ static int stack_locked(py_proc *p, uint64_t tstate, const py_frame_info **frame
 {
     int n = -1, full = 0;
 
-    for (int t = 0; t < TORN_TRIES; t++) {
+    for (int t = 0; t < PY_TORN_TRIES; t++) {
         n = stack_once(p, tstate, frames, max, &full, trunc);
         if (n >= 0 || full || p->last != PY_ERR_IO)
             break;
@@ -580,163 +592,6 @@ int py_proc_stack_trunc(py_proc *p, uint64_t tstate, const py_frame_info **frame
         p->stats.invalid_stacks++;
     pthread_mutex_unlock(&p->lock);
     *truncated = n >= 0 && t;
-    return n;
-}
-
-/* ---- thread list ----------------------------------------------------- */
-
-static void plan_list(py_proc *p, int want_gil)
-{
-    const pylist_memo *lm = &p->lm;
-
-    pysnap_plan(&p->snap, p->runtime + p->rt_lo, p->rt_len);
-    for (int i = 0; i < lm->ninterp; i++) {
-        pysnap_plan(&p->snap, lm->interp[i] + p->is_lo, p->is_len);
-        if (want_gil && p->L.is_ceval_gil != PY_OFF_NONE)
-            pysnap_plan(&p->snap, lm->interp[i] + p->L.is_ceval_gil, 8);
-    }
-    for (int i = 0; want_gil && i < lm->ngil; i++)
-        pysnap_plan(&p->snap, lm->gil[i] + p->gil_lo, p->gil_len);
-    for (int i = 0; i < lm->ntstate; i++) {
-        pysnap_plan(&p->snap, lm->tstate[i], p->ts_len);
-        if (p->tid_off >= 0 && lm->pthread[i])
-            pysnap_plan(&p->snap, lm->pthread[i] + (uint64_t)p->tid_off, 4);
-    }
-    /* and the stacks the caller will most likely ask for next */
-    uint64_t bytes = 0;
-    for (int i = 0; i < lm->ntstate && bytes < TICK_MAX_BYTES; i++) {
-        const pymemo *m = memo_find(p, lm->tstate[i]);
-        if (!m)
-            continue;
-        plan_stack(p, m, lm->tstate[i]);
-        bytes += (m->hi - m->lo) + (uint64_t)(m->nframes * p->fr_len + m->ncodes * p->co_len);
-    }
-}
-
-/* Kernel tid of a thread before 3.11: read from its struct pthread. */
-static int64_t pthread_tid(py_proc *p, uint64_t pthread)
-{
-    if (p->tid_off < 0 || !pthread)
-        return -1;
-    uint64_t at = pthread + (uint64_t)p->tid_off;
-    const uint8_t *t = pysnap_get(&p->snap, at, 4);
-    if (!t && !(t = pysnap_need_exact(&p->snap, at, 4)))
-        return -1;
-    int32_t tid = (int32_t)pysnap_u32(t, 0);
-    return tid > 0 ? tid : -1;
-}
-
-static void lm_commit(pylist_memo *to, const pylist_memo *from)
-{
-    to->ninterp = from->ninterp;
-    memcpy(to->interp, from->interp, (size_t)from->ninterp * sizeof to->interp[0]);
-    to->ngil = from->ngil;
-    memcpy(to->gil, from->gil, (size_t)from->ngil * sizeof to->gil[0]);
-    to->ntstate = from->ntstate;
-    memcpy(to->tstate, from->tstate, (size_t)from->ntstate * sizeof to->tstate[0]);
-    memcpy(to->pthread, from->pthread, (size_t)from->ntstate * sizeof to->pthread[0]);
-}
-
-static int list_locked(py_proc *p, py_thread_info *out, int max, int want_gil)
-{
-    const py_layout *L = &p->L;
-    pylist_memo next;
-    int n = 0, total = 0;
-    uint64_t holder_rt = 0;
-
-    /* 8 KiB of arrays: only the counts need clearing, and only the used
-     * entries are copied back (both were a good part of a tick) */
-    next.ninterp = next.ngil = next.ntstate = 0;
-    pysnap_reset(&p->snap);
-    plan_list(p, want_gil);
-    p->tick_ns = pymem_now_ns();
-    p->tick_valid = 0;
-    if (pysnap_fetch(&p->snap) != 0 && p->snap.hard_errno)
-        return fail(p, snap_status(p));
-    /* Fields are taken out of the snapshot at once: a later read may
-     * move its buffer. */
-    const uint8_t *rt = pysnap_need_exact(&p->snap, p->runtime + p->rt_lo, p->rt_len);
-    if (!rt)
-        return fail(p, snap_status(p));
-    if (L->rt_tstate_current != PY_OFF_NONE)
-        holder_rt = pysnap_u64(rt, L->rt_tstate_current - p->rt_lo);
-    uint64_t interp = pysnap_u64(rt, L->rt_interp_head - p->rt_lo);
-    for (int ni = 0; interp; ni++) {
-        if (ni >= MAX_INTERPS || (interp & 7))
-            return fail(p, PY_ERR_IO);
-        const uint8_t *is = pysnap_need_exact(&p->snap, interp + p->is_lo, p->is_len);
-        if (!is)
-            return fail(p, snap_status(p));
-        uint64_t ts = pysnap_u64(is, L->is_tstate_head - p->is_lo);
-        uint64_t interp_next = pysnap_u64(is, L->is_next - p->is_lo);
-        if (next.ninterp < 8)
-            next.interp[next.ninterp++] = interp;
-        int gil_known = 0, locked = 0;
-        uint64_t holder = 0;
-        if (want_gil && L->is_ceval_gil != PY_OFF_NONE) {
-            const uint8_t *gp = pysnap_need_exact(&p->snap, interp + L->is_ceval_gil, 8);
-            uint64_t gil = gp ? pysnap_u64(gp, 0) : 0;
-            const uint8_t *g = gil && !(gil & 7) ? pysnap_need_exact(&p->snap, gil + p->gil_lo, p->gil_len) : NULL;
-            if (g) {
-                locked = pysnap_u32(g, L->gil_locked - p->gil_lo) != 0;
-                holder = pysnap_u64(g, L->gil_last_holder - p->gil_lo);
-                gil_known = 1;
-                if (next.ngil < 8)
-                    next.gil[next.ngil++] = gil;
-            }
-        } else if (want_gil && L->rt_tstate_current != PY_OFF_NONE) {
-            holder = holder_rt;
-            locked = holder != 0;
-            gil_known = 1;
-        }
-        while (ts) {
-            if (++total > MAX_THREADS || (ts & 7))
-                return fail(p, PY_ERR_IO);
-            const uint8_t *tp = pysnap_need_exact(&p->snap, ts, p->ts_len);
-            if (!tp)
-                return fail(p, snap_status(p));
-            uint8_t t[PY_TS_MAX];
-            memcpy(t, tp, p->ts_len);
-            if (pysnap_u64(t, L->ts_interp) != interp)
-                return fail(p, PY_ERR_IO);   /* torn: freed or reused */
-            uint64_t pth = pysnap_u64(t, L->ts_thread_id);
-            if (next.ntstate < PYLIST_MAX) {
-                next.tstate[next.ntstate] = ts;
-                next.pthread[next.ntstate++] = pth;
-            }
-            if (n < max) {
-                py_thread_info *o = &out[n++];
-                o->tstate = ts;
-                o->pthread_id = pth;
-                if (L->ts_native_thread_id != PY_OFF_NONE) {
-                    int64_t tid = (int64_t)pysnap_u64(t, L->ts_native_thread_id);
-                    o->tid = tid > 0 && tid < (1ll << 32) ? tid : -1;
-                } else {
-                    o->tid = pthread_tid(p, pth);
-                }
-                o->holds_gil = gil_known ? (locked && holder == ts) : -1;
-            }
-            ts = pysnap_u64(t, L->ts_next);
-        }
-        interp = interp_next;
-    }
-    lm_commit(&p->lm, &next);
-    p->tick_valid = 1;
-    p->ntick_used = 0;
-    return n;
-}
-
-int py_proc_threads(py_proc *p, py_thread_info *out, int max, int want_gil)
-{
-    int n = -1;
-
-    pthread_mutex_lock(&p->lock);
-    for (int t = 0; t < TORN_TRIES && n < 0; t++) {
-        n = list_locked(p, out, max, want_gil);
-        if (n < 0 && p->last != PY_ERR_IO)
-            break;
-    }
-    pthread_mutex_unlock(&p->lock);
     return n;
 }
 
@@ -781,7 +636,7 @@ int py_proc_stack_self_thread(py_proc *p, const py_frame_info **frames, int max)
             p->last = PY_ERR_NOMEM;
             goto out;
         }
-        int k = list_locked(p, all, SELF_SCAN, 0);
+        int k = pythreads_list_locked(p, all, SELF_SCAN, 0);
         for (int i = 0; i < k && !ts; i++)
             if (all[i].pthread_id == me && (L->ts_native_thread_id == PY_OFF_NONE || all[i].tid == tid))
                 ts = all[i].tstate;

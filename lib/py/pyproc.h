@@ -123,8 +123,18 @@ int py_ns_nested(pid_t pid);
 typedef struct py_proc_stats {
     uint64_t reads, read_bytes, code_cache_hits, code_cache_misses, invalid_stacks;
     uint64_t torn_retries;   /* walks redone after an inconsistent read (added by lib/py) */
+    uint64_t read_pages;     /* target pages the reads touched (added by lib/py) */
+    /* thread lists read from the runtime down, read from the known
+     * thread states alone, and found changed by such a read (then read
+     * in full) (added by lib/py) */
+    uint64_t thread_lists_full, thread_lists_steady, thread_lists_changed;
 } py_proc_stats;
 void py_proc_get_stats(const py_proc *p, py_proc_stats *out);
+
+/* Test hook: how long py_proc_threads may trust a known thread list
+ * before reading it again from the runtime down (0: the default,
+ * 10 ms).  (Added by lib/py.) */
+void py_proc_set_list_refresh(py_proc *p, uint64_t ns);
 
 /* Address of _PyRuntime in the target (diagnostics, tests).  (Added by
  * lib/py.) */

@@ -129,6 +129,7 @@ int main(int argc, char **argv)
     off("gil_last_holder", offsetof(struct _gil_runtime_state, last_holder));
     off("gil_locked", offsetof(struct _gil_runtime_state, locked));
 
+    off("ts_prev", offsetof(PyThreadState, prev));
     off("ts_next", offsetof(PyThreadState, next));
     off("ts_interp", offsetof(PyThreadState, interp));
 #if PY_VERSION_HEX < 0x030b0000

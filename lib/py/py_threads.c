@@ -1,0 +1,271 @@
+/*
+ * py_threads.c — the thread list: interpreters → thread states, with
+ * each thread's ids and (when asked) whether it holds the GIL.
+ *
+ * A full read starts at _PyRuntime: its interpreter list, each
+ * interpreter's thread list, each thread state.  That is two or three
+ * pages of the runtime and interpreter every tick, which the thread
+ * states themselves make redundant while the list stays as it was:
+ * CPython links thread states both ways, puts a new one at the head
+ * (its prev NULL, the old head's prev pointing at it) and on removal
+ * rewrites the neighbours' links.  So a known list of one interpreter
+ * whose states still say prev = the one before, next = the one after,
+ * the head's prev = NULL and interp = that interpreter is the list the
+ * interpreter holds: a thread added or removed anywhere breaks one of
+ * those links.  Such "steady" reads skip the runtime and interpreter.
+ * What they cannot see is a new interpreter (subinterpreters are added
+ * at the runtime's head): a full read at least every LIST_REFRESH_NS
+ * finds those.  The GIL holder lives in the runtime or interpreter, so
+ * asking for it always reads in full.
+ *
+ * Every read also plans the known threads' stacks, so the stacks asked
+ * for right after (trec's tick) come from the same read call.
+ */
+#include "lib/py/py_internal.h"
+
+#include <string.h>
+
+#define MAX_INTERPS 64
+#define MAX_THREADS 100000
+#define TICK_MAX_BYTES 262144      /* stack data planned along with the thread list */
+#define LIST_REFRESH_NS 10000000   /* full reads at least this often (new interpreters) */
+
+/* Plans the known threads' stacks, up to TICK_MAX_BYTES of them. */
+static void plan_stacks(py_proc *p)
+{
+    const pylist_memo *lm = &p->lm;
+    uint64_t bytes = 0;
+
+    for (int i = 0; i < lm->ntstate && bytes < TICK_MAX_BYTES; i++)
+        bytes += pywalk_plan_known(p, lm->tstate[i]);
+}
+
+static void plan_list(py_proc *p, int want_gil)
+{
+    const pylist_memo *lm = &p->lm;
+
+    pysnap_plan(&p->snap, p->runtime + p->rt_lo, p->rt_len);
+    for (int i = 0; i < lm->ninterp; i++) {
+        pysnap_plan(&p->snap, lm->interp[i] + p->is_lo, p->is_len);
+        if (want_gil && p->L.is_ceval_gil != PY_OFF_NONE)
+            pysnap_plan(&p->snap, lm->interp[i] + p->L.is_ceval_gil, 8);
+    }
+    for (int i = 0; want_gil && i < lm->ngil; i++)
+        pysnap_plan(&p->snap, lm->gil[i] + p->gil_lo, p->gil_len);
+    for (int i = 0; i < lm->ntstate; i++) {
+        pysnap_plan(&p->snap, lm->tstate[i], p->ts_len);
+        if (p->tid_off >= 0 && lm->pthread[i])
+            pysnap_plan(&p->snap, lm->pthread[i] + (uint64_t)p->tid_off, 4);
+    }
+    plan_stacks(p);
+}
+
+/* Kernel tid of a thread before 3.11: read from its struct pthread. */
+static int64_t pthread_tid(py_proc *p, uint64_t pthread)
+{
+    if (p->tid_off < 0 || !pthread)
+        return -1;
+    uint64_t at = pthread + (uint64_t)p->tid_off;
+    const uint8_t *t = pysnap_get(&p->snap, at, 4);
+    if (!t && !(t = pysnap_need_exact(&p->snap, at, 4)))
+        return -1;
+    int32_t tid = (int32_t)pysnap_u32(t, 0);
+    return tid > 0 ? tid : -1;
+}
+
+/* The ids of the thread whose state (a copy) is t. */
+static void fill_thread(py_proc *p, py_thread_info *o, uint64_t ts, const uint8_t *t)
+{
+    const py_layout *L = &p->L;
+
+    o->tstate = ts;
+    o->pthread_id = pysnap_u64(t, L->ts_thread_id);
+    if (L->ts_native_thread_id != PY_OFF_NONE) {
+        int64_t tid = (int64_t)pysnap_u64(t, L->ts_native_thread_id);
+        o->tid = tid > 0 && tid < (1ll << 32) ? tid : -1;
+    } else {
+        o->tid = pthread_tid(p, o->pthread_id);
+    }
+    o->holds_gil = -1;
+}
+
+static void lm_commit(pylist_memo *to, const pylist_memo *from)
+{
+    to->ninterp = from->ninterp;
+    memcpy(to->interp, from->interp, (size_t)from->ninterp * sizeof to->interp[0]);
+    to->ngil = from->ngil;
+    memcpy(to->gil, from->gil, (size_t)from->ngil * sizeof to->gil[0]);
+    to->ntstate = from->ntstate;
+    memcpy(to->tstate, from->tstate, (size_t)from->ntstate * sizeof to->tstate[0]);
+    memcpy(to->pthread, from->pthread, (size_t)from->ntstate * sizeof to->pthread[0]);
+    to->full_ns = from->full_ns;
+}
+
+static int list_full(py_proc *p, py_thread_info *out, int max, int want_gil)
+{
+    const py_layout *L = &p->L;
+    pylist_memo next;
+    int n = 0, total = 0;
+    uint64_t holder_rt = 0;
+
+    /* 8 KiB of arrays: only the counts need clearing, and only the used
+     * entries are copied back (both were a good part of a tick) */
+    next.ninterp = next.ngil = next.ntstate = 0;
+    pysnap_reset(&p->snap);
+    plan_list(p, want_gil);
+    p->tick_ns = next.full_ns = pymem_now_ns();
+    p->tick_valid = 0;
+    p->stats.thread_lists_full++;
+    if (pysnap_fetch(&p->snap) != 0 && p->snap.hard_errno)
+        return pywalk_fail(p, pywalk_snap_status(p));
+    /* Fields are taken out of the snapshot at once: a later read may
+     * move its buffer. */
+    const uint8_t *rt = pysnap_need_exact(&p->snap, p->runtime + p->rt_lo, p->rt_len);
+    if (!rt)
+        return pywalk_fail(p, pywalk_snap_status(p));
+    if (L->rt_tstate_current != PY_OFF_NONE)
+        holder_rt = pysnap_u64(rt, L->rt_tstate_current - p->rt_lo);
+    uint64_t interp = pysnap_u64(rt, L->rt_interp_head - p->rt_lo);
+    for (int ni = 0; interp; ni++) {
+        if (ni >= MAX_INTERPS || (interp & 7))
+            return pywalk_fail(p, PY_ERR_IO);
+        const uint8_t *is = pysnap_need_exact(&p->snap, interp + p->is_lo, p->is_len);
+        if (!is)
+            return pywalk_fail(p, pywalk_snap_status(p));
+        uint64_t ts = pysnap_u64(is, L->is_tstate_head - p->is_lo);
+        uint64_t interp_next = pysnap_u64(is, L->is_next - p->is_lo);
+        if (next.ninterp < 8)
+            next.interp[next.ninterp++] = interp;
+        int gil_known = 0, locked = 0;
+        uint64_t holder = 0;
+        if (want_gil && L->is_ceval_gil != PY_OFF_NONE) {
+            const uint8_t *gp = pysnap_need_exact(&p->snap, interp + L->is_ceval_gil, 8);
+            uint64_t gil = gp ? pysnap_u64(gp, 0) : 0;
+            const uint8_t *g = gil && !(gil & 7) ? pysnap_need_exact(&p->snap, gil + p->gil_lo, p->gil_len) : NULL;
+            if (g) {
+                locked = pysnap_u32(g, L->gil_locked - p->gil_lo) != 0;
+                holder = pysnap_u64(g, L->gil_last_holder - p->gil_lo);
+                gil_known = 1;
+                if (next.ngil < 8)
+                    next.gil[next.ngil++] = gil;
+            }
+        } else if (want_gil && L->rt_tstate_current != PY_OFF_NONE) {
+            holder = holder_rt;
+            locked = holder != 0;
+            gil_known = 1;
+        }
+        while (ts) {
+            if (++total > MAX_THREADS || (ts & 7))
+                return pywalk_fail(p, PY_ERR_IO);
+            const uint8_t *tp = pysnap_need_exact(&p->snap, ts, p->ts_len);
+            if (!tp)
+                return pywalk_fail(p, pywalk_snap_status(p));
+            uint8_t t[PY_TS_MAX];
+            memcpy(t, tp, p->ts_len);
+            if (pysnap_u64(t, L->ts_interp) != interp)
+                return pywalk_fail(p, PY_ERR_IO);   /* torn: freed or reused */
+            if (next.ntstate < PYLIST_MAX) {
+                next.tstate[next.ntstate] = ts;
+                next.pthread[next.ntstate++] = pysnap_u64(t, L->ts_thread_id);
+            }
+            if (n < max) {
+                py_thread_info *o = &out[n++];
+                fill_thread(p, o, ts, t);
+                o->holds_gil = gil_known ? (locked && holder == ts) : -1;
+            }
+            ts = pysnap_u64(t, L->ts_next);
+        }
+        interp = interp_next;
+    }
+    lm_commit(&p->lm, &next);
+    p->tick_valid = 1;
+    p->ntick_used = 0;
+    return n;
+}
+
+/* May the known list be read without the runtime and interpreter? */
+static int steady_allowed(const py_proc *p, int want_gil)
+{
+    const pylist_memo *lm = &p->lm;
+    uint64_t refresh = p->list_refresh_ns ? p->list_refresh_ns : LIST_REFRESH_NS;
+
+    return !want_gil && p->L.ts_prev != PY_OFF_NONE && lm->ninterp == 1 && lm->ntstate > 0 &&
+           lm->ntstate < PYLIST_MAX && pymem_now_ns() - lm->full_ns < refresh;
+}
+
+/* The known list, read from its thread states alone: 1 with *count
+ * threads filled in, 0 when the links say the list changed (the caller
+ * then reads it in full), -1 on a hard error. */
+static int list_steady(py_proc *p, py_thread_info *out, int max, int *count)
+{
+    const py_layout *L = &p->L;
+    const pylist_memo *lm = &p->lm;
+    int n = 0;
+
+    pysnap_reset(&p->snap);
+    for (int i = 0; i < lm->ntstate; i++) {
+        pysnap_plan(&p->snap, lm->tstate[i], p->ts_len);
+        if (p->tid_off >= 0 && lm->pthread[i])
+            pysnap_plan(&p->snap, lm->pthread[i] + (uint64_t)p->tid_off, 4);
+    }
+    plan_stacks(p);
+    p->tick_ns = pymem_now_ns();
+    p->tick_valid = 0;
+    if (pysnap_fetch(&p->snap) != 0 && p->snap.hard_errno)
+        return pywalk_fail(p, pywalk_snap_status(p));
+    for (int i = 0; i < lm->ntstate; i++) {
+        const uint8_t *tp = pysnap_get(&p->snap, lm->tstate[i], p->ts_len);
+        if (!tp)
+            return 0;   /* unmapped: freed and gone */
+        uint8_t t[PY_TS_MAX];
+        memcpy(t, tp, p->ts_len);
+        uint64_t before = i > 0 ? lm->tstate[i - 1] : 0;
+        uint64_t after = i + 1 < lm->ntstate ? lm->tstate[i + 1] : 0;
+        if (pysnap_u64(t, L->ts_prev) != before || pysnap_u64(t, L->ts_next) != after ||
+            pysnap_u64(t, L->ts_interp) != lm->interp[0] ||
+            pysnap_u64(t, L->ts_thread_id) != lm->pthread[i])
+            return 0;
+        if (n < max)
+            fill_thread(p, &out[n++], lm->tstate[i], t);
+    }
+    p->tick_valid = 1;
+    p->ntick_used = 0;
+    *count = n;
+    return 1;
+}
+
+int pythreads_list_locked(py_proc *p, py_thread_info *out, int max, int want_gil)
+{
+    if (steady_allowed(p, want_gil)) {
+        int n = 0, r = list_steady(p, out, max, &n);
+        if (r < 0)
+            return -1;
+        if (r > 0) {
+            p->stats.thread_lists_steady++;
+            return n;
+        }
+        p->stats.thread_lists_changed++;
+    }
+    return list_full(p, out, max, want_gil);
+}
+
+int py_proc_threads(py_proc *p, py_thread_info *out, int max, int want_gil)
+{
+    int n = -1;
+
+    pthread_mutex_lock(&p->lock);
+    for (int t = 0; t < PY_TORN_TRIES && n < 0; t++) {
+        n = pythreads_list_locked(p, out, max, want_gil);
+        if (n < 0 && p->last != PY_ERR_IO)
+            break;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return n;
+}
+
+void py_proc_set_list_refresh(py_proc *p, uint64_t ns)
+{
+    pthread_mutex_lock(&p->lock);
+    p->list_refresh_ns = ns;
+    pthread_mutex_unlock(&p->lock);
+}
