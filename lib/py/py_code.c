@@ -81,22 +81,9 @@ void pyarena_free(pyarena *a)
     a->next = NULL;
 }
 
-static uint64_t hash64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    x ^= x >> 33;
-    return x;
-}
-
 static uint64_t hash_str(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
+    return trch_hash_bytes(s, strlen(s));
 }
 
 /* Interned copy of s in the arena; NULL on ENOMEM. */
@@ -299,7 +286,7 @@ void pycode_cache_free(pycode_cache *c)
  * go.  The table must have slots. */
 static size_t code_pos(const pycode_cache *c, uint64_t addr)
 {
-    size_t j = hash64(addr) & (c->cap - 1);
+    size_t j = trch_mix64(addr) & (c->cap - 1);
     while (c->slot[j] && c->slot[j]->addr != addr)
         j = (j + 1) & (c->cap - 1);
     return j;
@@ -316,7 +303,7 @@ static pycode **code_slot(pycode_cache *c, uint64_t addr)
         for (size_t i = 0; i < c->cap; i++) {
             if (!c->slot[i])
                 continue;
-            size_t j = hash64(c->slot[i]->addr) & (nc - 1);
+            size_t j = trch_mix64(c->slot[i]->addr) & (nc - 1);
             while (ns[j])
                 j = (j + 1) & (nc - 1);
             ns[j] = c->slot[i];

@@ -42,6 +42,7 @@
 #include "lib/py/py_internal.h"
 
 #include "format/alloc.h"
+#include "lib/hashtab.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -68,13 +69,6 @@ py_status pywalk_snap_status(const py_proc *p)
     return p->snap.hard_errno ? py_status_from_errno(p->snap.hard_errno) : PY_ERR_IO;
 }
 
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 31;
-    x *= 0x9e3779b97f4a7c15ull;
-    return x ^ (x >> 29);
-}
-
 /* The memo of tstate, created empty if new.  NULL on ENOMEM. */
 static pymemo *memo_get(py_proc *p, uint64_t tstate)
 {
@@ -92,7 +86,7 @@ static pymemo *memo_get(py_proc *p, uint64_t tstate)
         for (size_t i = 0; i < p->memocap; i++) {
             if (!p->memo[i].tstate)
                 continue;
-            size_t j = mix(p->memo[i].tstate) & (nc - 1);
+            size_t j = trch_hash_u64(p->memo[i].tstate) & (nc - 1);
             while (nm[j].tstate)
                 j = (j + 1) & (nc - 1);
             nm[j] = p->memo[i];
@@ -101,7 +95,7 @@ static pymemo *memo_get(py_proc *p, uint64_t tstate)
         p->memo = nm;
         p->memocap = nc;
     }
-    size_t j = mix(tstate) & (p->memocap - 1);
+    size_t j = trch_hash_u64(tstate) & (p->memocap - 1);
     while (p->memo[j].tstate && p->memo[j].tstate != tstate)
         j = (j + 1) & (p->memocap - 1);
     if (!p->memo[j].tstate) {
@@ -117,7 +111,7 @@ static const pymemo *memo_find(const py_proc *p, uint64_t tstate)
 {
     if (!p->memocap)
         return NULL;
-    size_t j = mix(tstate) & (p->memocap - 1);
+    size_t j = trch_hash_u64(tstate) & (p->memocap - 1);
     while (p->memo[j].tstate && p->memo[j].tstate != tstate)
         j = (j + 1) & (p->memocap - 1);
     return p->memo[j].tstate ? &p->memo[j] : NULL;
