@@ -21,7 +21,9 @@ CUPTI_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(CUPTI_SRC))
 PYWALK_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard lib/py/*.c)))
 FAKE_CUPTI_OBJ := $(BUILD)/tests/gpu/fake_cupti.o $(BUILD)/tests/gpu/fake_scenario.o
 GPU_CHECK_OBJ := $(BUILD)/tests/gpu/trace_check.o
-GPU_CUPTI_TESTS := $(patsubst %,$(BUILD)/tests/%,test_gpu_inject test_gpu_decode)
+# cmocka asserts over a scenario trace: tests only, never make_fixture
+SCENARIO_CHECK_OBJ := $(BUILD)/tests/gpu/scenario_check.o
+GPU_CUPTI_TESTS := $(patsubst %,$(BUILD)/tests/%,test_gpu_inject test_gpu_lifecycle test_gpu_decode)
 GPU_PLAIN_TESTS := $(filter $(UNIT_BINS),$(patsubst %,$(BUILD)/tests/%,test_gpu_summary test_gpu_nvml test_gpu_merge test_gpu_pystack))
 GPU_FIXTURE_TOOL := $(BUILD)/tests/gpu/make_fixture
 FAKE_NVML_SO := $(BUILD)/tests/libfake-nvml.so
@@ -56,17 +58,17 @@ INSTALL_EXTRA += install -d $(DESTDIR)$(PREFIX)/lib/trc && install -m 755 $(CUPT
 
 CUPTI_CFLAGS := -isystem $(CUPTI_INC) -DTRC_HAVE_CUPTI=1
 $(CUPTI_OBJ): ALL_CFLAGS += $(CUPTI_CFLAGS) -fvisibility=hidden
-$(FAKE_CUPTI_OBJ): ALL_CFLAGS += $(CUPTI_CFLAGS)
+$(FAKE_CUPTI_OBJ) $(SCENARIO_CHECK_OBJ): ALL_CFLAGS += $(CUPTI_CFLAGS)
 
 $(CUPTI_SO): $(CUPTI_OBJ) $(PYWALK_OBJ) $(LIBTRC_A) lib/cupti/cupti.map
 	$(CC) -shared -o $@ $(CUPTI_OBJ) $(PYWALK_OBJ) $(LIBTRC_A) \
 	  -Wl,--version-script=lib/cupti/cupti.map -Wl,-z,defs -Wl,-rpath,$(CUDA_HOME)/lib64 \
 	  $(LDFLAGS_EXTRA) -lz -pthread -ldl
 
-$(GPU_CUPTI_TESTS): $(BUILD)/tests/%: tests/unit/%.c $(CUPTI_OBJ) $(PYWALK_OBJ) $(FAKE_CUPTI_OBJ) $(GPU_CHECK_OBJ) $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A)
+$(GPU_CUPTI_TESTS): $(BUILD)/tests/%: tests/unit/%.c $(CUPTI_OBJ) $(PYWALK_OBJ) $(FAKE_CUPTI_OBJ) $(SCENARIO_CHECK_OBJ) $(GPU_CHECK_OBJ) $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(CUPTI_CFLAGS) -MMD -MP -o $@ $< $(CUPTI_OBJ) $(PYWALK_OBJ) $(FAKE_CUPTI_OBJ) \
-	  $(GPU_CHECK_OBJ) $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A) $(LDFLAGS_EXTRA) $(XML_LIBS) $(CJSON_LIBS) -lcmocka $(LDLIBS_BASE)
+	  $(SCENARIO_CHECK_OBJ) $(GPU_CHECK_OBJ) $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A) $(LDFLAGS_EXTRA) $(XML_LIBS) $(CJSON_LIBS) -lcmocka $(LDLIBS_BASE)
 
 $(GPU_FIXTURE_TOOL): tests/gpu/make_fixture.c $(CUPTI_OBJ) $(PYWALK_OBJ) $(FAKE_CUPTI_OBJ) $(LIBTRC_A)
 	@mkdir -p $(dir $@)

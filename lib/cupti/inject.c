@@ -425,6 +425,7 @@ static void record_off(const char *why)
     memset(&l, 0, sizeof l);
     l.kind = TRC_LOSS_OTHER;
     l.pid = g.pid;
+    l.start_ns = l.end_ns = g_clock();   /* when recording was found off */
     l.detail = why;
     if (g.w && !g.write_failed)
         check(trc_writer_loss(g.w, &l), "writing a loss record");
@@ -656,6 +657,9 @@ static void close_injection(int full)
             g.api.Unsubscribe(g.sub);
         g.subscribed = 0;
         free_state();
+        /* the test's hooks (warn, capture, clock) go with it */
+        memset(&g.cfg, 0, sizeof g.cfg);
+        g_clock = trc_now_ns;
         atomic_store(&g.state, ST_OFF);
     }
     pthread_mutex_unlock(&g.mu);

@@ -65,10 +65,9 @@ const char *trec_gpu_injection_path(void)
     return NULL;
 }
 
-/* Weak: lib/rec/gpu_support.c holds a placeholder "GPU support: off"
- * until the two are reconciled; a strong definition there wins without
- * a clash. */
-__attribute__((weak)) const char *trec_gpu_support(void)
+/* The one definition of the support line (trec --version, and the reason
+ * trec_gpu_setup_env gives when GPU recording cannot be set up). */
+const char *trec_gpu_support(void)
 {
     static char line[PATH_MAX + 96];
     const char *so;

@@ -89,7 +89,12 @@ static int load(trec_gpu_nvml *n, const char *lib)
                                          "nvmlDeviceGetPowerUsage" };
     void *slots[sizeof names / sizeof names[0]];
 
-    n->lib = dlopen(lib ? lib : "libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    const char *env = getenv("TREC_NVML_LIB");
+
+    /* the override lets a test (or an odd install) name the library */
+    if (!lib)
+        lib = env && *env ? env : "libnvidia-ml.so.1";
+    n->lib = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!n->lib)
         return -1;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

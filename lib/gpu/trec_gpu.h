@@ -86,7 +86,8 @@ typedef struct trec_gpu_nvml trec_gpu_nvml;
  * gpu.util (percent), gpu.mem.used (bytes), gpu.sm_clock (MHz),
  * gpu.power (mW), one counter per device, device = the CUDA ordinal
  * under CUDA_VISIBLE_DEVICES (indices or GPU-UUID prefixes; NVML counts
- * in PCI order).  lib: the NVML library (NULL = "libnvidia-ml.so.1").
+ * in PCI order).  lib: the NVML library (NULL = $TREC_NVML_LIB when set
+ * and not empty, else "libnvidia-ml.so.1").
  * Returns NULL — quietly — when NVML or a GPU is absent, or on failure. */
 trec_gpu_nvml *trec_gpu_nvml_start(double hz, const char *lib);
 

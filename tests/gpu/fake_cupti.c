@@ -378,12 +378,10 @@ void fake_cupti_resource(CUpti_CallbackId cbid)
     F.cb(F.cb_data, CUPTI_CB_DOMAIN_RESOURCE, cbid, &rd);
 }
 
-uint32_t fake_cupti_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint64_t start,
-                         uint64_t dur, uint32_t tid)
+void fake_cupti_api_record(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint64_t start,
+                           uint64_t dur, uint32_t tid, uint32_t corr)
 {
     CUpti_ActivityAPI a;
-    uint32_t corr = fake_cupti_api_enter(domain, cbid);
-    fake_cupti_api_exit(domain, cbid, corr);
     memset(&a, 0, sizeof a);
     a.kind = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? CUPTI_ACTIVITY_KIND_RUNTIME
                                                    : CUPTI_ACTIVITY_KIND_DRIVER;
@@ -393,10 +391,17 @@ uint32_t fake_cupti_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uin
     a.processId = fake_cupti_pid();
     a.threadId = tid ? tid : (uint32_t)gettid();
     a.correlationId = corr;
+    /* disabled at the source, as CUPTI would */
     if (domain >= CUPTI_CB_DOMAIN_SIZE || cbid >= MAX_CBID || !F.api_disabled[domain][cbid])
         fake_cupti_add(&a, sizeof a);
-    else
-        a.kind = CUPTI_ACTIVITY_KIND_INVALID;   /* disabled at the source, as CUPTI would */
+}
+
+uint32_t fake_cupti_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint64_t start,
+                         uint64_t dur, uint32_t tid)
+{
+    uint32_t corr = fake_cupti_api_enter(domain, cbid);
+    fake_cupti_api_exit(domain, cbid, corr);
+    fake_cupti_api_record(domain, cbid, start, dur, tid, corr);
     return corr;
 }
 

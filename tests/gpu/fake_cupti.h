@@ -53,6 +53,13 @@ void fake_cupti_add(const void *record, size_t size);
 /* Records CUPTI "dropped": reported by the next GetNumDroppedRecords. */
 void fake_cupti_drop(size_t n);
 
+/* The CUpti_ActivityAPI record of a call [start, start+dur] by tid (0 =
+ * the caller) with correlation id corr, queued unless the injection
+ * disabled that API's records.  For calls whose callbacks a test fires
+ * itself (nesting). */
+void fake_cupti_api_record(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint64_t start,
+                           uint64_t dur, uint32_t tid, uint32_t corr);
+
 /* A complete API call as CUPTI reports it: ENTER/EXIT callbacks on this
  * thread and a CUpti_ActivityAPI record [start, start+dur] for tid.
  * Returns the correlation id. */

@@ -72,6 +72,12 @@ static void fill(tc_event *e, const trc_reader *r, const trc_event *ev)
         copy(e->name, sizeof e->name, ev->u.gpu_device->name);
         e->u.device.name = NULL;
         break;
+    case TRC_EV_GPU_CONTEXT: e->u.context = *ev->u.gpu_context; break;
+    case TRC_EV_GPU_STREAM:
+        e->u.stream = *ev->u.gpu_stream;
+        copy(e->name, sizeof e->name, ev->u.gpu_stream->name);
+        e->u.stream.name = NULL;
+        break;
     case TRC_EV_COUNTER: {
         const trc_counter_def *c = trc_reader_counter(r, ev->u.counter.counter);
         e->u.counter = ev->u.counter;

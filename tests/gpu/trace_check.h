@@ -31,9 +31,11 @@ typedef struct tc_event {
         trc_loss loss;
         trc_clock_sync clock;
         trc_gpu_device device;
+        trc_gpu_context context;
+        trc_gpu_stream stream;
         trc_counter_value counter;
     } u;
-    char name[512];          /* kernel, API, marker, device, counter name */
+    char name[512];          /* kernel, API, marker, device, counter, stream name */
     char domain[64];         /* marker domain; counter unit */
     char detail[256];        /* loss detail */
     int64_t tid;             /* API call / marker thread's OS tid, -1 none */

@@ -388,6 +388,86 @@ static void test_decode_activities(void **state)
     tc_free(&t);
 }
 
+/* Contexts and streams (spec §7.21–22): a stream is described the first
+ * time an activity names it, once only; when its context's record later
+ * says it is the NULL stream, it is described again as the default
+ * stream.  A context synchronisation (no stream) describes none. */
+static void kernel_on(dec_env *e, uint32_t context, uint32_t stream, uint32_t corr)
+{
+    CUpti_ActivityKernel10 k;
+    memset(&k, 0, sizeof k);
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = T0 + corr * 100;
+    k.end = k.start + 50;
+    k.deviceId = 2;
+    k.contextId = context;
+    k.streamId = stream;
+    k.correlationId = corr;
+    k.name = "k";
+    dec(e, &k);
+}
+
+static void test_decode_streams(void **state)
+{
+    dec_env e;
+    tc_trace t;
+    CUpti_ActivityContext3 c;
+    CUpti_ActivitySynchronization2 y;
+
+    env_open(&e);
+    kernel_on(&e, 5, 3, 1);
+    kernel_on(&e, 5, 3, 2);
+    memset(&c, 0, sizeof c);
+    c.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
+    c.contextId = 5;
+    c.deviceId = 2;
+    c.nullStreamId = 3;
+    dec(&e, &c);
+    kernel_on(&e, 5, 4, 3);
+    kernel_on(&e, 5, 3, 4);
+    memset(&y, 0, sizeof y);
+    y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
+    y.start = T0 + 900;
+    y.end = T0 + 950;
+    y.contextId = 5;
+    y.streamId = 0xFFFFFFFFu;
+    y.correlationId = 5;
+    dec(&e, &y);
+    env_close(&e, &t);
+
+    assert_int_equal(tc_count(&t, TRC_EV_GPU_CONTEXT), 1);
+    const tc_event *ev = tc_nth(&t, TRC_EV_GPU_CONTEXT, 0);
+    assert_int_equal(ev->u.context.pid, 77);
+    assert_int_equal(ev->u.context.device, 2);
+    assert_int_equal(ev->u.context.context, 5);
+    static const struct { uint32_t stream, flags; } want[] = {
+        { 3, 0 }, { 3, TRC_STREAM_DEFAULT }, { 4, 0 },
+    };
+    assert_int_equal(tc_count(&t, TRC_EV_GPU_STREAM), 3);
+    for (size_t i = 0; i < 3; i++) {
+        ev = tc_nth(&t, TRC_EV_GPU_STREAM, i);
+        assert_int_equal(ev->u.stream.pid, 77);
+        assert_int_equal(ev->u.stream.device, 2);
+        assert_int_equal(ev->u.stream.context, 5);
+        assert_int_equal(ev->u.stream.stream, want[i].stream);
+        assert_int_equal(ev->u.stream.flags, want[i].flags);
+        assert_int_equal(ev->u.stream.priority, 0);
+        assert_string_equal(ev->name, "");
+    }
+    /* the re-description comes after the context it depends on */
+    size_t ctx_at = 0, default_at = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        if (t.ev[i].type == TRC_EV_GPU_CONTEXT)
+            ctx_at = i;
+        if (t.ev[i].type == TRC_EV_GPU_STREAM && t.ev[i].u.stream.flags == TRC_STREAM_DEFAULT)
+            default_at = i;
+    }
+    assert_true(default_at > ctx_at);
+    assert_int_equal(tc_count(&t, TRC_EV_GPU_SYNC), 1);
+    tc_free(&t);
+}
+
 static void api_rec(dec_env *e, CUpti_ActivityKind kind, uint32_t cbid, uint32_t corr,
                     uint32_t tid, uint64_t start)
 {
@@ -559,6 +639,7 @@ int main(void)
         cmocka_unit_test(test_demangle),
         cmocka_unit_test(test_layout_matches_libcupti),
         cmocka_unit_test(test_decode_activities),
+        cmocka_unit_test(test_decode_streams),
         cmocka_unit_test(test_decode_api),
         cmocka_unit_test(test_decode_markers),
     };

@@ -1,9 +1,10 @@
 /*
  * tests/unit/test_gpu_inject.c — the whole CUDA injection (lib/cupti/)
  * driven in-process through the fake CUPTI (tests/gpu/fake_cupti.c):
- * set-up, buffers, launch callbacks, flusher thread, refusal by another
- * subscriber, fork after init, exit; the side trace is checked record by
- * record with the public reader.  Built with the CUPTI headers by
+ * set-up, buffers, launch callbacks (nested launches too), flusher
+ * thread, refusal by another subscriber, shutdown; the side trace is
+ * checked record by record with the public reader.  Fork, exit without
+ * shutdown and crash: test_gpu_lifecycle.c.  Built with the CUPTI headers by
  * mk/cupti.mk; without them it only reports a skip.
  */
 #include <stdarg.h>
@@ -22,16 +23,15 @@ int main(void)
 #else
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "lib/cupti/inject.h"
 #include "tests/gpu/fake_cupti.h"
+#include "tests/gpu/scenario_check.h"
 #include "tests/gpu/trace_check.h"
 
 #define RT CUPTI_CB_DOMAIN_RUNTIME_API
@@ -68,130 +68,6 @@ static void sleep_ms(int ms)
 {
     struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
     nanosleep(&ts, NULL);
-}
-
-/* The checks every complete scenario trace must pass. */
-static void check_scenario(const tc_trace *t, const fake_scenario *sc)
-{
-    size_t launches = 0, overlap = 0;
-    uint32_t streams[8];
-    size_t n_streams = 0;
-    unsigned kinds[11] = { 0 };
-
-    assert_int_equal(t->reader_losses, 0);
-    assert_int_equal(tc_count(t, TRC_EV_GPU_DEVICE), 2);
-    assert_int_equal(tc_count(t, TRC_EV_GPU_KERNEL), sc->kernels);
-    assert_int_equal(tc_count(t, TRC_EV_GPU_MEMCPY), sc->memcpys);
-    assert_int_equal(tc_count(t, TRC_EV_GPU_MEMSET), sc->memsets);
-    assert_int_equal(tc_count(t, TRC_EV_GPU_SYNC), sc->syncs);
-    assert_int_equal(tc_count(t, TRC_EV_API_CALL), sc->api_recorded);
-    assert_int_equal(tc_count(t, TRC_EV_MARKER),
-                     sc->markers_range + sc->markers_instant + sc->overheads);
-    assert_true(tc_count(t, TRC_EV_CLOCK_SYNC) >= 2);
-
-    /* dropped records and the zero-timestamp kernel, each one loss */
-    uint64_t dropped = 0, bad = 0;
-    for (size_t i = 0; i < t->n; i++) {
-        const tc_event *e = &t->ev[i];
-        if (e->type != TRC_EV_LOSS)
-            continue;
-        assert_int_equal(e->u.loss.kind, TRC_LOSS_GPU_DROPPED);
-        if (strstr(e->detail, "timestamps"))
-            bad += e->u.loss.count;
-        else
-            dropped += e->u.loss.count;
-    }
-    assert_int_equal(bad, sc->bad_time);
-    assert_int_equal(dropped, sc->dropped);
-
-    for (size_t i = 0; i < t->n; i++) {
-        const tc_event *e = &t->ev[i];
-        const trc_gpu_where *w = NULL;
-        int64_t start = 0, end = 0;
-        switch (e->type) {
-        case TRC_EV_GPU_KERNEL:
-            w = &e->u.kernel.where; start = e->u.kernel.start_ns; end = e->u.kernel.end_ns;
-            break;
-        case TRC_EV_GPU_MEMCPY:
-            w = &e->u.memcpy.where; start = e->u.memcpy.start_ns; end = e->u.memcpy.end_ns;
-            kinds[e->u.memcpy.copy_kind]++;
-            break;
-        case TRC_EV_GPU_MEMSET:
-            w = &e->u.memset.where; start = e->u.memset.start_ns; end = e->u.memset.end_ns;
-            break;
-        case TRC_EV_GPU_SYNC:
-            w = &e->u.sync.where; start = e->u.sync.start_ns; end = e->u.sync.end_ns;
-            break;
-        case TRC_EV_API_CALL:
-            if (e->u.api.flags & TRC_API_LAUNCH) {
-                launches++;
-                /* no Python in this test program */
-                assert_true(e->u.api.flags & TRC_API_NO_PYTHON);
-                assert_int_equal(e->u.api.stack, 0);
-            }
-            assert_string_not_equal(e->name, "cudaGetDevice");
-            assert_string_not_equal(e->name, "cudaStreamQuery");
-            assert_string_not_equal(e->name, "cuCtxGetCurrent");
-            break;
-        default:
-            break;
-        }
-        if (!w)
-            continue;
-        /* every activity correlates to a recorded API call, and starts
-         * no earlier than that call (both on the trace clock) */
-        const tc_event *api = tc_api_by_corr(t, w->correlation);
-        assert_non_null(api);
-        assert_true(start > 0);
-        assert_true(end >= start);
-        assert_true(start >= api->u.api.start_ns);
-        if (e->type != TRC_EV_GPU_SYNC) {
-            size_t k;
-            for (k = 0; k < n_streams && streams[k] != w->stream; k++)
-                ;
-            if (k == n_streams && n_streams < 8)
-                streams[n_streams++] = w->stream;
-        }
-    }
-    assert_int_equal(launches, sc->launches);
-    assert_int_equal(n_streams, sc->streams);
-    assert_int_equal(kinds[TRC_COPY_HTOD], 1);
-    assert_int_equal(kinds[TRC_COPY_DTOH], 1);
-    assert_int_equal(kinds[TRC_COPY_DTOD], 1);
-    assert_int_equal(kinds[TRC_COPY_PTOP], 1);
-
-    /* concurrent kernels on different streams overlap; names demangled */
-    for (size_t i = 0; i < tc_count(t, TRC_EV_GPU_KERNEL); i++) {
-        const tc_event *a = tc_nth(t, TRC_EV_GPU_KERNEL, i);
-        assert_null(strstr(a->name, "_Z"));
-        for (size_t j = i + 1; j < tc_count(t, TRC_EV_GPU_KERNEL); j++) {
-            const tc_event *b = tc_nth(t, TRC_EV_GPU_KERNEL, j);
-            if (a->u.kernel.where.stream != b->u.kernel.where.stream &&
-                a->u.kernel.start_ns < b->u.kernel.end_ns &&
-                b->u.kernel.start_ns < a->u.kernel.end_ns)
-                overlap++;
-        }
-    }
-    assert_true(overlap >= 1);
-    const tc_event *k0 = tc_nth(t, TRC_EV_GPU_KERNEL, 0);
-    assert_string_equal(k0->name, "vectorAdd(float const*, float const*, float*, int)");
-
-    /* NVTX: the push/pop range keeps its name; the start/end range its colour */
-    int forward = 0, epoch = 0, checkpoint = 0;
-    for (size_t i = 0; i < tc_count(t, TRC_EV_MARKER); i++) {
-        const tc_event *m = tc_nth(t, TRC_EV_MARKER, i);
-        if (strcmp(m->name, "forward") == 0 && m->u.marker.kind == TRC_MARK_RANGE &&
-            m->u.marker.end_ns - m->u.marker.start_ns == 40000)
-            forward++;
-        if (strcmp(m->name, "epoch 0") == 0 && m->u.marker.kind == TRC_MARK_RANGE &&
-            m->u.marker.color == 0x00C000 && m->u.marker.thread == 0)
-            epoch++;
-        if (strcmp(m->name, "checkpoint") == 0 && m->u.marker.kind == TRC_MARK_INSTANT)
-            checkpoint++;
-    }
-    assert_int_equal(forward, 1);
-    assert_int_equal(epoch, 1);
-    assert_int_equal(checkpoint, 1);
 }
 
 static void test_scenario(void **state)
@@ -244,7 +120,7 @@ static void test_scenario(void **state)
     assert_int_equal(trec_cupti_flush(), -1);
 
     assert_int_equal(tc_load(path, &t), TRC_OK);
-    check_scenario(&t, &sc);
+    fake_scenario_check(&t, &sc, getpid());
     tc_free(&t);
     unlink(path);
 }
@@ -266,7 +142,7 @@ static void test_many_buffers(void **state)
     trec_cupti_shutdown();
     assert_true(fake_cupti_buffers() > 10);
     assert_int_equal(tc_load(path, &t), TRC_OK);
-    check_scenario(&t, &sc);
+    fake_scenario_check(&t, &sc, getpid());
     tc_free(&t);
     unlink(path);
 }
@@ -291,7 +167,7 @@ static void test_realtime_mapping(void **state)
     trec_cupti_shutdown();
     int64_t after = trc_now_ns();
     assert_int_equal(tc_load(path, &t), TRC_OK);
-    check_scenario(&t, &sc);
+    fake_scenario_check(&t, &sc, getpid());
     const tc_event *k = tc_nth(&t, TRC_EV_GPU_KERNEL, 0);
     /* the scenario's first kernel starts 180 µs after "now" at its start */
     assert_true(k->u.kernel.start_ns > before - 50000000);
@@ -309,7 +185,9 @@ static void refused(const fake_cupti_opts *o, const char *expect)
     tmp_path(path, sizeof path, "refused");
     fake_cupti_table(&api, o);
     trec_cupti_config cfg = config(path, 0);
+    int64_t before = trc_now_ns();
     assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 1);
+    int64_t after = trc_now_ns();
     assert_int_equal(n_warnings, 1);
     assert_non_null(strstr(warnings, expect));
     assert_non_null(strstr(warnings, "GPU recording off"));
@@ -327,6 +205,9 @@ static void refused(const fake_cupti_opts *o, const char *expect)
     const tc_event *l = tc_nth(&t, TRC_EV_LOSS, 0);
     assert_int_equal(l->u.loss.kind, TRC_LOSS_OTHER);
     assert_non_null(strstr(l->detail, expect));
+    /* stamped when recording was found off, not "time unknown" */
+    assert_true(l->u.loss.start_ns >= before && l->u.loss.start_ns <= after);
+    assert_int_equal(l->u.loss.end_ns, l->u.loss.start_ns);
     assert_int_equal(tc_count(&t, TRC_EV_API_CALL), 0);
     tc_free(&t);
     unlink(path);
@@ -365,7 +246,7 @@ static void test_flusher_thread(void **state)
     assert_true(fake_cupti_flushes() >= 1);
     trec_cupti_shutdown();
     assert_int_equal(tc_load(path, &t), TRC_OK);
-    check_scenario(&t, &sc);
+    fake_scenario_check(&t, &sc, getpid());
     tc_free(&t);
     unlink(path);
 }
@@ -435,68 +316,67 @@ static void test_threads(void **state)
     unlink(path);
 }
 
-static void test_fork_after_init(void **state)
+/* A capture that names each call's stack after how many captures came
+ * before it, so the trace shows which capture a launch got. */
+static int n_captures;
+
+static trc_status counting_capture(trc_writer *w, uint32_t *stack, uint32_t *flags)
+{
+    char name[32];
+    uint32_t frame;
+    trc_status st;
+
+    n_captures++;
+    snprintf(name, sizeof name, "capture%d", n_captures);
+    st = trc_writer_frame(w, TRC_FRAME_PYTHON, name, "fake.py", 1, 1, &frame);
+    if (st == TRC_OK)
+        st = trc_writer_stack(w, 0, frame, stack);
+    *flags = 0;
+    return st;
+}
+
+/* cudaLaunchKernel calls cuLaunchKernel: the inner launch reuses the
+ * outer one's stack instead of walking again (inject.c, tls_launch); the
+ * next, separate launch captures afresh. */
+static void test_nested_launch(void **state)
 {
     char path[128];
     cupti_api api;
-    fake_scenario sc;
     tc_trace t;
-    int status = 0;
-    pid_t pid, w = 0;
-    struct stat before, after;
+    const CUpti_CallbackId outer_id = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+    const CUpti_CallbackId inner_id = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
 
-    tmp_path(path, sizeof path, "fork");
+    tmp_path(path, sizeof path, "nested");
     fake_cupti_table(&api, NULL);
-    trec_cupti_config cfg = config(path, 1);
+    trec_cupti_config cfg = config(path, 0);
+    cfg.capture = counting_capture;
+    n_captures = 0;
     assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
-    fake_cupti_scenario(&sc, 0);
-    assert_int_equal(trec_cupti_flush(), 0);
-    assert_int_equal(stat(path, &before), 0);
-
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        alarm(20);   /* a hang shows as death by SIGALRM */
-        if (trec_cupti_active() || trec_cupti_flush() != -1)
-            _exit(3);
-        /* the child goes on calling CUDA; the injection stays out of it */
-        fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, fake_cupti_now(), 10,
-                        0);
-        api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-        trec_cupti_shutdown();
-        exit(0);   /* runs the at-exit handler: must not flush or hang */
-    }
-    for (int i = 0; i < 300; i++) {
-        w = waitpid(pid, &status, WNOHANG);
-        if (w == pid)
-            break;
-        sleep_ms(100);
-    }
-    if (w != pid) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        fail_msg("child forked after init hung");
-    }
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
-    assert_int_equal(stat(path, &after), 0);
-    assert_true(after.st_size >= before.st_size);
-
-    /* the parent carries on recording */
-    assert_true(trec_cupti_active());
-    uint32_t c = fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-                                 fake_cupti_now(), 10, 0);
+    uint64_t now = fake_cupti_now();
+    uint32_t outer = fake_cupti_api_enter(RT, outer_id);
+    uint32_t inner = fake_cupti_api_enter(DRV, inner_id);
+    fake_cupti_api_exit(DRV, inner_id, inner);
+    fake_cupti_api_exit(RT, outer_id, outer);
+    fake_cupti_api_record(RT, outer_id, now, 100, 0, outer);
+    fake_cupti_api_record(DRV, inner_id, now + 10, 80, 0, inner);
+    assert_int_equal(n_captures, 1);
+    uint32_t next = fake_cupti_call(RT, outer_id, now + 200, 50, 0);
+    assert_int_equal(n_captures, 2);
     trec_cupti_shutdown();
+
     assert_int_equal(tc_load(path, &t), TRC_OK);
     assert_int_equal(t.reader_losses, 0);
-    assert_int_equal(tc_count(&t, TRC_EV_GPU_KERNEL), sc.kernels);
-    /* had the child written (its pending chunk, its own call), the file
-     * would hold damage, duplicates or a call from the child's thread */
-    assert_int_equal(tc_count(&t, TRC_EV_API_CALL), sc.api_recorded + 1);
-    assert_non_null(tc_api_by_corr(&t, c));
-    for (size_t i = 0; i < t.n; i++)
-        if (t.ev[i].type == TRC_EV_API_CALL)
-            assert_int_not_equal(t.ev[i].tid, pid);
+    assert_int_equal(tc_count(&t, TRC_EV_API_CALL), 3);
+    const uint32_t corr[3] = { outer, inner, next };
+    const char *want[3] = { "capture1", "capture1", "capture2" };
+    for (int i = 0; i < 3; i++) {
+        const tc_event *a = tc_api_by_corr(&t, corr[i]);
+        assert_non_null(a);
+        assert_int_equal(a->u.api.flags, TRC_API_LAUNCH);
+        assert_int_equal(a->depth, 1);
+        assert_string_equal(a->frames[0].function, want[i]);
+    }
+    assert_int_equal(tc_api_by_corr(&t, outer)->u.api.stack, tc_api_by_corr(&t, inner)->u.api.stack);
     tc_free(&t);
     unlink(path);
 }
@@ -593,20 +473,28 @@ static void test_initialize_injection(void **state)
     rmdir(dir);
 }
 
+/* A failed test may leave the injection running: stop it, so the next
+ * test starts clean and only the real failure is reported. */
+static int shutdown_after(void **state)
+{
+    trec_cupti_shutdown();
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scenario),
-        cmocka_unit_test(test_many_buffers),
-        cmocka_unit_test(test_realtime_mapping),
-        cmocka_unit_test(test_second_subscriber_refused),
-        cmocka_unit_test(test_flusher_thread),
-        cmocka_unit_test(test_threads),
-        cmocka_unit_test(test_fork_after_init),
-        cmocka_unit_test(test_context_destroy_flushes),
-        cmocka_unit_test(test_unwritable_side_trace),
-        cmocka_unit_test(test_default_path),
-        cmocka_unit_test(test_initialize_injection),
+        cmocka_unit_test_teardown(test_scenario, shutdown_after),
+        cmocka_unit_test_teardown(test_many_buffers, shutdown_after),
+        cmocka_unit_test_teardown(test_realtime_mapping, shutdown_after),
+        cmocka_unit_test_teardown(test_second_subscriber_refused, shutdown_after),
+        cmocka_unit_test_teardown(test_flusher_thread, shutdown_after),
+        cmocka_unit_test_teardown(test_threads, shutdown_after),
+        cmocka_unit_test_teardown(test_nested_launch, shutdown_after),
+        cmocka_unit_test_teardown(test_context_destroy_flushes, shutdown_after),
+        cmocka_unit_test_teardown(test_unwritable_side_trace, shutdown_after),
+        cmocka_unit_test_teardown(test_default_path, shutdown_after),
+        cmocka_unit_test_teardown(test_initialize_injection, shutdown_after),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

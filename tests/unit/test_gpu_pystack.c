@@ -6,8 +6,10 @@
  * which loads $BUILD/libtrec-cupti.so with ctypes (GIL released, as in
  * PyTorch's launches) and calls trec_cupti_test_capture_stack — the code
  * the injection runs at API_ENTER — from known lines, on the main thread
- * and on a second Python thread.  The recorded API_CALL's stack must
- * name those functions and lines.
+ * and on a second Python thread: the recorded API_CALL's stack must name
+ * those functions and lines.  And on a thread created in C that never
+ * ran Python (PyTorch's autograd workers): flags LAUNCH | NO_PYTHON and
+ * no stack, while the same process's main thread still gets its stack.
  *
  * Skips (passes with a note) without a CUDA build (no library), and in
  * sanitizer builds (a plain python cannot load an ASan library).
@@ -74,7 +76,8 @@ static int minor_of(const char *py)
     return v ? atoi(v + strlen("python3.")) : 0;
 }
 
-static void check_stack(const char *py, const char *out, int thread)
+/* module_line: the <module> frame's line; 0 = on a threading.Thread. */
+static void check_stack(const char *py, const char *out, int module_line)
 {
     tc_trace t;
     int minor = minor_of(py);
@@ -87,17 +90,17 @@ static void check_stack(const char *py, const char *out, int thread)
     if (a->depth < 4)
         fail_msg("%s: stack depth %d", py, a->depth);
     assert_string_equal(a->frames[0].function, "launch_site");
-    assert_int_equal(a->frames[0].line, 16);
+    assert_int_equal(a->frames[0].line, 22);
     assert_non_null(strstr(a->frames[0].file, "pystack_probe.py"));
     assert_string_equal(a->frames[1].function, "forward");
-    assert_int_equal(a->frames[1].line, 20);
+    assert_int_equal(a->frames[1].line, 26);
     /* co_qualname from 3.11 */
     assert_string_equal(a->frames[2].function, minor >= 11 ? "Model.step" : "step");
-    assert_int_equal(a->frames[2].line, 25);
-    if (!thread) {
+    assert_int_equal(a->frames[2].line, 31);
+    if (module_line) {
         assert_int_equal(a->depth, 4);
         assert_string_equal(a->frames[3].function, "<module>");
-        assert_int_equal(a->frames[3].line, 33);
+        assert_int_equal(a->frames[3].line, module_line);
     } else {
         /* threading's bootstrap frames, no <module> */
         for (int i = 3; i < a->depth && i < TC_MAX_FRAMES; i++)
@@ -106,12 +109,28 @@ static void check_stack(const char *py, const char *out, int thread)
     tc_free(&t);
 }
 
+/* The native thread's launch: no Python frames, said so, no stack. */
+static void check_no_python(const char *py, const char *out)
+{
+    tc_trace t;
+    assert_int_equal(tc_load(out, &t), TRC_OK);
+    assert_int_equal(t.reader_losses, 0);
+    assert_int_equal(tc_count(&t, TRC_EV_API_CALL), 1);
+    const tc_event *a = tc_nth(&t, TRC_EV_API_CALL, 0);
+    if (a->u.api.flags != (TRC_API_LAUNCH | TRC_API_NO_PYTHON))
+        fail_msg("%s: native thread: flags 0x%x", py, a->u.api.flags);
+    assert_int_equal(a->u.api.stack, 0);
+    assert_int_equal(a->depth, 0);
+    assert_true(a->tid > 0);
+    tc_free(&t);
+}
+
 static void test_each_python(void **state)
 {
     const char *build = getenv("BUILD");
     glob_t g;
     int tested = 0;
-    char out[128];
+    char out[128], out_main[160];
 
     if (SANITIZED) {
         printf("skip: sanitizer build (python cannot load an ASan library)\n");
@@ -129,6 +148,7 @@ static void test_each_python(void **state)
         snprintf(lib, sizeof lib, "%s", tmp);
     }
     snprintf(out, sizeof out, "/tmp/trc-gpu-pystack-%d.trc", (int)getpid());
+    snprintf(out_main, sizeof out_main, "%s.main", out);
     memset(&g, 0, sizeof g);
     glob("/usr/bin/python3.[0-9]*", 0, NULL, &g);
     glob("/root/.pyenv/versions/3.*/bin/python3", GLOB_APPEND, NULL, &g);
@@ -138,12 +158,19 @@ static void test_each_python(void **state)
         /* the walker supports 3.8+ (lib/py); older pythons here are not targets */
         if (strstr(py, "-config") || access(py, X_OK) != 0 || minor < 8)
             continue;
-        for (int thread = 0; thread < 2; thread++) {
-            char *argv[] = { (char *)py, PROBE, lib, out, thread ? "thread" : NULL, NULL };
+        static const char *const modes[] = { NULL, "thread", "native" };
+        for (int m = 0; m < 3; m++) {
+            char *argv[] = { (char *)py, PROBE, lib, out, (char *)modes[m], NULL };
             int rc = run(argv, 60);
             if (rc != 0)
-                fail_msg("%s %s: exit %d", py, thread ? "(thread)" : "", rc);
-            check_stack(py, out, thread);
+                fail_msg("%s %s: exit %d", py, modes[m] ? modes[m] : "", rc);
+            if (m == 2) {
+                check_no_python(py, out);
+                check_stack(py, out_main, 56);   /* the walker worked there */
+                unlink(out_main);
+            } else {
+                check_stack(py, out, m == 0 ? 61 : 0);
+            }
             unlink(out);
         }
         printf("ok: %s\n", py);
