@@ -25,6 +25,7 @@ static const py_layout py_layout_3_10 = {
     .cf_current_frame = PY_OFF_NONE,
     .ts_current_frame = PY_OFF_NONE,
     .ts_thread_id = 176,
+    .ts_id = 256,
     .ts_native_thread_id = PY_OFF_NONE,
     .ts_datastack_chunk = PY_OFF_NONE,
     .ts_datastack_top = PY_OFF_NONE,

@@ -25,6 +25,7 @@ static const py_layout py_layout_3_11 = {
     .cf_current_frame = 8,
     .ts_current_frame = PY_OFF_NONE,
     .ts_thread_id = 152,
+    .ts_id = PY_OFF_NONE,
     .ts_native_thread_id = 160,
     .ts_datastack_chunk = 296,
     .ts_datastack_top = 304,

@@ -25,6 +25,7 @@ static const py_layout py_layout_3_12 = {
     .cf_current_frame = 0,
     .ts_current_frame = PY_OFF_NONE,
     .ts_thread_id = 136,
+    .ts_id = PY_OFF_NONE,
     .ts_native_thread_id = 144,
     .ts_datastack_chunk = 232,
     .ts_datastack_top = 240,

@@ -178,6 +178,7 @@ int py_layout_from_debug(const uint8_t *buf, size_t len, py_layout *out, char *e
     out->cf_current_frame = PY_OFF_NONE;
     out->ts_current_frame = off_in(&d, "ts.current_frame", ts, &bad);
     out->ts_thread_id = off_in(&d, "ts.thread_id", ts, &bad);
+    out->ts_id = PY_OFF_NONE;
     out->ts_native_thread_id = off_in(&d, "ts.native_thread_id", ts, &bad);
     out->ts_datastack_chunk = off_in(&d, "ts.datastack_chunk", ts, &bad);
     out->ts_datastack_top = out->ts_datastack_chunk + 8;

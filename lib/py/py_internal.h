@@ -104,6 +104,8 @@ typedef struct pylist_memo {
     int ngil;
     uint64_t tstate[PYLIST_MAX];
     uint64_t pthread[PYLIST_MAX];
+    uint64_t tsid[PYLIST_MAX];   /* ≤3.10: the thread state's unique id */
+    int64_t tid[PYLIST_MAX];     /* ≤3.10: its kernel tid as last read, -1 unknown */
     int ntstate;
     uint64_t full_ns;    /* when the list was last read from the runtime down */
 } pylist_memo;

@@ -64,6 +64,7 @@ typedef struct py_layout {
     uint32_t cf_current_frame;    /* 3.11–3.12: _PyCFrame.current_frame */
     uint32_t ts_current_frame;    /* 3.13+: _PyInterpreterFrame *current_frame */
     uint32_t ts_thread_id;        /* unsigned long thread_id (pthread_t) */
+    uint32_t ts_id;               /* ≤3.10: uint64_t id, unique per thread state */
     uint32_t ts_native_thread_id; /* 3.11+ */
     uint32_t ts_datastack_chunk;  /* 3.11+ */
     uint32_t ts_datastack_top;    /* 3.11+ */

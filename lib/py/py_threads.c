@@ -18,6 +18,12 @@
  * finds those.  The GIL holder lives in the runtime or interpreter, so
  * asking for it always reads in full.
  *
+ * Before 3.11 a thread's kernel tid is not in its thread state but in
+ * its struct pthread (one more page per thread).  A steady read takes
+ * it from the last full read when the thread state's unique id is
+ * unchanged: a thread that ended and one that started in its place, at
+ * the same addresses, would still have another id.
+ *
  * Every read also plans the known threads' stacks, so the stacks asked
  * for right after (trec's tick) come from the same read call.
  */
@@ -98,6 +104,8 @@ static void lm_commit(pylist_memo *to, const pylist_memo *from)
     to->ntstate = from->ntstate;
     memcpy(to->tstate, from->tstate, (size_t)from->ntstate * sizeof to->tstate[0]);
     memcpy(to->pthread, from->pthread, (size_t)from->ntstate * sizeof to->pthread[0]);
+    memcpy(to->tsid, from->tsid, (size_t)from->ntstate * sizeof to->tsid[0]);
+    memcpy(to->tid, from->tid, (size_t)from->ntstate * sizeof to->tid[0]);
     to->full_ns = from->full_ns;
 }
 
@@ -164,14 +172,18 @@ static int list_full(py_proc *p, py_thread_info *out, int max, int want_gil)
             memcpy(t, tp, p->ts_len);
             if (pysnap_u64(t, L->ts_interp) != interp)
                 return pywalk_fail(p, PY_ERR_IO);   /* torn: freed or reused */
-            if (next.ntstate < PYLIST_MAX) {
-                next.tstate[next.ntstate] = ts;
-                next.pthread[next.ntstate++] = pysnap_u64(t, L->ts_thread_id);
-            }
+            int64_t tid = -1;
             if (n < max) {
                 py_thread_info *o = &out[n++];
                 fill_thread(p, o, ts, t);
                 o->holds_gil = gil_known ? (locked && holder == ts) : -1;
+                tid = o->tid;
+            }
+            if (next.ntstate < PYLIST_MAX) {
+                next.tstate[next.ntstate] = ts;
+                next.pthread[next.ntstate] = pysnap_u64(t, L->ts_thread_id);
+                next.tsid[next.ntstate] = L->ts_id != PY_OFF_NONE ? pysnap_u64(t, L->ts_id) : 0;
+                next.tid[next.ntstate++] = tid;
             }
             ts = pysnap_u64(t, L->ts_next);
         }
@@ -181,6 +193,13 @@ static int list_full(py_proc *p, py_thread_info *out, int max, int want_gil)
     p->tick_valid = 1;
     p->ntick_used = 0;
     return n;
+}
+
+/* May a steady read take known thread i's tid from the last full read
+ * (checked there against the thread state's id)? */
+static int tid_known(const py_proc *p, int i)
+{
+    return p->L.ts_native_thread_id == PY_OFF_NONE && p->L.ts_id != PY_OFF_NONE && p->lm.tid[i] > 0;
 }
 
 /* May the known list be read without the runtime and interpreter? */
@@ -205,7 +224,7 @@ static int list_steady(py_proc *p, py_thread_info *out, int max, int *count)
     pysnap_reset(&p->snap);
     for (int i = 0; i < lm->ntstate; i++) {
         pysnap_plan(&p->snap, lm->tstate[i], p->ts_len);
-        if (p->tid_off >= 0 && lm->pthread[i])
+        if (!tid_known(p, i) && p->tid_off >= 0 && lm->pthread[i])
             pysnap_plan(&p->snap, lm->pthread[i] + (uint64_t)p->tid_off, 4);
     }
     plan_stacks(p);
@@ -223,10 +242,20 @@ static int list_steady(py_proc *p, py_thread_info *out, int max, int *count)
         uint64_t after = i + 1 < lm->ntstate ? lm->tstate[i + 1] : 0;
         if (pysnap_u64(t, L->ts_prev) != before || pysnap_u64(t, L->ts_next) != after ||
             pysnap_u64(t, L->ts_interp) != lm->interp[0] ||
-            pysnap_u64(t, L->ts_thread_id) != lm->pthread[i])
+            pysnap_u64(t, L->ts_thread_id) != lm->pthread[i] ||
+            (L->ts_id != PY_OFF_NONE && pysnap_u64(t, L->ts_id) != lm->tsid[i]))
             return 0;
-        if (n < max)
+        if (n >= max)
+            continue;
+        if (tid_known(p, i)) {
+            py_thread_info *o = &out[n++];
+            o->tstate = lm->tstate[i];
+            o->pthread_id = lm->pthread[i];
+            o->tid = lm->tid[i];
+            o->holds_gil = -1;
+        } else {
             fill_thread(p, &out[n++], lm->tstate[i], t);
+        }
     }
     p->tick_valid = 1;
     p->ntick_used = 0;

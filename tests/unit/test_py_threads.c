@@ -72,6 +72,17 @@ static int same(const long *a, int na, const long *b, int nb)
     return na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0;
 }
 
+/* "[1 2 3]" */
+static const char *show(const long *t, int n, char *buf, size_t cap)
+{
+    size_t k = (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < n && k < cap; i++)
+        k += (size_t)snprintf(buf + k, cap - k, i ? " %ld" : "%ld", t[i]);
+    if (k < cap)
+        snprintf(buf + k, cap - k, "]");
+    return buf;
+}
+
 /* Calls back to back while nothing changes: every one must be answered
  * from the known list, with the fixture's threads. */
 static void check_steady(const char *py, py_proc *p, const long *want, int nwant, int k)
@@ -83,7 +94,9 @@ static void check_steady(const char *py, py_proc *p, const long *want, int nwant
     for (int i = 0; i < 20; i++) {
         int n = list_tids(p, got, 0);
         if (!same(got, n, want, nwant)) {
-            failf(py, "after step %d, steady call %d: %d threads, not the fixture's %d", k, i, n, nwant);
+            char a[256], b[256];
+            failf(py, "after step %d, steady call %d: tids %s, the fixture's %s", k, i,
+                  show(got, n, a, sizeof a), show(want, nwant, b, sizeof b));
             return;
         }
     }
@@ -138,8 +151,11 @@ static void check_interpreter(const char *py, const char *fixture)
         py_proc_get_stats(p, &s0);
         int n = list_tids(p, got, 0);
         py_proc_get_stats(p, &s1);
-        if (!same(got, n, want, nwant))
-            failf(py, "first call after step %d: %d threads, not the fixture's %d", k, n, nwant);
+        if (!same(got, n, want, nwant)) {
+            char a[256], b[256];
+            failf(py, "first call after step %d: tids %s, the fixture's %s", k, show(got, n, a, sizeof a),
+                  show(want, nwant, b, sizeof b));
+        }
         changes += s1.thread_lists_changed > s0.thread_lists_changed;
         check_steady(py, p, want, nwant, k);
     }

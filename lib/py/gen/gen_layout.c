@@ -143,6 +143,11 @@ int main(int argc, char **argv)
 #endif
     none("ts_current_frame");
     off("ts_thread_id", offsetof(PyThreadState, thread_id));
+#if PY_VERSION_HEX < 0x030b0000
+    off("ts_id", offsetof(PyThreadState, id));
+#else
+    none("ts_id");   /* native_thread_id is in the thread state itself */
+#endif
 #if PY_VERSION_HEX >= 0x030b0000
     off("ts_native_thread_id", offsetof(PyThreadState, native_thread_id));
     off("ts_datastack_chunk", offsetof(PyThreadState, datastack_chunk));
