@@ -37,18 +37,6 @@ typedef struct mark {
 static mark marks[MAX_MARK];
 static int nmarks;
 static char fixture[PATH_MAX];
-static int failures;
-
-static void failf(const char *py, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "FAIL [%s] ", py);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    failures++;
-}
 
 /* Reads "# MARK: name" comments of the fixture into marks[]. */
 static void load_marks(void)
@@ -224,7 +212,7 @@ static void check_interpreter(const char *py)
     py_proc *p = NULL;
 
     if (pyt_spawn(&c, argv) != 0) {
-        failf(py, "cannot run");
+        pyt_failf(py, "cannot run");
         return;
     }
     while (pyt_line(&c, line, sizeof line, 60000) == 0) {
@@ -236,21 +224,21 @@ static void check_interpreter(const char *py)
             break;
     }
     if (count < 0) {
-        failf(py, "fixture did not become ready");
+        pyt_failf(py, "fixture did not become ready");
         goto out;
     }
     printf("[%s] CPython %s, %d threads\n", py, version, count);
     py_status st = py_proc_attach(c.pid, &p, err, sizeof err);
     if (st != PY_OK) {
-        failf(py, "attach: status %d: %s", st, err);
+        pyt_failf(py, "attach: status %d: %s", st, err);
         goto out;
     }
     if (strcmp(py_proc_version(p), version) != 0)
-        failf(py, "version %s, want %s", py_proc_version(p), version);
+        pyt_failf(py, "version %s, want %s", py_proc_version(p), version);
     if (py_proc_pid(p) != c.pid)
-        failf(py, "pid");
+        pyt_failf(py, "pid");
     if (runtime && py_proc_runtime(p) != runtime)
-        failf(py, "_PyRuntime at 0x%llx, ctypes says 0x%llx",
+        pyt_failf(py, "_PyRuntime at 0x%llx, ctypes says 0x%llx",
               (unsigned long long)py_proc_runtime(p), runtime);
     int qual = strncmp(version, "3.8", 3) != 0 && strncmp(version, "3.9", 3) != 0 &&
                strncmp(version, "3.10", 4) != 0;
@@ -298,7 +286,7 @@ static void check_interpreter(const char *py)
             ok_all = 0;
     }
     if (!ok_all)
-        failf(py, "%s", why);
+        pyt_failf(py, "%s", why);
 
     /* The GIL: only the two busy threads (spin, churn) ever hold it. */
     int held = 0;
@@ -311,12 +299,12 @@ static void check_interpreter(const char *py)
             for (j = 0; j < nti && ti[j].tid != th[k].tid; j++)
                 ;
             if (j == nti || (strcmp(ti[j].marker, "spin") != 0 && strcmp(ti[j].marker, "churn") != 0))
-                failf(py, "GIL held by %s", j == nti ? "an unknown thread" : ti[j].marker);
+                pyt_failf(py, "GIL held by %s", j == nti ? "an unknown thread" : ti[j].marker);
             held++;
         }
     }
     if (held == 0)
-        failf(py, "the GIL was never seen held");
+        pyt_failf(py, "the GIL was never seen held");
 
     /* The main thread's tid is the pid; room exceeded; torn-read safety. */
     int n = py_proc_threads(p, th, 64, 0);
@@ -324,10 +312,10 @@ static void check_interpreter(const char *py)
     for (int k = 0; k < n; k++) {
         seen_main |= th[k].tid == c.pid;
         if (th[k].holds_gil != -1)
-            failf(py, "holds_gil should be -1 when not asked");
+            pyt_failf(py, "holds_gil should be -1 when not asked");
     }
     if (!seen_main)
-        failf(py, "no thread with tid == pid");
+        pyt_failf(py, "no thread with tid == pid");
     for (int k = 0; k < n; k++) {
         int j;
         for (j = 0; j < nti && ti[j].tid != th[k].tid; j++)
@@ -337,7 +325,7 @@ static void check_interpreter(const char *py)
         if (strcmp(ti[j].marker, "deep-leaf") == 0) {
             int d = py_proc_stack(p, th[k].tstate, f, 100);
             if (d != -1 || py_proc_last_error(p) != PY_ERR_IO)
-                failf(py, "deep stack with room for 100 gave %d", d);
+                pyt_failf(py, "deep stack with room for 100 gave %d", d);
         }
         if (strcmp(ti[j].marker, "churn") == 0) {
             int bad = 0, total = 3000;
@@ -348,11 +336,11 @@ static void check_interpreter(const char *py)
                     continue;
                 }
                 if (!churn_ok(f, d, qual, why, sizeof why))
-                    failf(py, "churn sample %d: %s", s, why);
+                    pyt_failf(py, "churn sample %d: %s", s, why);
             }
             /* Rejections are right (torn reads); only a flood is a bug. */
             if (bad > total / 2)
-                failf(py, "%d of %d churn samples invalid", bad, total);
+                pyt_failf(py, "%d of %d churn samples invalid", bad, total);
             printf("[%s] churn: %d/%d samples rejected as torn\n", py, bad, total);
         }
         if (strcmp(ti[j].marker, "spin") == 0) {
@@ -367,11 +355,11 @@ static void check_interpreter(const char *py)
                 int i = first_fixture_frame(f, d);
                 if (i < 0 || i > 1 || strcmp(f[i]->function, "spinner") != 0 ||
                     !mark_has("spin", f[i]->line) || strcmp(f[d - 1]->function, qual ? "Thread._bootstrap" : "_bootstrap") != 0)
-                    failf(py, "spinner sample %d: %s:%u", s, i >= 0 ? f[i]->function : "-",
+                    pyt_failf(py, "spinner sample %d: %s:%u", s, i >= 0 ? f[i]->function : "-",
                           i >= 0 ? f[i]->line : 0);
             }
             if (bad > total / 4)
-                failf(py, "%d of %d spinner samples invalid", bad, total);
+                pyt_failf(py, "%d of %d spinner samples invalid", bad, total);
             printf("[%s] spinner: %d/%d samples rejected as torn\n", py, bad, total);
         }
     }
@@ -381,12 +369,12 @@ static void check_interpreter(const char *py)
            (unsigned long long)stats.reads, (unsigned long long)stats.torn_retries,
            (unsigned long long)stats.invalid_stacks);
     if (stats.reads == 0 || stats.code_cache_hits == 0 || stats.code_cache_misses == 0)
-        failf(py, "statistics not counted");
+        pyt_failf(py, "statistics not counted");
 
     pyt_stop(&c);
     n = py_proc_threads(p, th, 64, 1);
     if (n != -1 || py_proc_last_error(p) != PY_ERR_GONE)
-        failf(py, "after exit: %d threads, status %d", n, (int)py_proc_last_error(p));
+        pyt_failf(py, "after exit: %d threads, status %d", n, (int)py_proc_last_error(p));
 out:
     py_proc_free(p);
     pyt_stop(&c);
@@ -407,7 +395,7 @@ static void test_every_interpreter(void **state)
     }
     for (int i = 0; i < l.n; i++)
         check_interpreter(l.path[i]);
-    assert_int_equal(failures, 0);
+    assert_int_equal(pyt_failures, 0);
 }
 
 /* Failing the Nth allocation anywhere in attach, thread list and stack

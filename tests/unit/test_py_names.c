@@ -34,18 +34,6 @@ typedef struct tname {
 } tname;
 
 static char fixture[PATH_MAX];
-static int failures;
-
-static void failf(const char *py, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "FAIL [%s] ", py);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    failures++;
-}
 
 static int64_t now_ms(void)
 {
@@ -91,7 +79,7 @@ static py_proc *attach(const char *py, pid_t pid)
             break;
         usleep(10000);
     }
-    failf(py, "attach: %s", err);
+    pyt_failf(py, "attach: %s", err);
     return NULL;
 }
 
@@ -109,18 +97,18 @@ static void check_all(const char *py, py_proc *p, const tname *t, int n)
     for (int i = 0; i < n; i++) {
         const char *got = py_proc_thread_name(p, t[i].tid);
         if (!got || strcmp(got, t[i].name) != 0)
-            failf(py, "tid %lld: name %s%s%s, expected \"%s\"", (long long)t[i].tid,
+            pyt_failf(py, "tid %lld: name %s%s%s, expected \"%s\"", (long long)t[i].tid,
                   got ? "\"" : "", got ? got : "NULL", got ? "\"" : "", t[i].name);
     }
     py_thread_info ti[64];
     int k = py_proc_threads(p, ti, 64, 0);
     if (k != n)
-        failf(py, "py_proc_threads lists %d threads, the fixture %d", k, n);
+        pyt_failf(py, "py_proc_threads lists %d threads, the fixture %d", k, n);
     for (int i = 0; i < k; i++) {
         const char *want = expected_for(t, n, ti[i].tid);
         const char *got = py_proc_thread_name(p, ti[i].tid);
         if (!want || !got || strcmp(want, got) != 0)
-            failf(py, "thread state %d (tid %lld): name %s, expected %s", i,
+            pyt_failf(py, "thread state %d (tid %lld): name %s, expected %s", i,
                   (long long)ti[i].tid, got ? got : "NULL", want ? want : "(not a fixture thread)");
     }
 }
@@ -135,9 +123,9 @@ static void check_cached(const char *py, py_proc *p, const tname *t)
     const char *got = py_proc_thread_name(p, t->tid);
     py_proc_get_stats(p, &b);
     if (now_ms() - t0 < 200 && b.reads != a.reads)
-        failf(py, "a cached name cost %llu reads", (unsigned long long)(b.reads - a.reads));
+        pyt_failf(py, "a cached name cost %llu reads", (unsigned long long)(b.reads - a.reads));
     if (!got || strcmp(got, t->name) != 0)
-        failf(py, "cached name of tid %lld wrong", (long long)t->tid);
+        pyt_failf(py, "cached name of tid %lld wrong", (long long)t->tid);
 }
 
 static void check_rename(const char *py, pyt_child *c, py_proc *p, tname *t, int n)
@@ -149,13 +137,13 @@ static void check_rename(const char *py, pyt_child *c, py_proc *p, tname *t, int
     kill(c->pid, SIGUSR1);
     if (pyt_line(c, line, sizeof line, LINE_MS) != 0 ||
         sscanf(line, "RENAMED %lld %n", &tid, &pos) != 1 || pos == 0) {
-        failf(py, "no RENAMED line from the fixture (got \"%.80s\")", line);
+        pyt_failf(py, "no RENAMED line from the fixture (got \"%.80s\")", line);
         return;
     }
     const char *newname = line + pos;
     const char *old = expected_for(t, n, tid);
     if (!old || strcmp(old, "io-loop") != 0) {
-        failf(py, "renamed tid %lld is not io-loop", tid);
+        pyt_failf(py, "renamed tid %lld is not io-loop", tid);
         return;
     }
     /* the cache is refreshed within 0.5 s: allow a loaded machine 5 s */
@@ -166,13 +154,13 @@ static void check_rename(const char *py, pyt_child *c, py_proc *p, tname *t, int
         if (got && strcmp(got, newname) == 0)
             break;
         if (!got || strcmp(got, "io-loop") != 0) {
-            failf(py, "during the rename tid %lld is named %s", tid, got ? got : "NULL");
+            pyt_failf(py, "during the rename tid %lld is named %s", tid, got ? got : "NULL");
             return;
         }
         usleep(20000);
     }
     if (!got || strcmp(got, newname) != 0)
-        failf(py, "rename of tid %lld to \"%s\" not seen (still %s)", tid, newname, got ? got : "NULL");
+        pyt_failf(py, "rename of tid %lld to \"%s\" not seen (still %s)", tid, newname, got ? got : "NULL");
     for (int i = 0; i < n; i++)
         if (t[i].tid == tid)
             snprintf(t[i].name, sizeof t[i].name, "%.*s", (int)sizeof t[i].name - 1, newname);
@@ -186,14 +174,14 @@ static void check_churn(const char *py, pyt_child *c, py_proc *p, const tname *t
 
     kill(c->pid, SIGUSR2);
     if (pyt_line(c, line, sizeof line, LINE_MS) != 0 || strcmp(line, "CHURNING") != 0) {
-        failf(py, "no CHURNING line from the fixture");
+        pyt_failf(py, "no CHURNING line from the fixture");
         return;
     }
     int64_t t0 = now_ms();
     while (now_ms() - t0 < 1500) {
         /* a tid that is no thread of the target: a fresh scan each 20 ms */
         if (py_proc_thread_name(p, (int64_t)getpid()) != NULL)
-            failf(py, "the test's own pid got a name");
+            pyt_failf(py, "the test's own pid got a name");
         for (int i = 0; i < n; i++) {
             const char *got = py_proc_thread_name(p, t[i].tid);
             if (!got)
@@ -201,13 +189,13 @@ static void check_churn(const char *py, pyt_child *c, py_proc *p, const tname *t
             else if (strcmp(got, t[i].name) == 0)
                 right++;
             else
-                failf(py, "churning: tid %lld named \"%s\", expected \"%s\"", (long long)t[i].tid,
+                pyt_failf(py, "churning: tid %lld named \"%s\", expected \"%s\"", (long long)t[i].tid,
                       got, t[i].name);
         }
         usleep(5000);
     }
     if (right == 0)
-        failf(py, "churning: no name read at all (%d NULL)", null);
+        pyt_failf(py, "churning: no name read at all (%d NULL)", null);
 }
 
 /* The n-th allocation of a fresh handle's first scan fails, for every n
@@ -224,10 +212,10 @@ static void check_nomem(const char *py, pid_t pid, const tname *t)
         long used = trc_alloc_count();
         trc_alloc_fail_after(-1);
         if (got && strcmp(got, t->name) != 0)
-            failf(py, "allocation %ld failing: name \"%s\", expected \"%s\"", n, got, t->name);
+            pyt_failf(py, "allocation %ld failing: name \"%s\", expected \"%s\"", n, got, t->name);
         if (used < n) {
             if (!got)
-                failf(py, "no allocation failed (%ld made), yet NULL", used);
+                pyt_failf(py, "no allocation failed (%ld made), yet NULL", used);
             fprintf(stderr, "note [%s]: each of the %ld allocations of a scan failed in turn\n",
                     py, used);
             py_proc_free(p);
@@ -236,11 +224,11 @@ static void check_nomem(const char *py, pid_t pid, const tname *t)
         usleep(25000);
         got = py_proc_thread_name(p, t->tid);
         if (!got || strcmp(got, t->name) != 0)
-            failf(py, "after allocation %ld failed: name %s, expected \"%s\"", n,
+            pyt_failf(py, "after allocation %ld failed: name %s, expected \"%s\"", n,
                   got ? got : "NULL", t->name);
         py_proc_free(p);
     }
-    failf(py, "a scan makes more than 5000 allocations");
+    pyt_failf(py, "a scan makes more than 5000 allocations");
 }
 
 static void run_one(const char *py)
@@ -251,11 +239,11 @@ static void run_one(const char *py)
     char *argv[] = { (char *)py, fixture, NULL };
 
     if (pyt_spawn(&c, argv) != 0) {
-        failf(py, "cannot start the fixture");
+        pyt_failf(py, "cannot start the fixture");
         return;
     }
     if (read_threads(&c, t, &n, NULL, 0) != 0 || n != 9) {
-        failf(py, "fixture did not report its 9 threads (%d)", n);
+        pyt_failf(py, "fixture did not report its 9 threads (%d)", n);
         pyt_stop(&c);
         return;
     }
@@ -267,9 +255,9 @@ static void run_one(const char *py)
             if (strcmp(t[i].name, "MainThread") == 0)
                 check_nomem(py, c.pid, &t[i]);
         if (py_proc_thread_name(p, (int64_t)getpid()) != NULL)
-            failf(py, "a tid outside the target got a name");
+            pyt_failf(py, "a tid outside the target got a name");
         if (py_proc_thread_name(p, -1) != NULL || py_proc_thread_name(p, 0) != NULL)
-            failf(py, "tid -1 / 0 got a name");
+            pyt_failf(py, "tid -1 / 0 got a name");
         check_rename(py, &c, p, t, n);
         check_all(py, p, t, n);
         check_churn(py, &c, p, t, n);
@@ -293,11 +281,11 @@ static void run_bare(const char *py)
     char *argv[] = { (char *)py, "-S", fixture, "bare", NULL };
 
     if (pyt_spawn(&c, argv) != 0) {
-        failf(py, "cannot start the bare fixture");
+        pyt_failf(py, "cannot start the bare fixture");
         return;
     }
     if (read_threads(&c, t, &n, extra, sizeof extra) != 0 || n != 1) {
-        failf(py, "bare fixture did not report its thread");
+        pyt_failf(py, "bare fixture did not report its thread");
         pyt_stop(&c);
         return;
     }
@@ -305,7 +293,7 @@ static void run_bare(const char *py)
     if (p) {
         const char *got = py_proc_thread_name(p, t[0].tid);
         if (strcmp(extra, "BARE 0") == 0 && got)
-            failf(py, "threading not imported, yet the main thread is named \"%s\"", got);
+            pyt_failf(py, "threading not imported, yet the main thread is named \"%s\"", got);
         if (strcmp(extra, "BARE 0") != 0)
             fprintf(stderr, "note [%s]: threading imported at start-up: not checked\n", py);
         py_proc_free(p);
@@ -324,12 +312,12 @@ static void test_names_every_python(void **state)
         skip();
     }
     for (int i = 0; i < l.n; i++) {
-        int before = failures;
+        int before = pyt_failures;
         run_one(l.path[i]);
         run_bare(l.path[i]);
-        fprintf(stderr, "%s [%s]\n", failures == before ? "ok  " : "FAIL", l.path[i]);
+        fprintf(stderr, "%s [%s]\n", pyt_failures == before ? "ok  " : "FAIL", l.path[i]);
     }
-    assert_int_equal(failures, 0);
+    assert_int_equal(pyt_failures, 0);
 }
 
 int main(void)

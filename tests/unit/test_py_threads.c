@@ -19,18 +19,6 @@
 #define FIXTURE "fixtures/workloads/py_thread_cues.py"
 #define MAX_T 16
 
-static int failures;
-
-static void failf(const char *py, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "FAIL [%s] ", py);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    failures++;
-}
 
 static int cmp_tid(const void *a, const void *b)
 {
@@ -95,14 +83,14 @@ static void check_steady(const char *py, py_proc *p, const long *want, int nwant
         int n = list_tids(p, got, 0);
         if (!same(got, n, want, nwant)) {
             char a[256], b[256];
-            failf(py, "after step %d, steady call %d: tids %s, the fixture's %s", k, i,
+            pyt_failf(py, "after step %d, steady call %d: tids %s, the fixture's %s", k, i,
                   show(got, n, a, sizeof a), show(want, nwant, b, sizeof b));
             return;
         }
     }
     py_proc_get_stats(p, &s1);
     if (s1.thread_lists_steady - s0.thread_lists_steady != 20 || s1.thread_lists_full != s0.thread_lists_full)
-        failf(py, "after step %d: %llu of 20 unchanged lists read from the thread states, %llu in full", k,
+        pyt_failf(py, "after step %d: %llu of 20 unchanged lists read from the thread states, %llu in full", k,
               (unsigned long long)(s1.thread_lists_steady - s0.thread_lists_steady),
               (unsigned long long)(s1.thread_lists_full - s0.thread_lists_full));
 }
@@ -118,24 +106,24 @@ static void check_interpreter(const char *py, const char *fixture)
 
     if (pyt_spawn(&c, argv) != 0 || pyt_line(&c, line, sizeof line, 60000) != 0 ||
         strcmp(line, "ready") != 0) {
-        failf(py, "fixture did not become ready");
+        pyt_failf(py, "fixture did not become ready");
         goto out;
     }
     py_status st = py_proc_attach(c.pid, &p, err, sizeof err);
     if (st != PY_OK) {
-        failf(py, "attach: %s", err);
+        pyt_failf(py, "attach: %s", err);
         goto out;
     }
     /* Only a change may send a call back to the runtime: no refresh. */
     py_proc_set_list_refresh(p, UINT64_MAX / 2);
     want[0] = c.pid;
     if (list_tids(p, got, 0) != 1 || got[0] != c.pid)
-        failf(py, "at start: not the main thread alone");
+        pyt_failf(py, "at start: not the main thread alone");
     check_steady(py, p, want, nwant, 0);
     for (;;) {
         kill(c.pid, SIGUSR1);
         if (pyt_line(&c, line, sizeof line, 30000) != 0) {
-            failf(py, "no answer to cue %d", k + 1);
+            pyt_failf(py, "no answer to cue %d", k + 1);
             goto out;
         }
         if (strcmp(line, "done") == 0)
@@ -143,7 +131,7 @@ static void check_interpreter(const char *py, const char *fixture)
         int step;
         nwant = parse_step(line, &step, want);
         if (nwant < 1 || step != k + 1) {
-            failf(py, "bad line \"%s\"", line);
+            pyt_failf(py, "bad line \"%s\"", line);
             goto out;
         }
         k = step;
@@ -153,7 +141,7 @@ static void check_interpreter(const char *py, const char *fixture)
         py_proc_get_stats(p, &s1);
         if (!same(got, n, want, nwant)) {
             char a[256], b[256];
-            failf(py, "first call after step %d: tids %s, the fixture's %s", k, show(got, n, a, sizeof a),
+            pyt_failf(py, "first call after step %d: tids %s, the fixture's %s", k, show(got, n, a, sizeof a),
                   show(want, nwant, b, sizeof b));
         }
         changes += s1.thread_lists_changed > s0.thread_lists_changed;
@@ -163,7 +151,7 @@ static void check_interpreter(const char *py, const char *fixture)
      * which may leave every link as it was (same addresses): those are
      * still right above, as every field is read afresh. */
     if (changes < 10)
-        failf(py, "only %d of 12 changes were seen by the links", changes);
+        pyt_failf(py, "only %d of 12 changes were seen by the links", changes);
     printf("[%s] %d steps, %d changes seen from the links\n", py, k, changes);
 out:
     pyt_stop(&c);
@@ -181,7 +169,7 @@ static void test_changes_seen_at_once(void **state)
         skip();
     for (int i = 0; i < l.n; i++)
         check_interpreter(l.path[i], fixture);
-    assert_int_equal(failures, 0);
+    assert_int_equal(pyt_failures, 0);
 }
 
 /* With the default refresh the list is read in full again every few

@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,21 @@
 #include <unistd.h>
 
 #define PYT_MAX_PY 32
+
+/* Checks made across every interpreter report each failure and go on;
+ * the test asserts pyt_failures == 0 at the end. */
+static int pyt_failures;
+
+__attribute__((unused, format(printf, 2, 3))) static void pyt_failf(const char *py, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "FAIL [%s] ", py);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    pyt_failures++;
+}
 
 typedef struct pyt_list {
     char path[PYT_MAX_PY][PATH_MAX];
