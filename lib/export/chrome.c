@@ -177,14 +177,16 @@ static size_t fmt_dur(char *dst, double a, double target, int64_t open, int64_t 
     return jsonw_fmt_us3(dst, wsub(close, open)); /* cannot happen for sane values */
 }
 
-void chr_write_dur(chrome *c, int64_t base_ns, int64_t open, int64_t close)
+char *chr_put_span(const chrome *c, char *p, int64_t base_ns, int64_t open, int64_t close)
 {
     double base = ts_value(c, base_ns);
-    char *p = jsonw_space(&c->w, 40);
 
+    memcpy(p, "\"ts\":", 5);
+    p += 5;
+    p += jsonw_fmt_us3(p, wsub(open, c->start_ns));
     memcpy(p, ",\"dur\":", 7);
     p += 7;
-    c->w.p = p + fmt_dur(p, ts_value(c, open) - base, ts_value(c, close) - base, open, close);
+    return p + fmt_dur(p, ts_value(c, open) - base, ts_value(c, close) - base, open, close);
 }
 
 /* The slice text of view frame idx (built on first use); NULL when out

@@ -19,7 +19,7 @@
  * arrive in file order, which is nearly but not exactly start order
  * (CUPTI writes an API call when it returns, so a runtime call comes
  * after the driver call inside it).  Each track holds a window of the
- * last WINDOW slices in a heap and releases them in start order
+ * last WINDOW slices in a sorted ring and releases them in start order
  * (longest first at equal starts).  A released slice goes to the first
  * lane of its track where it nests (it starts no earlier than the lane's
  * last slice and lies inside or after each slice still open there);
@@ -139,9 +139,8 @@ static trc_status on_marker(chrome *c, const trc_reader *r, const trc_marker *m)
 
 trc_status chr_gpu_event(chrome *c, const trc_reader *r, const trc_event *ev)
 {
-    gslice s;
+    gslice s; /* only the member of its type is read: no need to clear it */
 
-    memset(&s, 0, sizeof s);
     s.type = ev->type;
     switch (ev->type) {
     case TRC_EV_GPU_KERNEL:
@@ -184,18 +183,14 @@ trc_status chr_gpu_flush(chrome *c, const trc_reader *r)
     trc_status st;
 
     for (uint32_t i = 0; i < g->n_tracks; i++) {
-        while (g->tracks[i].n_heap) {
-            gslice s;
-            chg_heap_pop(&g->tracks[i], &s);
-            if ((st = chg_release(c, r, i, &s)) != TRC_OK)
+        while (g->tracks[i].n_win)
+            if ((st = chg_release_first(c, r, i)) != TRC_OK)
                 return st;
-        }
     }
     for (uint32_t i = 0; i < g->n_wait; i++) { /* partners that never came */
         const waiter *w = &g->wait[i];
         if (!w->done &&
-            (st = chg_write_gslice(c, r, g->tracks[w->track].pid, w->tid, w->base_ns, &w->s, 0, 0)) !=
-                TRC_OK)
+            (st = chg_write_gslice(c, r, w->track, w->lane, &w->s, 0, 0)) != TRC_OK)
             return st;
     }
     g->n_wait = g->n_done = g->oldest = 0;

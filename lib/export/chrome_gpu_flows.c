@@ -88,17 +88,15 @@ trc_status chg_release(chrome *c, const trc_reader *r, uint32_t ti, const gslice
     uint32_t corr = 0, found;
     uint64_t key;
     int role;
-    const lane *l;
     waiter *w;
 
     if (li < 0)
         return chr_fail(c, "lanes");
-    l = &t->lanes[li];
     role = flow_role(s, &corr, &owner);
     if (role == ROLE_OUT && in_launch)
         role = ROLE_NONE; /* the driver call inside a runtime launch: the outer one links */
     if (role == ROLE_NONE)
-        return chg_write_gslice(c, r, t->pid, l->tid, l->base_ns, s, 0, 0);
+        return chg_write_gslice(c, r, ti, (uint32_t)li, s, 0, 0);
     key = wkey(owner, corr);
     found = wget(g, key);
     if (found != TRCH_NONE) {
@@ -111,12 +109,12 @@ trc_status chg_release(chrome *c, const trc_reader *r, uint32_t ti, const gslice
         w = &g->wait[found];
         wrole = flow_role(&w->s, &wcorr, &wowner);
         if (wrole == role) /* a second one with this id: write it unlinked */
-            return chg_write_gslice(c, r, t->pid, l->tid, l->base_ns, s, 0, 0);
+            return chg_write_gslice(c, r, ti, (uint32_t)li, s, 0, 0);
         out = role == ROLE_OUT ? s : &w->s;
         in = role == ROLE_OUT ? &w->s : s;
         bind = out->start < in->start ? ++g->n_flows : 0;
-        if (chg_write_gslice(c, r, g->tracks[w->track].pid, w->tid, w->base_ns, &w->s, bind, wrole) ||
-            chg_write_gslice(c, r, t->pid, l->tid, l->base_ns, s, bind, role))
+        if (chg_write_gslice(c, r, w->track, w->lane, &w->s, bind, wrole) ||
+            chg_write_gslice(c, r, ti, (uint32_t)li, s, bind, role))
             return TRC_ERR_NOMEM;
         w->done = 1;
         g->n_done++;
@@ -131,8 +129,7 @@ trc_status chg_release(chrome *c, const trc_reader *r, uint32_t ti, const gslice
     w = &g->wait[g->n_wait];
     w->s = *s;
     w->track = ti;
-    w->tid = l->tid;
-    w->base_ns = l->base_ns;
+    w->lane = (uint32_t)li;
     w->key = key;
     w->done = 0;
     (void)trch_add(&g->wait_index, trch_hash_u64(key), g->n_wait); /* reserved above */
@@ -141,7 +138,7 @@ trc_status chg_release(chrome *c, const trc_reader *r, uint32_t ti, const gslice
         while (g->wait[g->oldest].done)
             g->oldest++;
         w = &g->wait[g->oldest];
-        if (chg_write_gslice(c, r, g->tracks[w->track].pid, w->tid, w->base_ns, &w->s, 0, 0))
+        if (chg_write_gslice(c, r, w->track, w->lane, &w->s, 0, 0))
             return TRC_ERR_NOMEM;
         w->done = 1;
         g->n_done++;
@@ -155,7 +152,7 @@ trc_status chg_release(chrome *c, const trc_reader *r, uint32_t ti, const gslice
 trc_status chg_add_slice(chrome *c, const trc_reader *r, int64_t ti, gslice *s)
 {
     chr_gpu *g = c->gpu;
-    uint32_t slot;
+    struct hent e;
     gtrack *t;
 
     if (ti < 0)
@@ -170,20 +167,27 @@ trc_status chg_add_slice(chrome *c, const trc_reader *r, int64_t ti, gslice *s)
             return chr_fail(c, "reorder window");
         t->free_slots[t->n_free++] = t->n_pool++;
     }
-    if (cpuview_grow(&t->heap, &t->cap_heap, t->n_heap + 1, sizeof *t->heap, 16))
+    if (!t->win && !(t->win = trc_malloc(WINDOW_CAP * sizeof *t->win)))
         return chr_fail(c, "reorder window");
-    slot = t->free_slots[--t->n_free];
-    t->pool[slot] = *s;
-    t->heap[t->n_heap].start = s->start;
-    t->heap[t->n_heap].end = s->end;
-    t->heap[t->n_heap].seq = s->seq;
-    t->heap[t->n_heap].slot = slot;
-    chg_heap_up(t->heap, t->n_heap++);
-    if (t->n_heap > WINDOW) {
-        gslice first;
-        chg_heap_pop(t, &first);
-        return chg_release(c, r, (uint32_t)ti, &first);
-    }
+    e.slot = t->free_slots[--t->n_free];
+    e.start = s->start;
+    e.end = s->end;
+    e.seq = s->seq;
+    t->pool[e.slot] = *s;
+    chg_window_add(t, &e);
+    if (t->n_win > WINDOW)
+        return chg_release_first(c, r, (uint32_t)ti);
     return TRC_OK;
 }
 
+/* Release the first slice of track ti's window and free its slot. */
+trc_status chg_release_first(chrome *c, const trc_reader *r, uint32_t ti)
+{
+    gtrack *t = &c->gpu->tracks[ti];
+    uint32_t slot = chg_window_pop(t);
+    /* Released in place: releasing adds no slice, so the pool stays put. */
+    trc_status st = chg_release(c, r, ti, &t->pool[slot]);
+
+    t->free_slots[t->n_free++] = slot; /* room: it never holds more than the pool */
+    return st;
+}

@@ -19,6 +19,7 @@ enum { TK_STREAM, TK_SYNC, TK_API, TK_MARKS };
 enum { ROLE_NONE, ROLE_OUT, ROLE_IN };
 
 #define WINDOW 64       /* slices held back per track for reordering */
+#define WINDOW_CAP 128  /* the window's ring: a power of two above WINDOW */
 #define WAIT_MAX 65536  /* slices waiting for a flow partner, at most */
 #define MAX_LANES 64
 #define NO_STREAM UINT32_MAX
@@ -39,6 +40,8 @@ typedef struct gslice {
 
 typedef struct lane {
     int64_t tid;
+    char ids[64];        /* "pid":P,"tid":T, of its slices, built once */
+    uint32_t ids_len;
     int64_t base_ns;     /* its first slice's start: speedscope's zero */
     int has_base;
     int64_t last_start;
@@ -59,12 +62,15 @@ typedef struct gtrack {
     int64_t owner;       /* the process whose work it shows */
     uint32_t device, context, stream; /* TK_STREAM, TK_SYNC */
     uint32_t thread;     /* TK_API, TK_MARKS: reader thread id, 0 = process-wide */
-    struct hent {        /* reorder window: a min-heap in start order */
+    char where[112];     /* TK_STREAM, TK_SYNC: ,"process":..."stream":S of its
+                          * slices' args (the track's key), built once */
+    uint32_t where_len;
+    struct hent {        /* reorder window: a ring in release order */
         int64_t start, end;
         uint64_t seq;
         uint32_t slot;   /* the slice: pool[slot] */
-    } *heap;
-    uint32_t n_heap, cap_heap;
+    } *win;              /* WINDOW_CAP entries, allocated on first use */
+    uint32_t win_first, n_win;
     gslice *pool;        /* the window's slices (moving them costs more than indices) */
     uint32_t n_pool, cap_pool;
     uint32_t *free_slots;
@@ -77,22 +83,28 @@ typedef struct gtrack {
 
 typedef struct waiter {  /* a placed slice waiting for its flow partner */
     gslice s;
-    uint32_t track;
-    int64_t tid, base_ns;
+    uint32_t track, lane;
     uint64_t key;        /* (owner pid, correlation), see chrome_gpu_flows.c */
     int done;
 } waiter;
 
-typedef struct chg_name {
-    const char *key;     /* reader-owned, compared by address */
-    char *text;          /* "\"escaped\"" */
+typedef struct chg_head {  /* {"ph":"X","name":"NAME","cat":"CAT", */
+    const char *name, *cat; /* reader-owned or static, compared by address */
+    char *text;
     uint32_t len;
-} chg_name;
+} chg_head;
+
+typedef struct chg_site {  /* ,"call_site":"function (file:line)" */
+    char *text;          /* NULL: not built yet */
+    uint32_t len;
+} chg_site;
 
 struct chr_gpu {
     gtrack *tracks;      /* in order of creation */
     uint32_t n_tracks, cap_tracks;
     trch_index track_index; /* track key -> index */
+    uint32_t last_track[4]; /* by kind: the track found last (runs of
+                             * events go to one track: no hashing) */
     uint32_t *devices;   /* GPU devices shown, in order of first use */
     uint32_t n_devices, cap_devices;
     waiter *wait;        /* in order of placing */
@@ -101,10 +113,10 @@ struct chr_gpu {
     trch_index wait_index; /* waiter key -> index of a waiter not done */
     uint64_t seq, n_flows;
     int64_t next_tid;
-    chg_name *names;     /* name cache: string (reader-owned) -> its JSON text */
-    uint32_t n_names, cap_names;
-    trch_index name_index; /* by the string's address */
-    char **site;         /* by reader stack id: ,"call_site":"..." text, NUL-ended */
+    chg_head *heads;     /* slice heads by (name, cat) */
+    uint32_t n_heads, cap_heads;
+    trch_index head_index; /* by the strings' addresses */
+    chg_site *site;      /* by reader stack id */
     uint32_t cap_site;
 };
 
@@ -115,12 +127,17 @@ struct chr_gpu {
  * launch makes). */
 int64_t chg_place(chr_gpu *g, gtrack *t, const gslice *s, int *in_launch);
 
-/* Sift entry i of a track's window heap up to its place.  Cannot fail. */
-void chg_heap_up(struct hent *h, uint32_t i);
+/* Put x in its place in t's window (allocated, fewer than WINDOW_CAP
+ * entries).  Cannot fail. */
+void chg_window_add(gtrack *t, const struct hent *x);
 
-/* Remove the first slice of t's window into *out (its slot is freed;
- * the free list has room: it never holds more than the pool). */
-void chg_heap_pop(gtrack *t, gslice *out);
+/* Remove the first entry of t's window (not empty); returns its slice's
+ * pool slot, which the caller frees once done with the slice. */
+uint32_t chg_window_pop(gtrack *t);
+
+/* Release the first slice of track ti's window (not empty) and free its
+ * slot.  What chg_release returns. */
+trc_status chg_release_first(chrome *c, const trc_reader *r, uint32_t ti);
 
 /* The track with this key, created on first use; its index, or -1 when
  * out of memory (c->err set). */
@@ -138,10 +155,10 @@ trc_status chg_add_slice(chrome *c, const trc_reader *r, int64_t ti, gslice *s);
  * wait for its flow partner). */
 trc_status chg_release(chrome *c, const trc_reader *r, uint32_t ti, const gslice *s);
 
-/* {"ph":"X" ... } of slice s on (pid, tid); bind != 0 adds its flow end.
- * TRC_OK or TRC_ERR_NOMEM (c->err set). */
-trc_status chg_write_gslice(chrome *c, const trc_reader *r, int64_t pid, int64_t tid,
-                            int64_t base_ns, const gslice *s, uint64_t bind, int role);
+/* {"ph":"X" ... } of slice s on lane li of track ti; bind != 0 adds its
+ * flow end.  TRC_OK or TRC_ERR_NOMEM (c->err set). */
+trc_status chg_write_gslice(chrome *c, const trc_reader *r, uint32_t ti, uint32_t li,
+                            const gslice *s, uint64_t bind, int role);
 
 /* Helpers of the slice writer, also used for instants.  Cannot fail. */
 void chg_write_i64_arg(jsonw *w, const char *key, int64_t v);

@@ -27,7 +27,7 @@ void chr_gpu_free(chr_gpu *g)
         for (uint32_t l = 0; l < t->n_lanes; l++)
             trc_free(t->lanes[l].open);
         trc_free(t->lanes);
-        trc_free(t->heap);
+        trc_free(t->win);
         trc_free(t->pool);
         trc_free(t->free_slots);
         trc_free(t->push);
@@ -37,12 +37,12 @@ void chr_gpu_free(chr_gpu *g)
     trc_free(g->devices);
     trc_free(g->wait);
     trch_index_cleanup(&g->wait_index);
-    for (uint32_t i = 0; i < g->n_names; i++)
-        trc_free(g->names[i].text);
-    trc_free(g->names);
-    trch_index_cleanup(&g->name_index);
+    for (uint32_t i = 0; i < g->n_heads; i++)
+        trc_free(g->heads[i].text);
+    trc_free(g->heads);
+    trch_index_cleanup(&g->head_index);
     for (uint32_t i = 0; i < g->cap_site; i++)
-        trc_free(g->site[i]);
+        trc_free(g->site[i].text);
     trc_free(g->site);
     trc_free(g);
 }
@@ -72,10 +72,41 @@ int64_t chr_gpu_pid(chrome *c, uint32_t device)
     return CHR_GPU_PID + (int64_t)(device & 0xffff);
 }
 
+static int track_is(const gtrack *t, uint32_t kind, int64_t owner, uint32_t device,
+                    uint32_t context, uint32_t stream, uint32_t thread)
+{
+    return t->kind == kind && t->owner == owner && t->device == device &&
+           t->context == context && t->stream == stream && t->thread == thread;
+}
+
 static int64_t track_fail(chrome *c, const char *what)
 {
     chr_fail(c, what);
     return -1;
+}
+
+/* Append key then v at dst; returns the end. */
+static char *put_key_i64(char *dst, const char *key, int64_t v)
+{
+    size_t n = strlen(key);
+    memcpy(dst, key, n);
+    return jsonw_put_i64(dst + n, v);
+}
+
+/* t->where: what the args of every slice of the stream or sync track t
+ * hold after the correlation (put_where of chrome_gpu_write.c), the same
+ * for all of them: the track's key is their (process, device, context,
+ * stream).  Fits: 4 keys of 11 bytes at most and 4 numbers of 20. */
+static void build_where(gtrack *t)
+{
+    char *p = t->where;
+
+    p = put_key_i64(p, ",\"process\":", t->owner);
+    p = put_key_i64(p, ",\"device\":", t->device);
+    p = put_key_i64(p, ",\"context\":", t->context);
+    if (t->stream != NO_STREAM)
+        p = put_key_i64(p, ",\"stream\":", t->stream);
+    t->where_len = (uint32_t)(p - t->where);
 }
 
 /* The track with this key, created on first use; its index, or -1 when
@@ -84,16 +115,19 @@ int64_t chg_get_track(chrome *c, uint32_t kind, int64_t owner, uint32_t device,
                       uint32_t context, uint32_t stream, uint32_t thread)
 {
     chr_gpu *g = c->gpu;
-    uint64_t h = track_hash(kind, owner, device, context, stream, thread);
+    uint32_t *last = &g->last_track[kind & 3];
+    uint64_t h;
     trch_probe p;
     gtrack *t;
 
+    if (*last < g->n_tracks && track_is(&g->tracks[*last], kind, owner, device, context, stream,
+                                        thread))
+        return *last;
+    h = track_hash(kind, owner, device, context, stream, thread);
     for (uint32_t i = trch_first(&g->track_index, h, &p); i != TRCH_NONE;
          i = trch_next(&g->track_index, &p)) {
-        t = &g->tracks[i];
-        if (t->kind == kind && t->owner == owner && t->device == device &&
-            t->context == context && t->stream == stream && t->thread == thread)
-            return i;
+        if (track_is(&g->tracks[i], kind, owner, device, context, stream, thread))
+            return *last = i;
     }
     if (trch_reserve(&g->track_index, g->n_tracks + 1) != TRC_OK)
         return track_fail(c, "track table");
@@ -111,12 +145,14 @@ int64_t chg_get_track(chrome *c, uint32_t kind, int64_t owner, uint32_t device,
         t->pid = chr_gpu_pid(c, device);
         if (t->pid < 0)
             return -1;
+        build_where(t);
     } else {
         t->pid = owner;
         if (chr_note_pid(c, owner))
             return track_fail(c, "process table");
     }
     (void)trch_add(&g->track_index, h, g->n_tracks); /* cannot fail after the reserve */
+    *last = g->n_tracks;
     return g->n_tracks++;
 }
 
@@ -143,12 +179,17 @@ int64_t chg_new_lane(chr_gpu *g, gtrack *t, int64_t start)
 {
     lane *l;
     int64_t tid = lane_tid(g, t);
+    char *p;
 
     if (cpuview_grow(&t->lanes, &t->cap_lanes, t->n_lanes + 1, sizeof *t->lanes, 16))
         return -1;
     l = &t->lanes[t->n_lanes];
     memset(l, 0, sizeof *l);
     l->tid = tid;
+    p = put_key_i64(l->ids, "\"pid\":", t->pid);
+    p = put_key_i64(p, ",\"tid\":", tid);
+    *p++ = ',';
+    l->ids_len = (uint32_t)(p - l->ids);
     l->last_start = start;
     return t->n_lanes++;
 }
@@ -207,6 +248,12 @@ int64_t chg_place(chr_gpu *g, gtrack *t, const gslice *s, int *in_launch)
 
 /* ---- the reorder window ------------------------------------------------ */
 
+/* A ring of WINDOW_CAP entries kept sorted in release order.  Records
+ * arrive nearly in start order, so a new entry usually goes last after
+ * one comparison, or a step or two back (a runtime call written after
+ * the driver call inside it); the first entry leaves in O(1).  At worst
+ * (input crafted against it) an add moves WINDOW entries of 32 bytes. */
+
 static int before(const struct hent *a, const struct hent *b)
 {
     if (a->start != b->start)
@@ -216,39 +263,23 @@ static int before(const struct hent *a, const struct hent *b)
     return a->seq < b->seq;
 }
 
-void chg_heap_up(struct hent *h, uint32_t i)
+void chg_window_add(gtrack *t, const struct hent *x)
 {
-    struct hent x = h[i];
-    while (i > 0 && before(&x, &h[(i - 1) / 2])) {
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
+    const uint32_t mask = WINDOW_CAP - 1;
+    uint32_t i = t->n_win++;
+
+    while (i > 0 && before(x, &t->win[(t->win_first + i - 1) & mask])) {
+        t->win[(t->win_first + i) & mask] = t->win[(t->win_first + i - 1) & mask];
+        i--;
     }
-    h[i] = x;
+    t->win[(t->win_first + i) & mask] = *x;
 }
 
-/* Remove the first slice of t's window into *out (its slot is freed;
- * the free list has room: it never holds more than the pool). */
-void chg_heap_pop(gtrack *t, gslice *out)
+uint32_t chg_window_pop(gtrack *t)
 {
-    struct hent *h = t->heap, x;
-    uint32_t n = --t->n_heap, i = 0;
+    uint32_t slot = t->win[t->win_first].slot;
 
-    *out = t->pool[h[0].slot];
-    t->free_slots[t->n_free++] = h[0].slot;
-    if (n == 0)
-        return;
-    x = h[n];
-    for (;;) {
-        uint32_t k = 2 * i + 1;
-        if (k >= n)
-            break;
-        if (k + 1 < n && before(&h[k + 1], &h[k]))
-            k++;
-        if (!before(&h[k], &x))
-            break;
-        h[i] = h[k];
-        i = k;
-    }
-    h[i] = x;
+    t->win_first = (t->win_first + 1) & (WINDOW_CAP - 1);
+    t->n_win--;
+    return slot;
 }
-

@@ -11,39 +11,68 @@
 
 /* ---- writing ----------------------------------------------------------- */
 
-/* Write str as a JSON string.  Names repeat (kernel and API names are
- * interned by the reader: one pointer per name), so each is escaped once
- * and kept by pointer.  -1 when out of memory. */
-static int write_name(chr_gpu *g, jsonw *w, const char *str)
-{
-    uint64_t h = trch_hash_u64((uint64_t)(uintptr_t)str);
-    trch_probe p;
-    size_t n;
-    char *t;
+/* Speed: at a million GPU activities (and twice as many API calls) the
+ * slice writer is the converter's hot path.  All text that repeats is
+ * built once: a slice's head ({"ph":"X","name":...,"cat":...,) per
+ * (name, category), its "pid":P,"tid":T, per lane, the process, device,
+ * context and stream of an activity per track, a call site per stack.
+ * The numbers of a slice are then formatted straight into one block of
+ * the output buffer (jsonw_space), with no call per piece. */
 
-    for (uint32_t i = trch_first(&g->name_index, h, &p); i != TRCH_NONE;
-         i = trch_next(&g->name_index, &p)) {
-        if (g->names[i].key == str) {
-            jsonw_bytes(w, g->names[i].text, g->names[i].len);
-            return 0;
-        }
-    }
-    if (g->n_names == UINT32_MAX - 1 || trch_reserve(&g->name_index, g->n_names + 1) ||
-        cpuview_grow(&g->names, &g->cap_names, g->n_names + 1, sizeof *g->names, 64))
-        return -1;
-    n = strlen(str);
-    if (n > UINT32_MAX / 8 || !(t = trc_malloc(6 * n + 2)))
-        return -1;
-    t[0] = '"';
-    n = 1 + jsonw_escape(t + 1, str, n);
-    t[n++] = '"';
-    (void)trch_add(&g->name_index, h, g->n_names); /* cannot fail after the reserve */
-    g->names[g->n_names].key = str;
-    g->names[g->n_names].text = t;
-    g->names[g->n_names].len = (uint32_t)n;
-    g->n_names++;
-    jsonw_bytes(w, t, n);
-    return 0;
+/* Room for what one slice writes into its block: ids (at most 54), ts
+ * and dur (CHR_SPAN_MAX), a flow end (47), ,"args":{ (9), a kernel's args
+ * (at most 275 with the where text) and the closing braces: under 460. */
+#define SLICE_BLOCK 640
+
+/* The head of a slice named name in category cat.  Names repeat (kernel
+ * and API names are interned by the reader: one pointer per name), so
+ * each head is escaped once and kept by the two pointers.  NULL when out
+ * of memory. */
+static const chg_head *slice_head(chr_gpu *g, const char *name, const char *cat)
+{
+    uint64_t h = trch_hash_more_u64(trch_hash_u64((uint64_t)(uintptr_t)name), (uintptr_t)cat);
+    size_t nn, nc, n;
+    trch_probe pr;
+    chg_head *e;
+    char *t, *p;
+
+    for (uint32_t i = trch_first(&g->head_index, h, &pr); i != TRCH_NONE;
+         i = trch_next(&g->head_index, &pr))
+        if (g->heads[i].name == name && g->heads[i].cat == cat)
+            return &g->heads[i];
+    if (g->n_heads == UINT32_MAX - 1 || trch_reserve(&g->head_index, g->n_heads + 1) ||
+        cpuview_grow(&g->heads, &g->cap_heads, g->n_heads + 1, sizeof *g->heads, 64))
+        return NULL;
+    nn = strlen(name);
+    nc = strlen(cat);
+    if (nn > UINT32_MAX / 8 || nc > UINT32_MAX / 8 || !(t = trc_malloc(6 * (nn + nc) + 32)))
+        return NULL;
+    p = t;
+    memcpy(p, "{\"ph\":\"X\",\"name\":\"", 18);
+    p += 18;
+    p += jsonw_escape(p, name, nn);
+    memcpy(p, "\",\"cat\":\"", 9);
+    p += 9;
+    p += jsonw_escape(p, cat, nc);
+    memcpy(p, "\",", 2);
+    p += 2;
+    n = (size_t)(p - t);
+    (void)trch_add(&g->head_index, h, g->n_heads); /* cannot fail after the reserve */
+    e = &g->heads[g->n_heads++];
+    e->name = name;
+    e->cat = cat;
+    e->text = t;
+    e->len = (uint32_t)n;
+    return e;
+}
+
+/* Copy key, a string constant, to p; returns the end.  Inlined, the
+ * length is known and the copy is a move or two. */
+static inline char *put_key(char *p, const char *key)
+{
+    size_t n = strlen(key);
+    memcpy(p, key, n);
+    return p + n;
 }
 
 void chg_write_i64_arg(jsonw *w, const char *key, int64_t v)
@@ -52,26 +81,17 @@ void chg_write_i64_arg(jsonw *w, const char *key, int64_t v)
     jsonw_i64(w, v);
 }
 
-static void write_where(jsonw *w, const trc_gpu_where *wh)
+static inline char *put_dim3(char *p, const char *key, const uint32_t v[3])
 {
-    chg_write_i64_arg(w, "\"correlation\":", wh->correlation);
-    chg_write_i64_arg(w, ",\"process\":", wh->pid);
-    chg_write_i64_arg(w, ",\"device\":", wh->device);
-    chg_write_i64_arg(w, ",\"context\":", wh->context);
-    if (wh->stream != NO_STREAM)
-        chg_write_i64_arg(w, ",\"stream\":", wh->stream);
-}
-
-static void write_dim3(jsonw *w, const char *key, const uint32_t v[3])
-{
-    jsonw_raw(w, key);
-    jsonw_putc(w, '[');
-    for (int i = 0; i < 3; i++) {
-        if (i)
-            jsonw_putc(w, ',');
-        jsonw_u64(w, v[i]);
-    }
-    jsonw_putc(w, ']');
+    p = put_key(p, key);
+    *p++ = '[';
+    p = jsonw_put_u64(p, v[0]);
+    *p++ = ',';
+    p = jsonw_put_u64(p, v[1]);
+    *p++ = ',';
+    p = jsonw_put_u64(p, v[2]);
+    *p++ = ']';
+    return p;
 }
 
 static const char *sync_name(trc_sync_kind k)
@@ -91,27 +111,27 @@ static const char *api_cat(trc_api_domain d)
 }
 
 /* ,"call_site":"function (file:line)" of the leaf frame of reader stack
- * id, built once per stack.  -1 when out of memory. */
-static int write_call_site(chr_gpu *g, jsonw *w, const trc_reader *r, uint32_t stack)
+ * id, built once per stack.  NULL when out of memory. */
+static const chg_site *call_site(chr_gpu *g, const trc_reader *r, uint32_t stack)
 {
     const trc_stack *st;
     const trc_frame *f;
     size_t nf, nfile;
     char *p;
 
-    if (stack < g->cap_site && g->site[stack]) {
-        jsonw_raw(w, g->site[stack]);
-        return 0;
-    }
+    if (stack < g->cap_site && g->site[stack].text)
+        return &g->site[stack];
     if (stack == UINT32_MAX || cpuview_grow(&g->site, &g->cap_site, stack + 1, sizeof *g->site, 16))
-        return -1;
+        return NULL;
     st = trc_reader_stack(r, stack);
     f = st ? trc_reader_frame(r, st->frame) : NULL;
     nf = f ? strlen(f->function) : 0;
     nfile = f ? strlen(f->file) : 0;
-    p = g->site[stack] = trc_malloc(6 * (nf + nfile) + 48);
+    if (nf + nfile > UINT32_MAX / 8)
+        return NULL;
+    p = g->site[stack].text = trc_malloc(6 * (nf + nfile) + 48);
     if (!p)
-        return -1;
+        return NULL;
     p += sprintf(p, ",\"call_site\":\"");
     if (f) {
         p += jsonw_escape(p, f->function, nf);
@@ -121,8 +141,8 @@ static int write_call_site(chr_gpu *g, jsonw *w, const trc_reader *r, uint32_t s
     } else {
         p += sprintf(p, "<unknown>\"");
     }
-    jsonw_raw(w, g->site[stack]);
-    return 0;
+    g->site[stack].len = (uint32_t)(p - g->site[stack].text);
+    return &g->site[stack];
 }
 
 void chg_write_marker_args(jsonw *w, const trc_marker *m)
@@ -144,70 +164,91 @@ void chg_write_marker_args(jsonw *w, const trc_marker *m)
     }
 }
 
-/* {"ph":"X" ... } of slice s on (pid, tid); bind != 0 adds its flow end.
- * TRC_OK or TRC_ERR_NOMEM (c->err set). */
-trc_status chg_write_gslice(chrome *c, const trc_reader *r, int64_t pid, int64_t tid,
-                            int64_t base_ns, const gslice *s, uint64_t bind, int role)
+/* "correlation":C and the where text of track t (see build_where). */
+static char *put_where(char *p, const gtrack *t, const trc_gpu_where *wh)
 {
-    jsonw *w = &c->w;
-    const char *name = NULL, *cat = "gpu";
+    p = put_key(p, "\"correlation\":");
+    p = jsonw_put_u64(p, wh->correlation);
+    memcpy(p, t->where, t->where_len);
+    return p + t->where_len;
+}
 
+/* The name and category of slice s. */
+static void slice_names(const gslice *s, const char **name, const char **cat)
+{
     switch (s->type) {
     case TRC_EV_GPU_KERNEL:
-        name = s->u.k.name && s->u.k.name[0] ? s->u.k.name : "<unknown kernel>";
-        cat = "kernel";
+        *name = s->u.k.name && s->u.k.name[0] ? s->u.k.name : "<unknown kernel>";
+        *cat = "kernel";
         break;
     case TRC_EV_GPU_MEMCPY:
-        name = nvvp_copy_name(s->u.m.copy_kind);
-        cat = "memcpy";
+        *name = nvvp_copy_name(s->u.m.copy_kind);
+        *cat = "memcpy";
         break;
     case TRC_EV_GPU_MEMSET:
-        name = nvvp_memset_name();
-        cat = "memset";
+        *name = nvvp_memset_name();
+        *cat = "memset";
         break;
     case TRC_EV_GPU_SYNC:
-        name = sync_name(s->u.y.sync_kind);
-        cat = "sync";
+        *name = sync_name(s->u.y.sync_kind);
+        *cat = "sync";
         break;
     case TRC_EV_API_CALL:
-        name = s->u.a.name && s->u.a.name[0] ? s->u.a.name : "<unknown API>";
-        cat = api_cat(s->u.a.domain);
+        *name = s->u.a.name && s->u.a.name[0] ? s->u.a.name : "<unknown API>";
+        *cat = api_cat(s->u.a.domain);
         break;
     default: /* TRC_EV_MARKER */
-        name = s->u.mk.name && s->u.mk.name[0] ? s->u.mk.name : "<unnamed range>";
-        cat = s->u.mk.domain && s->u.mk.domain[0] ? s->u.mk.domain : "marker";
+        *name = s->u.mk.name && s->u.mk.name[0] ? s->u.mk.name : "<unnamed range>";
+        *cat = s->u.mk.domain && s->u.mk.domain[0] ? s->u.mk.domain : "marker";
         break;
     }
+}
+
+/* {"ph":"X" ... } of slice s on lane li of track ti; bind != 0 adds its
+ * flow end.  TRC_OK or TRC_ERR_NOMEM (c->err set). */
+trc_status chg_write_gslice(chrome *c, const trc_reader *r, uint32_t ti, uint32_t li,
+                            const gslice *s, uint64_t bind, int role)
+{
+    jsonw *w = &c->w;
+    const gtrack *t = &c->gpu->tracks[ti];
+    const lane *l = &t->lanes[li];
+    const chg_site *site = NULL;
+    const chg_head *head;
+    const char *name, *cat;
+    char *p;
+
+    slice_names(s, &name, &cat);
+    if (!(head = slice_head(c->gpu, name, cat)))
+        return chr_fail(c, "names");
+    if (s->type == TRC_EV_API_CALL && s->u.a.stack && !(site = call_site(c->gpu, r, s->u.a.stack)))
+        return chr_fail(c, "call sites");
     chr_next_event(c);
-    jsonw_raw(w, "{\"ph\":\"X\",\"name\":");
-    if (write_name(c->gpu, w, name))
-        return chr_fail(c, "names");
-    jsonw_raw(w, ",\"cat\":");
-    if (write_name(c->gpu, w, cat))
-        return chr_fail(c, "names");
-    chg_write_i64_arg(w, ",\"pid\":", pid);
-    chg_write_i64_arg(w, ",\"tid\":", tid);
-    jsonw_putc(w, ',');
-    chr_write_ts(c, s->start);
-    chr_write_dur(c, base_ns, s->start, s->end);
+    jsonw_bytes(w, head->text, head->len);
+    p = jsonw_space(w, SLICE_BLOCK);
+    memcpy(p, l->ids, l->ids_len);
+    p = chr_put_span(c, p + l->ids_len, l->base_ns, s->start, s->end);
     if (bind) {
-        chg_write_i64_arg(w, ",\"bind_id\":", (int64_t)bind);
-        jsonw_raw(w, role == ROLE_OUT ? ",\"flow_out\":true" : ",\"flow_in\":true");
+        p = put_key(p, ",\"bind_id\":");
+        p = jsonw_put_u64(p, bind);
+        p = put_key(p, role == ROLE_OUT ? ",\"flow_out\":true" : ",\"flow_in\":true");
     }
-    jsonw_raw(w, ",\"args\":{");
+    p = put_key(p, ",\"args\":{");
     switch (s->type) {
     case TRC_EV_GPU_KERNEL:
-        write_where(w, &s->u.k.where);
-        write_dim3(w, ",\"grid\":", s->u.k.grid);
-        write_dim3(w, ",\"block\":", s->u.k.block);
-        chg_write_i64_arg(w, ",\"registers\":", s->u.k.registers);
-        chg_write_i64_arg(w, ",\"static_smem\":", s->u.k.static_smem);
-        chg_write_i64_arg(w, ",\"dynamic_smem\":", s->u.k.dynamic_smem);
+        p = put_where(p, t, &s->u.k.where);
+        p = put_dim3(p, ",\"grid\":", s->u.k.grid);
+        p = put_dim3(p, ",\"block\":", s->u.k.block);
+        p = put_key(p, ",\"registers\":");
+        p = jsonw_put_u64(p, s->u.k.registers);
+        p = put_key(p, ",\"static_smem\":");
+        p = jsonw_put_u64(p, s->u.k.static_smem);
+        p = put_key(p, ",\"dynamic_smem\":");
+        p = jsonw_put_u64(p, s->u.k.dynamic_smem);
         break;
     case TRC_EV_GPU_MEMCPY:
-        write_where(w, &s->u.m.where);
-        jsonw_raw(w, ",\"bytes\":");
-        jsonw_u64(w, s->u.m.bytes);
+        p = put_where(p, t, &s->u.m.where);
+        p = put_key(p, ",\"bytes\":");
+        w->p = jsonw_put_u64(p, s->u.m.bytes);
         jsonw_raw(w, ",\"copy_kind\":");
         jsonw_str(w, nvvp_copy_short(s->u.m.copy_kind));
         jsonw_raw(w, ",\"src_kind\":");
@@ -216,32 +257,45 @@ trc_status chg_write_gslice(chrome *c, const trc_reader *r, int64_t pid, int64_t
         jsonw_str(w, nvvp_mem_name(s->u.m.dst_kind));
         if (s->u.m.copy_kind == TRC_COPY_PTOP)
             chg_write_i64_arg(w, ",\"dst_device\":", s->u.m.dst_device);
+        p = jsonw_space(w, 2);
         break;
     case TRC_EV_GPU_MEMSET:
-        write_where(w, &s->u.s.where);
-        jsonw_raw(w, ",\"bytes\":");
-        jsonw_u64(w, s->u.s.bytes);
-        chg_write_i64_arg(w, ",\"value\":", s->u.s.value);
+        p = put_where(p, t, &s->u.s.where);
+        p = put_key(p, ",\"bytes\":");
+        p = jsonw_put_u64(p, s->u.s.bytes);
+        p = put_key(p, ",\"value\":");
+        w->p = jsonw_put_u64(p, s->u.s.value);
         jsonw_raw(w, ",\"mem_kind\":");
         jsonw_str(w, nvvp_mem_name(s->u.s.mem_kind));
+        p = jsonw_space(w, 2);
         break;
     case TRC_EV_GPU_SYNC:
-        write_where(w, &s->u.y.where);
-        jsonw_raw(w, ",\"sync_kind\":");
+        p = put_where(p, t, &s->u.y.where);
+        w->p = put_key(p, ",\"sync_kind\":");
         jsonw_str(w, nvvp_sync_name(s->u.y.sync_kind));
+        p = jsonw_space(w, 2);
         break;
     case TRC_EV_API_CALL:
-        chg_write_i64_arg(w, "\"correlation\":", s->u.a.correlation);
-        if (s->u.a.result)
-            chg_write_i64_arg(w, ",\"result\":", s->u.a.result);
-        if (s->u.a.stack && write_call_site(c->gpu, w, r, s->u.a.stack))
-            return chr_fail(c, "call sites");
+        p = put_key(p, "\"correlation\":");
+        p = jsonw_put_u64(p, s->u.a.correlation);
+        if (s->u.a.result) {
+            p = put_key(p, ",\"result\":");
+            p = jsonw_put_i64(p, s->u.a.result);
+        }
+        if (site) {
+            w->p = p;
+            jsonw_bytes(w, site->text, site->len);
+            p = jsonw_space(w, 2);
+        }
         break;
     default:
+        w->p = p;
         chg_write_marker_args(w, &s->u.mk);
+        p = jsonw_space(w, 2);
         break;
     }
-    jsonw_raw(w, "}}");
+    p[0] = '}';
+    p[1] = '}';
+    w->p = p + 2;
     return TRC_OK;
 }
-

@@ -57,9 +57,12 @@ void chr_next_event(chrome *c);
 /* "ts":T  (relative to the trace start, 3 decimals) */
 void chr_write_ts(chrome *c, int64_t ns);
 
-/* ,"dur":D for a slice [open, close) on a track whose earliest slice
- * starts at base_ns (see chrome.h: exact for speedscope's importer). */
-void chr_write_dur(chrome *c, int64_t base_ns, int64_t open, int64_t close);
+/* "ts":T,"dur":D of a slice [open, close) on a track whose earliest
+ * slice starts at base_ns (see chrome.h: exact for speedscope's importer),
+ * written at p, which has room for CHR_SPAN_MAX bytes; returns the byte
+ * after it.  Cannot fail. */
+#define CHR_SPAN_MAX 72
+char *chr_put_span(const chrome *c, char *p, int64_t base_ns, int64_t open, int64_t close);
 
 /* Remember that process pid has events (it gets names at the end).
  * 0, or -1 when out of memory. */

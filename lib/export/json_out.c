@@ -196,47 +196,74 @@ static const char digit_pairs[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-/* Digits of v ending just before end; returns the first. */
+/* Digits of v ending just before end; returns the first.  Four digits
+ * per division of v: the chain of divisions is the cost, the splits of
+ * each group into pairs run beside it. */
 static char *u64_digits(char *end, uint64_t v)
 {
     char *p = end;
-    while (v >= 100) {
-        unsigned d = (unsigned)(v % 100) * 2;
-        v /= 100;
-        *--p = digit_pairs[d + 1];
-        *--p = digit_pairs[d];
+    unsigned x;
+
+    while (v >= 10000) {
+        uint64_t q = v / 10000;
+        unsigned r = (unsigned)(v - q * 10000);
+        p -= 4;
+        memcpy(p, digit_pairs + 2 * (r / 100), 2);
+        memcpy(p + 2, digit_pairs + 2 * (r % 100), 2);
+        v = q;
     }
-    if (v >= 10) {
-        *--p = digit_pairs[v * 2 + 1];
-        *--p = digit_pairs[v * 2];
+    x = (unsigned)v;
+    if (x >= 100) {
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * (x % 100), 2);
+        x /= 100;
+    }
+    if (x >= 10) {
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * x, 2);
     } else {
-        *--p = (char)('0' + v);
+        *--p = (char)('0' + x);
     }
     return p;
 }
 
-size_t jsonw_fmt_i64(char *dst, int64_t v)
-{
-    char buf[24];
-    uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v; /* right for INT64_MIN too */
-    char *p = u64_digits(buf + sizeof buf, mag);
-    size_t n;
-    if (v < 0)
-        *--p = '-';
-    n = (size_t)(buf + sizeof buf - p);
-    memcpy(dst, p, n);
-    return n;
-}
+static const uint64_t pow10_tab[20] = {
+    UINT64_C(1), UINT64_C(10), UINT64_C(100), UINT64_C(1000), UINT64_C(10000),
+    UINT64_C(100000), UINT64_C(1000000), UINT64_C(10000000), UINT64_C(100000000),
+    UINT64_C(1000000000), UINT64_C(10000000000), UINT64_C(100000000000),
+    UINT64_C(1000000000000), UINT64_C(10000000000000), UINT64_C(100000000000000),
+    UINT64_C(1000000000000000), UINT64_C(10000000000000000), UINT64_C(100000000000000000),
+    UINT64_C(1000000000000000000), UINT64_C(10000000000000000000)};
 
-/* Number of decimal digits of v (1 for 0). */
+/* Number of decimal digits of v (1 for 0), without dividing: t, the bit
+ * length times log10(2) (1233 / 4096), is one less than the digit count
+ * or equal to it.
+ * (v | 1 counts 0 as 1; it changes no other answer, 10^t being even.) */
 static size_t u64_len(uint64_t v)
 {
-    size_t n = 1;
-    while (v >= 10000) {
-        v /= 10000;
-        n += 4;
+    unsigned t = (unsigned)((64 - __builtin_clzll(v | 1)) * 1233) >> 12;
+    return t + 1 - ((v | 1) < pow10_tab[t]);
+}
+
+char *jsonw_put_u64(char *dst, uint64_t v)
+{
+    char *end = dst + u64_len(v);
+    u64_digits(end, v); /* in place: no copy from a scratch buffer */
+    return end;
+}
+
+char *jsonw_put_i64(char *dst, int64_t v)
+{
+    if (v < 0) {
+        *dst++ = '-';
+        return jsonw_put_u64(dst, (uint64_t)0 - (uint64_t)v); /* right for INT64_MIN too */
     }
-    return n + (v >= 10) + (v >= 100) + (v >= 1000);
+    return jsonw_put_u64(dst, (uint64_t)v);
+}
+
+size_t jsonw_fmt_i64(char *dst, int64_t v)
+{
+    return (size_t)(jsonw_put_i64(dst, v) - dst);
 }
 
 size_t jsonw_fmt_us3(char *dst, int64_t ns)
@@ -261,15 +288,12 @@ size_t jsonw_fmt_us3(char *dst, int64_t ns)
 
 void jsonw_u64(jsonw *w, uint64_t v)
 {
-    char buf[24];
-    char *p = u64_digits(buf + sizeof buf, v);
-    jsonw_bytes(w, p, (size_t)(buf + sizeof buf - p));
+    w->p = jsonw_put_u64(jsonw_space(w, 24), v);
 }
 
 void jsonw_i64(jsonw *w, int64_t v)
 {
-    char *p = jsonw_space(w, 24);
-    w->p = p + jsonw_fmt_i64(p, v);
+    w->p = jsonw_put_i64(jsonw_space(w, 24), v);
 }
 
 size_t jsonw_fmt_double(char *dst, double v)

@@ -129,6 +129,11 @@ size_t jsonw_escape(char *dst, const char *s, size_t n);
 /* v in decimal into dst (at most 20 bytes, no NUL); returns the length. */
 size_t jsonw_fmt_i64(char *dst, int64_t v);
 
+/* The same written at dst (at most 20 bytes, no NUL); returns the byte
+ * after the last digit.  For writers that fill one jsonw_space() block. */
+char *jsonw_put_u64(char *dst, uint64_t v);
+char *jsonw_put_i64(char *dst, int64_t v);
+
 /* ns / 1000 with exactly three decimals ("-12.345") into dst (at most 22
  * bytes, no NUL); returns the length. */
 size_t jsonw_fmt_us3(char *dst, int64_t ns);

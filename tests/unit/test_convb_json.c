@@ -175,6 +175,21 @@ static void test_integers(void **state)
     EXPECT_NUM(0, INT64_MAX, 0, 0, "9223372036854775807");
     EXPECT_NUM(1, 0, UINT64_MAX, 0, "18446744073709551615");
     EXPECT_NUM(1, 0, 1000, 0, "1000");
+    /* The digit count and the digits at every length boundary, in place
+     * (jsonw_put_*) as in the stream, against printf. */
+    uint64_t p10 = 1;
+    for (int k = 0; k < 20; k++, p10 *= 10) {
+        uint64_t vs[3] = {p10 - 1, p10, p10 + 1};
+        for (int j = 0; j < 3; j++) {
+            char want[32], got[32];
+            snprintf(want, sizeof want, "%llu", (unsigned long long)vs[j]);
+            *jsonw_put_u64(got, vs[j]) = 0;
+            assert_string_equal(got, want);
+            snprintf(want, sizeof want, "%lld", -(long long)(vs[j] >> 1));
+            *jsonw_put_i64(got, -(int64_t)(vs[j] >> 1)) = 0;
+            assert_string_equal(got, want);
+        }
+    }
 }
 
 static void test_us3(void **state)
