@@ -125,6 +125,10 @@ int main(int argc, char **argv)
            (double)(s1.reads - s0.reads) / n, (double)(s1.read_bytes - s0.read_bytes) / n,
            (double)(s1.read_pages - s0.read_pages) / n,
            (unsigned long long)s1.code_cache_hits, (unsigned long long)s1.code_cache_misses);
+    printf("thread lists: %llu read in full, %llu from the known thread states, %llu of those found changed\n",
+           (unsigned long long)(s1.thread_lists_full - s0.thread_lists_full),
+           (unsigned long long)(s1.thread_lists_steady - s0.thread_lists_steady),
+           (unsigned long long)(s1.thread_lists_changed - s0.thread_lists_changed));
     free(stack);
     free(tick);
     free(base);

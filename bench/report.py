@@ -130,7 +130,7 @@ SECTIONS = [
          {"rss": ("chgpu", "trc2chrome.rss")}),
         ("nvvp: --print-gpu-trace CPU (2 s at 1 M)", "nvvp", "--print-gpu-trace", {}),
         ("nvvp: --svg CPU (2 s at 1 M)", "nvvp", "--svg", {}),
-        ("py walk per tick (out of process), ", "py_walk", None, {"match": " tick p50"}),
+        ("py walk per tick (out of process), ", "py_walk", None, {"match": " tick p50", "not": "napped"}),
         ("py walk per tick 0.9 ms apart, ", "py_walk", None, {"match": " napped tick p50"}),
         ("py walk: target pages read per tick, ", "py_walk", None, {"match": " pages per tick"}),
     ]),
@@ -153,7 +153,8 @@ def expand(rows, res):
         if "match" not in how:
             out.append((label, group, name, how))
             continue
-        hits = sorted((n for (g, n) in res if g == group and n.endswith(how["match"])),
+        hits = sorted((n for (g, n) in res if g == group and n.endswith(how["match"])
+                       and not (how.get("not") and how["not"] in n)),
                       key=lambda n: [int(p) if p.isdigit() else p for p in n.split()[0].split(".")])
         if not hits:
             out.append((label + "*", group, name, {}))

@@ -233,7 +233,10 @@ static int list_steady(py_proc *p, py_thread_info *out, int max, int *count)
     if (pysnap_fetch(&p->snap) != 0 && p->snap.hard_errno)
         return pywalk_fail(p, pywalk_snap_status(p));
     for (int i = 0; i < lm->ntstate; i++) {
-        const uint8_t *tp = pysnap_get(&p->snap, lm->tstate[i], p->ts_len);
+        /* on demand past the plan's room (hundreds of threads) */
+        const uint8_t *tp = pysnap_need_exact(&p->snap, lm->tstate[i], p->ts_len);
+        if (!tp && p->snap.hard_errno)
+            return pywalk_fail(p, pywalk_snap_status(p));
         if (!tp)
             return 0;   /* unmapped: freed and gone */
         uint8_t t[PY_TS_MAX];
