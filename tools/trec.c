@@ -165,6 +165,10 @@ int main(int argc, char **argv)
     int npos;
     cli_parse(&tool, argc, argv, 1, &pos, &npos);
     cli_quiet = quiet;
+    /* the CUDA injection in the program (and its children) warns too;
+     * setenv fails only for want of memory, which costs only the quiet */
+    if (quiet)
+        (void)setenv("TREC_GPU_QUIET", "1", 1);
     if (pid > 0 && npos > 0)
         cli_die(CLI_EXIT_USAGE, "give either --pid or a program to run, not both");
     if (pid <= 0 && npos == 0)

@@ -95,9 +95,11 @@ static void warn(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    const char *quiet = getenv("TREC_GPU_QUIET");   /* trec -q */
+
     if (g.cfg.warn)
         g.cfg.warn(line);
-    else
+    else if (!quiet || !*quiet)
         fprintf(stderr, "trec: %s\n", line);
 }
 

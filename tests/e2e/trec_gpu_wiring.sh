@@ -75,6 +75,11 @@ cat "$tmp/err3"
 "$BIN/trc-dump" --check "$tmp/nocupti.trc" >/dev/null || { echo "FAIL: trace without CUPTI does not check clean"; exit 1; }
 [ "$("$BIN/trc-dump" "$tmp/nocupti.trc" | grep -c ' SEGMENT v')" -eq 1 ] || { echo "FAIL: without CUPTI, want the main segment only"; exit 1; }
 "$BIN/trc-dump" --events "$tmp/nocupti.trc" | grep -q '^sample' || { echo "FAIL: no CPU samples without CUPTI"; exit 1; }
+# -q silences the injection's warnings too (it runs in the program)
+rc=0
+NO_CHILD=1 TREC_CUPTI_LIB=/nonexistent/libcupti.so.13 "$BIN/trec" -q -o "$tmp/nocupti-q.trc" "$py" "$tmp/prog.py" \
+  >"$tmp/out4" 2>"$tmp/err4" || rc=$?
+[ $rc -eq 3 ] && [ ! -s "$tmp/err4" ] || { cat "$tmp/err4"; echo "FAIL: trec -q: exit $rc, and the above on stderr"; exit 1; }
 
 "$BIN/trec" --no-gpu -q -o "$tmp/nogpu.trc" "$py" "$tmp/prog.py" >"$tmp/out2" 2>&1
 grep -qx "injection None" "$tmp/out2" || { echo "FAIL: --no-gpu still set the injection"; cat "$tmp/out2"; exit 1; }
