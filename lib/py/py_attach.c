@@ -162,6 +162,28 @@ static void resolve_types(py_proc *p, const pyelf *e, uint64_t bias)
         p->long_type = bias + v;
 }
 
+/* Is pid on its way out: a zombie, or past the point where it let go of
+ * its memory (PF_EXITING in the flags of /proc/PID/stat)?  Its maps and
+ * executable are gone then, which says nothing about what it ran. */
+static int exiting(pid_t pid)
+{
+    char fn[64], buf[1024];
+    snprintf(fn, sizeof fn, "/proc/%d/stat", (int)pid);
+    FILE *fp = fopen(fn, "re");
+    if (!fp)
+        return 1;
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = '\0';
+    const char *q = strrchr(buf, ')');
+    char state;
+    unsigned long flags;
+    /* after the name: state, ppid, pgrp, session, tty, tpgid, flags */
+    if (!q || sscanf(q + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+        return 0;
+    return state == 'Z' || state == 'X' || (flags & 0x4) != 0;   /* PF_EXITING */
+}
+
 static py_status locate(py_proc *p, found *f, char *err, size_t errlen)
 {
     pymaps maps = { 0 };
@@ -279,6 +301,9 @@ static py_status locate(py_proc *p, found *f, char *err, size_t errlen)
         snprintf(err, errlen, "pid %d (%s) is not a CPython process: its executable has no symbol "
                  "table (stripped and statically linked) and no libpython is mapped", (int)p->pid,
                  exe[0] ? exe : "?");
+    } else if (!exe[0] && !p->self && exiting(p->pid)) {
+        snprintf(err, errlen, "pid %d was exiting", (int)p->pid);
+        st = PY_ERR_GONE;
     } else {
         snprintf(err, errlen, "pid %d (%s) is not a CPython process: no _PyRuntime symbol in its "
                  "executable or in a mapped libpython", (int)p->pid, exe[0] ? exe : "unknown executable");

@@ -425,12 +425,7 @@ static int attach_existing(session *s)
             return 0;
         if (ps != PY_ERR_NOT_READY || trc_now_ns() - t0 > ATTACH_WAIT_NS ||
             rec_signals_stop_requested()) {
-            if (s->root->err[0])
-                say(s, REC_MSG_ERROR, "%s", s->root->err);
-            else if (ps == PY_ERR_GONE)
-                say(s, REC_MSG_ERROR, "pid %d has exited", (int)s->root->pid);
-            else
-                say(s, REC_MSG_ERROR, "cannot read the process");
+            say(s, REC_MSG_ERROR, "%s", s->root->err[0] ? s->root->err : "cannot read the process");
             return -1;
         }
         usleep(10000);

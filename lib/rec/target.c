@@ -124,28 +124,11 @@ void rec_target_cleanup(rec_target *t)
     t->frames = NULL;
 }
 
-/* Has pid ended (a zombie, or no longer there)? */
-static int ended(pid_t pid)
-{
-    rec_stat s;
-    return rec_proc_stat(pid, 0, &s) != 0 || s.state == 'Z' || s.state == 'X';
-}
-
 py_status rec_target_try_attach(rec_target *t, int64_t now_ns)
 {
     py_proc *py = NULL;
-    char before[sizeof t->err];
-    memcpy(before, t->err, sizeof before);
     t->err[0] = '\0';
     py_status st = py_proc_attach(t->pid, &py, t->err, sizeof t->err);
-    /* A process on its way out has let go of its memory and maps: what
-     * the attach concluded from them ("not a CPython process") is about
-     * an empty image.  It ended: what the look before said stands (the
-     * caller is told it is gone). */
-    if (st != PY_OK && st != PY_ERR_GONE && ended(t->pid)) {
-        memcpy(t->err, before, sizeof before);
-        return PY_ERR_GONE;
-    }
     t->last_err = st;
     if (st != PY_OK)
         return st;

@@ -1,7 +1,7 @@
 /*
  * test_py_errors.c — py_proc_attach's failures, each with its status and
  * a one-line explanation: a non-Python target (/bin/sleep), a process
- * that is gone, an invalid pid, an unsupported CPython (2.x/3.6/3.7 when
+ * that is gone or exiting (a zombie), an invalid pid, an unsupported CPython (2.x/3.6/3.7 when
  * installed), a libpython loaded but not initialised (NOT_READY), an
  * interpreter caught right after exec, before the loader mapped its
  * libpython (NOT_READY, not an "old Python"), and a target we may not read (PERM, checked by dropping root in a child).
@@ -66,6 +66,36 @@ static void test_gone_and_invalid(void **state)
     assert_non_null(strstr(err, "invalid pid"));
     /* err may be NULL */
     assert_int_equal(py_proc_attach(pid, &p, NULL, 0), PY_ERR_GONE);
+}
+
+/* A zombie (like a process caught on its way out) has no maps and no
+ * executable left: gone, not "not a CPython process". */
+static void test_exiting(void **state)
+{
+    char err[512];
+    py_proc *p;
+    pid_t pid = fork();
+
+    if (pid == 0)
+        _exit(0);
+    char fn[64], buf[512];
+    snprintf(fn, sizeof fn, "/proc/%d/stat", (int)pid);
+    for (int i = 0; i < 1000; i++) {
+        FILE *f = fopen(fn, "r");
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[n] = '\0';
+        const char *q = strrchr(buf, ')');
+        if (q && q[1] == ' ' && q[2] == 'Z')
+            break;
+        usleep(2000);
+    }
+    py_status st = py_proc_attach(pid, &p, err, sizeof err);
+    printf("message: %s\n", err);
+    assert_int_equal(st, PY_ERR_GONE);
+    assert_non_null(strstr(err, "exiting"));
+    waitpid(pid, NULL, 0);
 }
 
 static void test_old_versions(void **state)
@@ -264,6 +294,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_not_python),
         cmocka_unit_test(test_gone_and_invalid),
+        cmocka_unit_test(test_exiting),
         cmocka_unit_test(test_old_versions),
         cmocka_unit_test(test_not_ready),
         cmocka_unit_test(test_before_loader),

@@ -90,30 +90,6 @@ static void zombie_exit_code(void **state)
     assert_int_equal(rec_proc_stat(pid, 0, &s), -1);
 }
 
-/* An attach that meets a process already on its way out (a zombie: no
- * memory, no maps) says it is gone, not "not a CPython process", and
- * leaves what the look before said (here: nothing yet, not ready). */
-static void attach_to_ended(void **state)
-{
-    pid_t pid = fork();
-    if (pid == 0)
-        _exit(0);
-    rec_stat s;
-    int tries = 0;
-    do {
-        usleep(2000);
-        assert_int_equal(rec_proc_stat(pid, 0, &s), 0);
-    } while (s.state != 'Z' && ++tries < 1000);
-    rec_targets ts = {0};
-    rec_target *t = rec_targets_add(&ts, pid, 1, 1, trc_now_ns());
-    assert_non_null(t);
-    assert_int_equal(rec_target_try_attach(t, trc_now_ns()), PY_ERR_GONE);
-    assert_int_equal(t->last_err, PY_ERR_NOT_READY);
-    assert_string_equal(t->err, "");
-    rec_targets_cleanup(&ts);
-    waitpid(pid, NULL, 0);
-}
-
 static void pace_classify(void **state)
 {
     int late;
@@ -396,7 +372,6 @@ int main(void)
         cmocka_unit_test(stat_parse_odd_names),
         cmocka_unit_test(stat_of_self),
         cmocka_unit_test(zombie_exit_code),
-        cmocka_unit_test(attach_to_ended),
         cmocka_unit_test(pace_classify),
         cmocka_unit_test(pace_grid),
         cmocka_unit_test(output_names),
