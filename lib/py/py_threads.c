@@ -46,6 +46,27 @@ static void plan_stacks(py_proc *p)
         bytes += pywalk_plan_known(p, lm->tstate[i]);
 }
 
+/* May a steady read take known thread i's tid from the last full read
+ * (checked there against the thread state's id)? */
+static int tid_known(const py_proc *p, int i)
+{
+    return p->L.ts_native_thread_id == PY_OFF_NONE && p->L.ts_id != PY_OFF_NONE && p->lm.tid[i] > 0;
+}
+
+/* Plans the known thread states, their struct pthread tid (before 3.11;
+ * steady: not where the last full read's tid stands) and their stacks. */
+static void plan_states(py_proc *p, int steady)
+{
+    const pylist_memo *lm = &p->lm;
+
+    for (int i = 0; i < lm->ntstate; i++) {
+        pysnap_plan(&p->snap, lm->tstate[i], p->ts_len);
+        if (!(steady && tid_known(p, i)) && p->tid_off >= 0 && lm->pthread[i])
+            pysnap_plan(&p->snap, lm->pthread[i] + (uint64_t)p->tid_off, 4);
+    }
+    plan_stacks(p);
+}
+
 static void plan_list(py_proc *p, int want_gil)
 {
     const pylist_memo *lm = &p->lm;
@@ -58,12 +79,7 @@ static void plan_list(py_proc *p, int want_gil)
     }
     for (int i = 0; want_gil && i < lm->ngil; i++)
         pysnap_plan(&p->snap, lm->gil[i] + p->gil_lo, p->gil_len);
-    for (int i = 0; i < lm->ntstate; i++) {
-        pysnap_plan(&p->snap, lm->tstate[i], p->ts_len);
-        if (p->tid_off >= 0 && lm->pthread[i])
-            pysnap_plan(&p->snap, lm->pthread[i] + (uint64_t)p->tid_off, 4);
-    }
-    plan_stacks(p);
+    plan_states(p, 0);
 }
 
 /* Kernel tid of a thread before 3.11: read from its struct pthread. */
@@ -195,13 +211,6 @@ static int list_full(py_proc *p, py_thread_info *out, int max, int want_gil)
     return n;
 }
 
-/* May a steady read take known thread i's tid from the last full read
- * (checked there against the thread state's id)? */
-static int tid_known(const py_proc *p, int i)
-{
-    return p->L.ts_native_thread_id == PY_OFF_NONE && p->L.ts_id != PY_OFF_NONE && p->lm.tid[i] > 0;
-}
-
 /* May the known list be read without the runtime and interpreter? */
 static int steady_allowed(const py_proc *p, int want_gil)
 {
@@ -222,12 +231,7 @@ static int list_steady(py_proc *p, py_thread_info *out, int max, int *count)
     int n = 0;
 
     pysnap_reset(&p->snap);
-    for (int i = 0; i < lm->ntstate; i++) {
-        pysnap_plan(&p->snap, lm->tstate[i], p->ts_len);
-        if (!tid_known(p, i) && p->tid_off >= 0 && lm->pthread[i])
-            pysnap_plan(&p->snap, lm->pthread[i] + (uint64_t)p->tid_off, 4);
-    }
-    plan_stacks(p);
+    plan_states(p, 1);
     p->tick_ns = pymem_now_ns();
     p->tick_valid = 0;
     if (pysnap_fetch(&p->snap) != 0 && p->snap.hard_errno)

@@ -59,11 +59,6 @@ int pywalk_fail(py_proc *p, py_status st)
     return -1;
 }
 
-static int fail(py_proc *p, py_status st)
-{
-    return pywalk_fail(p, st);
-}
-
 py_status pywalk_snap_status(const py_proc *p)
 {
     return p->snap.hard_errno ? py_status_from_errno(p->snap.hard_errno) : PY_ERR_IO;
@@ -246,10 +241,10 @@ static int emit(py_proc *p, walk *w, uint64_t frame, uint64_t code, int64_t last
             return 1;
         }
         w->full = 1;   /* deterministic: not worth a retry */
-        return fail(p, PY_ERR_IO);
+        return pywalk_fail(p, PY_ERR_IO);
     }
     if (code == 0 || (code & 7))
-        return fail(p, PY_ERR_IO);
+        return pywalk_fail(p, PY_ERR_IO);
     const uint8_t *hdr;
     const py_frame_info *same = reuse(p, w, frame, code, lasti_or_instr, &hdr);
     if (same) {
@@ -261,7 +256,7 @@ static int emit(py_proc *p, walk *w, uint64_t frame, uint64_t code, int64_t last
     if (!hdr)
         hdr = pysnap_get(&p->snap, code, p->co_len);
     if (!hdr && !(hdr = pysnap_need_exact(&p->snap, code, p->co_len)))
-        return fail(p, pywalk_snap_status(p));
+        return pywalk_fail(p, pywalk_snap_status(p));
     int vn = p->snap.n;
     int64_t addrq;
     if (L->lasti_kind == PY_LASTI_POINTER) {
@@ -274,7 +269,7 @@ static int emit(py_proc *p, walk *w, uint64_t frame, uint64_t code, int64_t last
         else if (L->tlbc)
             addrq = INT64_MIN;                /* per-thread bytecode: line unknown */
         else
-            return fail(p, PY_ERR_IO);        /* instruction of another code object: torn */
+            return pywalk_fail(p, PY_ERR_IO);        /* instruction of another code object: torn */
     } else {
         int64_t lasti = lasti_or_instr;
         addrq = lasti < 0 ? -1 : L->lasti_kind == PY_LASTI_UNITS ? lasti * 2 : lasti;
@@ -342,7 +337,7 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
     w->fhi = 0;
     while (frame) {
         if (frame == saved || ++steps > limit || (frame & 7))
-            return fail(p, PY_ERR_IO);   /* cycle, runaway or garbage */
+            return pywalk_fail(p, PY_ERR_IO);   /* cycle, runaway or garbage */
         if (++lam == power) {
             saved = frame;
             power *= 2;
@@ -350,7 +345,7 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
         }
         const uint8_t *fr = pysnap_get(&p->snap, frame, p->fr_len);
         if (!fr && !(fr = pysnap_need(&p->snap, frame, p->fr_len, frame_lo(w, frame))))
-            return fail(p, pywalk_snap_status(p));
+            return pywalk_fail(p, pywalk_snap_status(p));
         if (w->chunk_data && frame >= w->chunk_data && frame < w->top) {
             if (frame < w->flo)
                 w->flo = frame;
@@ -365,7 +360,7 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
             int state = (int8_t)fr[L->fo_state];
             if (pysnap_u64(fr, L->ob_type) != p->frame_type ||
                 (state != L->fo_state_run && state != L->fo_state_unwind))
-                return fail(p, PY_ERR_IO);   /* freed, reused or not running */
+                return pywalk_fail(p, PY_ERR_IO);   /* freed, reused or not running */
             code = pysnap_u64(fr, L->fo_code);
             prev = pysnap_u64(fr, L->fo_back);
             int r = emit(p, w, frame, code, (int32_t)pysnap_u32(fr, L->fo_lasti));
@@ -376,13 +371,13 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
         } else {
             unsigned owner = fr[L->if_owner];
             if (owner > L->owner_max)
-                return fail(p, PY_ERR_IO);
+                return pywalk_fail(p, PY_ERR_IO);
             prev = pysnap_u64(fr, L->if_previous);
             code = pysnap_u64(fr, L->if_code) & L->code_ptr_mask;
             if (w->chunk_data && frame >= w->chunk_data && frame < w->top &&
                 (frame + p->fr_len > w->top ||
                  (prev >= w->chunk_data && prev < w->top && prev >= frame)))
-                return fail(p, PY_ERR_IO);   /* callers lie below callees */
+                return pywalk_fail(p, PY_ERR_IO);   /* callers lie below callees */
             if (owner < L->owner_skip_min) {
                 int r = emit(p, w, frame, code, (int64_t)pysnap_u64(fr, L->if_instr));
                 if (r < 0)
@@ -391,7 +386,7 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
                     break; /* truncated */
             }
             if (!prev && !(L->owner_bottom & (1u << owner)))
-                return fail(p, PY_ERR_IO);   /* e.g. a generator that just yielded */
+                return pywalk_fail(p, PY_ERR_IO);   /* e.g. a generator that just yielded */
         }
         if (!w->leaf) {
             w->leaf = frame;
@@ -484,10 +479,10 @@ static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames,
     walk w;
 
     if (!tstate || (tstate & 7) || max < 0)
-        return fail(p, PY_ERR_IO);
+        return pywalk_fail(p, PY_ERR_IO);
     pymemo *m = memo_get(p, tstate);
     if (!m)
-        return fail(p, PY_ERR_NOMEM);
+        return pywalk_fail(p, PY_ERR_NOMEM);
     walk_start(&w);
     w.out = frames;
     w.max = max;
@@ -503,13 +498,13 @@ static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames,
         pysnap_reset(&p->snap);
         plan_stack(p, m, tstate);
         if (pysnap_fetch(&p->snap) != 0 && p->snap.hard_errno)
-            return fail(p, pywalk_snap_status(p));
+            return pywalk_fail(p, pywalk_snap_status(p));
     }
     /* A copy: later reads may move the snapshot's buffer. */
     uint8_t ts[PY_TS_MAX];
     const uint8_t *tsp = pysnap_need_exact(&p->snap, tstate, p->ts_len);
     if (!tsp)
-        return fail(p, pywalk_snap_status(p));
+        return pywalk_fail(p, pywalk_snap_status(p));
     memcpy(ts, tsp, p->ts_len);
     if (p->lm.ninterp > 0) {
         /* A thread state names one of the interpreters seen last time:
@@ -519,13 +514,13 @@ static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames,
         for (int i = 0; i < p->lm.ninterp; i++)
             known |= p->lm.interp[i] == interp;
         if (!known)
-            return fail(p, PY_ERR_IO);
+            return pywalk_fail(p, PY_ERR_IO);
     }
     uint64_t frame;
     if (!L->frame_objects)
         chunk_bounds(p, &w, m, ts);
     if (current_frame(p, &w, ts, &frame) != 0)
-        return fail(p, pywalk_snap_status(p));
+        return pywalk_fail(p, pywalk_snap_status(p));
     if (walk_frames(p, &w, frame) != 0) {
         *full = w.full;
         return -1;
@@ -533,7 +528,7 @@ static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames,
     if (w.bottom && w.bottom != m->bottom) {
         int same = unchanged(p, tstate, &w);
         if (same <= 0)
-            return fail(p, same < 0 ? pywalk_snap_status(p) : PY_ERR_IO);
+            return pywalk_fail(p, same < 0 ? pywalk_snap_status(p) : PY_ERR_IO);
     }
     w.next.bottom = w.bottom;
     if (w.fhi > w.flo) {

@@ -31,6 +31,7 @@ int main(void)
 
 #include "lib/cupti/inject.h"
 #include "tests/gpu/fake_cupti.h"
+#include "tests/gpu/inject_testutil.h"
 #include "tests/gpu/scenario_check.h"
 #include "tests/gpu/trace_check.h"
 
@@ -47,27 +48,11 @@ static void capture_warning(const char *line)
     n_warnings++;
 }
 
-static void tmp_path(char *buf, size_t len, const char *tag)
-{
-    snprintf(buf, len, "/tmp/trc-gpu-inject-%d-%s.trc", (int)getpid(), tag);
-}
-
 static trec_cupti_config config(const char *path, int flusher)
 {
-    trec_cupti_config c;
-    memset(&c, 0, sizeof c);
-    c.path = path;
-    c.no_flush_thread = !flusher;
-    c.warn = capture_warning;
     warnings[0] = 0;
     n_warnings = 0;
-    return c;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
+    return gput_config(path, flusher, capture_warning);
 }
 
 static void test_scenario(void **state)
@@ -77,7 +62,7 @@ static void test_scenario(void **state)
     fake_scenario sc;
     tc_trace t;
 
-    tmp_path(path, sizeof path, "scenario");
+    gput_tmp_path(path, sizeof path, "inject", "scenario");
     fake_cupti_table(&api, NULL);
     trec_cupti_config cfg = config(path, 0);
     assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
@@ -134,7 +119,7 @@ static void test_many_buffers(void **state)
     tc_trace t;
     fake_cupti_opts o = { .buffer_records = 3 };
 
-    tmp_path(path, sizeof path, "buffers");
+    gput_tmp_path(path, sizeof path, "inject", "buffers");
     fake_cupti_table(&api, &o);
     trec_cupti_config cfg = config(path, 0);
     assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
@@ -157,7 +142,7 @@ static void test_realtime_mapping(void **state)
     tc_trace t;
     fake_cupti_opts o = { .no_timestamp_callback = 1 };
 
-    tmp_path(path, sizeof path, "realtime");
+    gput_tmp_path(path, sizeof path, "inject", "realtime");
     fake_cupti_table(&api, &o);
     trec_cupti_config cfg = config(path, 0);
     assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
@@ -182,7 +167,7 @@ static void refused(const fake_cupti_opts *o, const char *expect)
     cupti_api api;
     tc_trace t;
 
-    tmp_path(path, sizeof path, "refused");
+    gput_tmp_path(path, sizeof path, "inject", "refused");
     fake_cupti_table(&api, o);
     trec_cupti_config cfg = config(path, 0);
     int64_t before = trc_now_ns();
@@ -229,14 +214,14 @@ static void test_flusher_thread(void **state)
     tc_trace t;
     int seen = 0;
 
-    tmp_path(path, sizeof path, "flusher");
+    gput_tmp_path(path, sizeof path, "inject", "flusher");
     fake_cupti_table(&api, NULL);
     trec_cupti_config cfg = config(path, 1);
     assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
     fake_cupti_scenario(&sc, 0);
     /* the records reach the file while the program still runs */
     for (int i = 0; i < 100 && !seen; i++) {
-        sleep_ms(100);
+        gput_sleep_ms(100);
         if (tc_load(path, &t) == TRC_OK) {
             seen = tc_count(&t, TRC_EV_GPU_KERNEL) == sc.kernels;
             tc_free(&t);
@@ -282,7 +267,7 @@ static void test_threads(void **state)
     int64_t tids[LAUNCH_THREADS + 1];
     size_t n_tids = 0;
 
-    tmp_path(path, sizeof path, "threads");
+    gput_tmp_path(path, sizeof path, "inject", "threads");
     fake_cupti_table(&api, NULL);
     trec_cupti_config cfg = config(path, 1);
     assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
@@ -346,7 +331,7 @@ static void test_nested_launch(void **state)
     const CUpti_CallbackId outer_id = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
     const CUpti_CallbackId inner_id = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
 
-    tmp_path(path, sizeof path, "nested");
+    gput_tmp_path(path, sizeof path, "inject", "nested");
     fake_cupti_table(&api, NULL);
     trec_cupti_config cfg = config(path, 0);
     cfg.capture = counting_capture;
@@ -387,7 +372,7 @@ static void test_context_destroy_flushes(void **state)
     cupti_api api;
     fake_scenario sc;
 
-    tmp_path(path, sizeof path, "ctxdestroy");
+    gput_tmp_path(path, sizeof path, "inject", "ctxdestroy");
     fake_cupti_table(&api, NULL);
     trec_cupti_config cfg = config(path, 0);
     assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);

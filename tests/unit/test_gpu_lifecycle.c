@@ -37,6 +37,7 @@ int main(void)
 
 #include "lib/cupti/inject.h"
 #include "tests/gpu/fake_cupti.h"
+#include "tests/gpu/inject_testutil.h"
 #include "tests/gpu/scenario_check.h"
 #include "tests/gpu/trace_check.h"
 
@@ -49,25 +50,9 @@ static void quiet(const char *line)
     (void)line;
 }
 
-static void tmp_path(char *buf, size_t len, const char *tag)
-{
-    snprintf(buf, len, "/tmp/trc-gpu-life-%d-%s.trc", (int)getpid(), tag);
-}
-
 static trec_cupti_config config(const char *path, int flusher)
 {
-    trec_cupti_config c;
-    memset(&c, 0, sizeof c);
-    c.path = path;
-    c.no_flush_thread = !flusher;
-    c.warn = quiet;
-    return c;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
+    return gput_config(path, flusher, quiet);
 }
 
 /* Fork with stdio flushed (the child must not repeat the parent's
@@ -89,7 +74,7 @@ static int wait_child(pid_t pid)
     for (int i = 0; i < (CHILD_LIMIT_S + 5) * 10; i++) {
         if (waitpid(pid, &status, WNOHANG) == pid)
             return status;
-        sleep_ms(100);
+        gput_sleep_ms(100);
     }
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
@@ -160,7 +145,7 @@ static void test_fork_while_capturing(void **state)
     pthread_t th;
     uint32_t blocked = 0;
 
-    tmp_path(path, sizeof path, "fork");
+    gput_tmp_path(path, sizeof path, "life", "fork");
     fake_cupti_table(&api, NULL);
     trec_cupti_config cfg = config(path, 1);
     cfg.capture = blocking_capture;
@@ -247,7 +232,7 @@ static void end_by_kill_after_flush(void)
 {
     unsigned f0 = fake_cupti_flushes();
     while (fake_cupti_flushes() < f0 + 2)
-        sleep_ms(10);
+        gput_sleep_ms(10);
     raise(SIGKILL);
 }
 
@@ -261,7 +246,7 @@ static void test_exit_without_shutdown(void **state)
     tc_trace t;
     int status;
 
-    tmp_path(path, sizeof path, "exit");
+    gput_tmp_path(path, sizeof path, "life", "exit");
     pid_t pid = recording_child(path, end_by_exit, &status, &sc);
     expect_exit0(status, "exit without shutdown");
     assert_int_equal(tc_load(path, &t), TRC_OK);
@@ -279,7 +264,7 @@ static void test_crash_after_flush(void **state)
     tc_trace t;
     int status;
 
-    tmp_path(path, sizeof path, "crash");
+    gput_tmp_path(path, sizeof path, "life", "crash");
     recording_child(path, end_by_kill_after_flush, &status, &sc);
     assert_true(WIFSIGNALED(status));
     assert_int_equal(WTERMSIG(status), SIGKILL);
