@@ -73,6 +73,22 @@ if [ -x "$BUILD/bench/trec_ticks" ]; then
   bench_result trec wakeup "$wake" us "an empty 1 kHz wake-up (bench/trec_ticks)"
 fi
 
+echo "2b. trec CPU with 32 blocked threads and 1 running, 1 kHz, ${STEADY} s: switch records against /proc (the previous method)"
+for mode in switch proc; do
+  if [ $mode = proc ]; then
+    TREC_THREAD_STATE=proc TREC_SELF_TIMING=1 "$TREC" -o "$T/pool.trc" "$PY" $W/bench_pool.py $STEADY 32 2>"$T/pool.err"
+  else
+    TREC_SELF_TIMING=1 "$TREC" -o "$T/pool.trc" "$PY" $W/bench_pool.py $STEADY 32 2>"$T/pool.err"
+  fi
+  ps=$(sed -n 's/^trec: self-timing: //p' "$T/pool.err")
+  echo "   $mode: $ps"
+  # per tick: all of trec's CPU (wake-ups included) over ticks; per sample: the tick's own work
+  bench_result trec "pool_${mode}_tick" "$(sed -n 's/^\([0-9]*\) ticks.*all CPU \([0-9.]*\) ms.*/\2 \1/p' <<< "$ps" |
+    awk '$2 > 0 {printf "%.2f", $1 * 1000 / $2}')" us "all trec CPU / ticks, 33 threads, $mode"
+  bench_result trec "pool_${mode}_p50" "$(sed -n 's/.* p50 \([0-9.]*\) us.*/\1/p' <<< "$ps")" us \
+    "per sample p50, 33 threads, $mode"
+done
+
 echo "3. 10 kHz sustained, 30-frame stack, ${STEADY} s"
 "$TREC" --rate 10000 -o "$T/fast.trc" "$PY" $W/bench_deep.py $STEADY 2>"$T/fast.err"
 sed -n 's/^trec: /   /p' "$T/fast.err"

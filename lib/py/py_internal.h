@@ -88,6 +88,7 @@ typedef struct pymemo {
     uint64_t bottom;                    /* outermost frame of the last good stack */
     uint64_t cframe;                    /* 3.11–3.12 */
     uint64_t chunk, chunk_end, lo, hi;  /* 3.11+: frame window in the chunk */
+    int idle;                           /* py_proc_set_idle: plan no stack read */
     uint64_t frames[PYMEMO_FRAMES];     /* ≤3.10: frame object addresses */
     uint64_t codes[PYMEMO_CODES];
     int nframes, ncodes;

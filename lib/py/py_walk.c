@@ -131,10 +131,18 @@ uint64_t pywalk_plan_known(py_proc *p, uint64_t tstate)
 {
     const pymemo *m = memo_find(p, tstate);
 
-    if (!m)
+    if (!m || m->idle)
         return 0;
     plan_stack(p, m, tstate);
     return (m->hi - m->lo) + (uint64_t)(m->nframes * p->fr_len + m->ncodes * p->co_len);
+}
+
+void py_proc_set_idle(py_proc *p, uint64_t tstate, int idle)
+{
+    /* only a thread walked before has a memo, and only its stack is planned */
+    pymemo *m = (pymemo *)memo_find(p, tstate);
+    if (m)
+        m->idle = idle;
 }
 
 typedef struct walk {

@@ -88,6 +88,12 @@ int py_proc_stack(py_proc *p, uint64_t tstate, const py_frame_info **frames, int
 int py_proc_stack_trunc(py_proc *p, uint64_t tstate, const py_frame_info **frames, int max,
                         int *truncated);
 
+/* The caller knows that thread state tstate has not run since its last
+ * stack was read (its scheduler said so: trec's switch records), and will
+ * not ask for its stack: py_proc_threads then plans no read of it.  Lasts
+ * until a stack of tstate is read or idle is given as 0. */
+void py_proc_set_idle(py_proc *p, uint64_t tstate, int idle);
+
 /* Stack of the calling thread (for py_proc_attach_self): finds the
  * thread state whose native id / pthread id is the caller's.  Same
  * return convention.  Must not take the GIL or call the Python C API;

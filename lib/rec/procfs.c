@@ -9,7 +9,8 @@
  * of three.  A thread's state comes from its syscall file when it can be
  * read: "running" means runnable, exactly stat's 'R', and the kernel
  * produces it in about 1 us against about 3 us for the stat line (both
- * measured here, Linux 6.x), which matters at every thread every tick.
+ * measured here, Linux 6.x), which matters at every thread every tick
+ * where the thread has no switch records (switches.c).
  */
 #include "lib/rec/rec_int.h"
 

@@ -262,6 +262,36 @@ trc_status rec_stack_intern(trc_writer *w, rec_stackcache *c, const py_frame_inf
                             int depth, uint32_t *stack);
 
 /* ------------------------------------------------------------------ */
+/* switches.c — a thread's state from its context-switch records        */
+/* ------------------------------------------------------------------ */
+
+typedef struct rec_switches {
+    int fd;                  /* the perf event, -1 when none */
+    void *map;               /* its ring, read-only (written backward) */
+    size_t map_len;
+} rec_switches;
+
+/* 0 unless TREC_THREAD_STATE=proc asks for the /proc files only. */
+int rec_switches_allowed(void);
+
+/* Opens tid's switch records.  0, or an errno (EACCES, EPERM, ENOSYS,
+ * ENOMEM...: perf events not allowed here; s->fd is then -1). */
+int rec_switches_open(rec_switches *s, pid_t tid);
+void rec_switches_close(rec_switches *s);
+
+/* Where the newest record is; moves at every switch. */
+uint64_t rec_switches_head(const rec_switches *s);
+
+/* The thread's state by its newest record: 'I' running, 'P' switched out
+ * but runnable, 'S' switched out blocked; 0 unknown.  first_state is what
+ * /proc said right after the open ('R' or 'S'), the answer while no
+ * switch has happened (*head 0).  *head: where that record is. */
+char rec_switches_look(const rec_switches *s, char first_state, uint64_t *head);
+
+/* Threads given switch records so far (for TREC_SELF_TIMING). */
+uint64_t rec_switches_opened(void);
+
+/* ------------------------------------------------------------------ */
 /* threads.c — the threads of one process                               */
 /* ------------------------------------------------------------------ */
 
@@ -272,6 +302,18 @@ typedef struct rec_thread {
     uint32_t wid;            /* writer thread id */
     int state_fd;            /* /proc/PID/task/TID/syscall or stat, -1 if none */
     int state_is_stat;       /* state_fd is the stat file (syscall unreadable) */
+    rec_switches sw;         /* its switch records (sw.fd -1: none, /proc each tick) */
+    char sw_first;           /* /proc's state right after sw was opened */
+    uint64_t sw_head;        /* ring head seen before the last stack read */
+    char sw_kind;            /* what the newest record said then */
+    char pre_kind;           /* looked at before this tick's read (pre_set) */
+    uint64_t pre_head;
+    int pre_set;
+    int quiet;               /* has not run since last_stack was read */
+    int64_t next_proc_ns;    /* with sw: when to read the /proc state file again */
+    uint32_t last_stack;     /* the stack of its last good sample */
+    int last_ok;             /* last_stack is one this thread's tstate gave */
+    int last_trunc;          /* ... and it was cut at REC_MAX_DEPTH */
     uint32_t seen;           /* generation last seen in the thread list */
     int64_t next_name_ns;    /* when to look at the names again */
     int64_t name_interval_ns;
@@ -297,6 +339,9 @@ typedef struct rec_threads {
     int nested;              /* the process is in a pid namespace below ours */
     rec_tidpair *map;        /* with nested: ids paired so far, sorted by tid */
     size_t map_n, map_cap;
+    int switches;            /* open switch records for threads (target.c sets) */
+    int switches_denied;     /* perf events refused here: stop asking */
+    uint64_t switches_open;  /* threads given switch records */
 } rec_threads;
 
 /* Find the thread (ti->tid as lib/py gives it, or tstate), adding it
@@ -359,6 +404,7 @@ typedef struct rec_target {
     py_status last_err;
     char err[512];           /* pyproc's explanation of the last failure */
     int stat_fd, statm_fd;
+    int pid_fd;              /* pidfd_open(2) of pid, -1 if none: liveness without /proc */
     uint32_t rss_counter;    /* 0 = not defined yet */
     rec_threads threads;
     uint32_t gen;
@@ -372,6 +418,7 @@ typedef struct rec_target {
     uint64_t samples;
     py_frame_info trunc_frame;  /* the root of truncated stacks (REC_MAX_DEPTH) */
     uint64_t truncated;      /* samples written truncated */
+    uint64_t quiet_samples;  /* samples repeated from a thread that had not run */
     int trunc_warned;        /* the session said so once */
     int pid_reused;          /* it ended and its pid was another process's at once */
 } rec_target;

@@ -410,8 +410,11 @@ static void finish_trace(session *s)
     }
     r->threads = s->max_wid; /* writer thread ids are dense and per (pid, tid) */
     r->processes = 0;
-    for (size_t i = 0; i < s->targets.n; i++)
+    for (size_t i = 0; i < s->targets.n; i++) {
         r->processes += s->targets.v[i]->process_records > 0;
+        r->quiet_samples += s->targets.v[i]->quiet_samples;
+    }
+    r->switch_threads = rec_switches_opened();
 }
 
 /* --pid: attach before anything is written, so a target that cannot be

@@ -14,9 +14,15 @@
  * an unsupported version) are final until an exec.
  *
  * Samples.  Each tick reads the thread list, then for each thread its
- * scheduler state (one pread, see procfs.c) and its stack (lib/py
- * fetched the stacks it expects with the list: one read call per tick),
- * then refreshes thread names where due.  A stack
+ * stack (lib/py fetched the stacks it expects with the list: one read
+ * call per tick) and its scheduler state: from its switch records
+ * (switches.c) where perf events are allowed, else one pread of its
+ * /proc file (procfs.c); then refreshes thread names where due.  A
+ * thread whose switch records have not moved since the look before its
+ * last stack was read, and that was switched out then, has not run
+ * since: its last stack is written again and nothing of it is read
+ * (lib/py is told before the list is read, so that its read plans no
+ * stack of it).  A stack
  * lib/py finds inconsistent is dropped and counted (TRC_LOSS_SAMPLES_
  * INVALID), never replaced by a guess.  A thread that ended between the
  * list and its stat read is skipped silently: it no longer exists.
@@ -31,7 +37,11 @@
  * the process provably still existed after its stack was read: the
  * thread's state file is read after the stack, and that file, opened
  * earlier, follows that very thread (hence its process, which holds
- * its pid while any thread lives) and fails once it is gone.  A state
+ * its pid while any thread lives) and fails once it is gone.  With
+ * switch records the state file is read only every STATE_PROC_NS (an
+ * id that came back is noticed then); in between the process's pidfd,
+ * which follows that very process, is polled after each stack read,
+ * and once a tick before a repeated stack is written.  A state
  * file just opened by number (a new thread, an id that came back) does
  * not prove that, so then the process's own stat file, open since the
  * target was found, is read too; when it fails the tick stops and the
@@ -49,7 +59,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,6 +70,7 @@
 #define RETRY_MAX_NS 50000000LL      /* 50 ms */
 #define CHECK_NS 50000000LL          /* liveness/exec check: 20 Hz */
 #define RSS_NS 100000000LL           /* RSS counter: 10 Hz */
+#define STATE_PROC_NS 10000000LL     /* with switch records: /proc state file every 10 ms */
 #define MAX_THREADS 65536
 
 int rec_target_init(rec_target *t, pid_t pid, int is_root, int launched, int64_t now_ns)
@@ -73,7 +86,7 @@ int rec_target_init(rec_target *t, pid_t pid, int is_root, int launched, int64_t
     t->next_try_ns = now_ns;
     t->give_up_ns = now_ns + GRACE_NS;
     t->next_check_ns = now_ns + CHECK_NS;
-    t->stat_fd = t->statm_fd = -1;
+    t->stat_fd = t->statm_fd = t->pid_fd = -1;
     t->last_err = PY_ERR_NOT_READY;
     rec_loss_init(&t->invalid, TRC_LOSS_SAMPLES_INVALID, pid);
     rec_stat st;
@@ -87,6 +100,9 @@ int rec_target_init(rec_target *t, pid_t pid, int is_root, int launched, int64_t
     if (rec_proc_cmdline(pid, t->cmdline, sizeof t->cmdline) != 0)
         t->cmdline[0] = '\0';
     t->stat_fd = rec_proc_open(pid, 0, "stat");
+#ifdef SYS_pidfd_open
+    t->pid_fd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
     t->trunc_frame.function = rec_truncated_name;
     t->trunc_frame.file = "";
     t->tcap = 16;
@@ -114,7 +130,9 @@ void rec_target_cleanup(rec_target *t)
         close(t->stat_fd);
     if (t->statm_fd >= 0)
         close(t->statm_fd);
-    t->stat_fd = t->statm_fd = -1;
+    if (t->pid_fd >= 0)
+        close(t->pid_fd);
+    t->stat_fd = t->statm_fd = t->pid_fd = -1;
     trc_free(t->tinfo);
     trc_free(t->frames);
     trc_free(t->dup);
@@ -365,9 +383,59 @@ static char read_state(const rec_thread *th)
     return th->state_is_stat ? rec_fd_state(th->state_fd) : rec_fd_syscall_state(th->state_fd);
 }
 
+/* Has the process ended?  Its pidfd tells without reading /proc. */
+static int ended(rec_target *t)
+{
+    struct pollfd pf = {.fd = t->pid_fd, .events = POLLIN};
+    int r = t->pid_fd >= 0 ? poll(&pf, 1, 0) : -1;
+    if (r >= 0)
+        return r > 0;
+    return !alive(t);
+}
+
+/* Before the thread list is read: which threads with switch records have
+ * not run since their last stack was read (switches.c), so that lib/py
+ * plans no read of their stacks.  What each look saw is kept: a stack
+ * read after it may be repeated while nothing newer is recorded. */
+static void look_switches(rec_target *t)
+{
+    t->threads.switches = t->pid_fd >= 0 && rec_switches_allowed();
+    for (size_t i = 0; i < t->threads.n; i++) {
+        rec_thread *th = &t->threads.v[i];
+        th->quiet = 0;
+        th->pre_set = 0;
+        if (th->sw.fd < 0)
+            continue;
+        th->pre_kind = rec_switches_look(&th->sw, th->sw_first, &th->pre_head);
+        th->pre_set = th->pre_kind != 0;
+        th->quiet = th->last_ok && th->pre_set && th->pre_head == th->sw_head &&
+                    (th->pre_kind == 'S' || th->pre_kind == 'P');
+        py_proc_set_idle(t->py, th->tstate, th->quiet);
+    }
+}
+
+/* One sample of a thread that has not run since its last: that stack
+ * again, nothing read from the target. */
+static trc_status sample_quiet(rec_target *t, rec_tick_ctx *ctx, rec_thread *th,
+                               const py_thread_info *ti)
+{
+    uint32_t flags = th->pre_kind == 'P' ? TRC_SAMPLE_ON_CPU : 0;
+    if (ctx->gil && ti->holds_gil >= 0)
+        flags |= TRC_SAMPLE_GIL_KNOWN | (ti->holds_gil ? TRC_SAMPLE_HOLDS_GIL : 0);
+    trc_status st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, th->last_stack, flags, 0);
+    if (st != TRC_OK)
+        return st;
+    t->truncated += th->last_trunc != 0;
+    t->quiet_samples++;
+    t->samples++;
+    ctx->samples++;
+    return TRC_OK;
+}
+
 static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
 {
     trc_status st = TRC_OK;
+    look_switches(t);
     int n = read_threads(t, ctx->gil);
     if (n < 0) {
         if (py_proc_last_error(t->py) != PY_ERR_GONE && alive(t)) {
@@ -379,6 +447,7 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
     }
     t->gen++;
     drop_unborn(t, n);
+    int proven = 0; /* the process was seen alive after this tick's reads */
     for (int i = 0; i < n; i++) {
         const py_thread_info *ti = &t->tinfo[i];
         if (!ti->tstate)
@@ -390,19 +459,27 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
             return st;
         int fresh = th->seen == 0; /* its state file was just opened by number */
         th->seen = t->gen;
-        int truncated = 0;
-        int depth = py_proc_stack_trunc(t->py, ti->tstate, t->frames, REC_MAX_DEPTH - 1, &truncated);
-        if (depth < 0 && py_proc_last_error(t->py) == PY_ERR_GONE)
-            break; /* the process exited under us: not a torn read */
-        /* the state after the stack: see "Pid reuse" above */
+        int quiet = th->quiet && th->last_ok;
+        int truncated = 0, depth = 0;
+        if (!quiet) {
+            depth = py_proc_stack_trunc(t->py, ti->tstate, t->frames, REC_MAX_DEPTH - 1, &truncated);
+            if (depth < 0 && py_proc_last_error(t->py) == PY_ERR_GONE)
+                break; /* the process exited under us: not a torn read */
+        }
+        /* the state after the stack: see "Pid reuse" above; with switch
+         * records the /proc file is read only every STATE_PROC_NS, for
+         * an id that came back, and the pidfd proves the process */
         char state = 0;
-        if (th->state_fd >= 0) {
+        int by_proc = th->state_fd >= 0 && (th->sw.fd < 0 || ctx->now_ns >= th->next_proc_ns);
+        if (by_proc) {
+            th->next_proc_ns = ctx->now_ns + STATE_PROC_NS;
             state = read_state(th);
             if (state == 0 || state == 'Z' || state == 'X') {
                 /* the thread ended, or its id names a new thread now */
                 if (!rec_thread_reopen(&t->threads, th, t->pid, ctx->now_ns))
                     continue;
                 fresh = 1;
+                quiet = 0;
                 state = read_state(th);
                 if (state == 0 || state == 'Z' || state == 'X')
                     continue;
@@ -412,7 +489,29 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
             t->next_check_ns = ctx->now_ns; /* ended, or the pid is another's: look now */
             break;
         }
+        if (!by_proc && th->sw.fd >= 0 && (!quiet || !proven)) {
+            if (ended(t)) {
+                t->next_check_ns = ctx->now_ns;
+                break;
+            }
+            proven = 1;
+        }
+        if (quiet) {
+            st = sample_quiet(t, ctx, th, ti);
+            if (st != TRC_OK)
+                return st;
+            continue;
+        }
+        if (th->sw.fd >= 0) {
+            uint64_t h;
+            char k = rec_switches_look(&th->sw, th->sw_first, &h);
+            if (k)
+                state = k == 'S' ? 'S' : 'R';
+            else if (!by_proc && th->state_fd >= 0)
+                state = read_state(th);
+        }
         if (depth < 0) {
+            th->last_ok = 0;
             rec_loss_add(&t->invalid, 1, ctx->now_ns);
             ctx->invalid++;
             continue;
@@ -430,6 +529,13 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
         st = rec_stack_intern(ctx->w, &th->cache, t->frames, depth, &stack);
         if (st != TRC_OK)
             return st;
+        /* repeatable while the records stay where the look before this
+         * tick's reads found them (never for a thread opened meanwhile) */
+        th->last_stack = stack;
+        th->last_trunc = truncated;
+        th->last_ok = th->sw.fd >= 0 && th->pre_set;
+        th->sw_head = th->pre_head;
+        th->pre_set = 0;
         uint32_t flags = state == 'R' ? TRC_SAMPLE_ON_CPU : 0;
         if (ctx->gil && ti->holds_gil >= 0)
             flags |= TRC_SAMPLE_GIL_KNOWN | (ti->holds_gil ? TRC_SAMPLE_HOLDS_GIL : 0);

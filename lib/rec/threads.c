@@ -63,21 +63,46 @@ static int pick_name(py_proc *py, pid_t pid, int64_t tid, int64_t ns_tid, char *
     return 0;
 }
 
+/* Opens th's switch records where allowed (switches.c), first: the state
+ * the /proc file gives next is then one the records only ever update. */
+static void open_switches(rec_threads *t, rec_thread *th)
+{
+    rec_switches_close(&th->sw);
+    th->last_ok = 0;
+    th->pre_set = 0; /* a look at the old records says nothing of the new */
+    if (!t->switches || t->switches_denied)
+        return;
+    int e = rec_switches_open(&th->sw, (pid_t)th->tid);
+    if (e == EACCES || e == EPERM || e == ENOSYS || e == EINVAL || e == EOPNOTSUPP)
+        t->switches_denied = 1;
+    else if (e == 0)
+        t->switches_open++;
+}
+
 /* Opens th's state file (syscall, else stat).  0, or the errno of the
  * stat file's open (state_fd -1): ENOENT when the process has no such
  * task. */
-static int open_state(rec_thread *th, pid_t pid)
+static int open_state(rec_threads *t, rec_thread *th, pid_t pid)
 {
+    open_switches(t, th);
     th->state_is_stat = 0;
     th->state_fd = rec_proc_open(pid, (pid_t)th->tid, "syscall");
-    if (th->state_fd < 0 || rec_fd_syscall_state(th->state_fd) == 0) {
+    char st = th->state_fd >= 0 ? rec_fd_syscall_state(th->state_fd) : 0;
+    if (st == 0) {
         if (th->state_fd >= 0)
             close(th->state_fd);
         th->state_fd = rec_proc_open(pid, (pid_t)th->tid, "stat");
         th->state_is_stat = 1;
-        if (th->state_fd < 0)
-            return errno;
+        if (th->state_fd < 0) {
+            int e = errno;
+            rec_switches_close(&th->sw);
+            return e;
+        }
+        st = rec_fd_state(th->state_fd);
     }
+    th->sw_first = st;
+    th->sw_head = 0;
+    th->sw_kind = 0;
     return 0;
 }
 
@@ -163,7 +188,7 @@ int rec_thread_reopen(rec_threads *t, rec_thread *th, pid_t pid, int64_t now_ns)
     close(fd);
     if (th->state_fd >= 0)
         close(th->state_fd);
-    open_state(th, pid);
+    open_state(t, th, pid);
     if (th->state_fd < 0)
         return 0;
     /* another thread: look at its name soon */
@@ -187,6 +212,8 @@ rec_thread *rec_threads_get(rec_threads *t, py_proc *py, pid_t pid, const py_thr
     for (size_t i = 0; i < t->n; i++) {
         rec_thread *th = &t->v[i];
         if (ti->tid >= 0 ? th->ns_tid == ti->tid : (th->ns_tid < 0 && th->tstate == ti->tstate)) {
+            if (th->tstate != ti->tstate)
+                th->last_ok = 0; /* another Python thread on this OS thread */
             th->tstate = ti->tstate;
             return th;
         }
@@ -205,12 +232,13 @@ rec_thread *rec_threads_get(rec_threads *t, py_proc *py, pid_t pid, const py_thr
     memset(th, 0, sizeof *th);
     th->tstate = ti->tstate;
     th->state_fd = -1;
+    th->sw.fd = -1;
     th->ns_tid = ti->tid;
     th->tid = ti->tid;
     if (ti->tid > 0) {
         if (t->nested)
             th->tid = rec_threads_outer_tid(t, pid, ti->tid);
-        if (th->tid <= 0 || open_state(th, pid) == ENOENT)
+        if (th->tid <= 0 || open_state(t, th, pid) == ENOENT)
             return NULL; /* no task has the id: ended, or a stale id (*st OK: skip it) */
     } else {
         th->tid = -(int64_t)(t->distinct + 1);
@@ -250,6 +278,7 @@ static void thread_cleanup(rec_thread *th)
     if (th->state_fd >= 0)
         close(th->state_fd);
     th->state_fd = -1;
+    rec_switches_close(&th->sw);
     rec_stackcache_cleanup(&th->cache);
 }
 
