@@ -41,7 +41,9 @@
  * switch records the state file is read only every STATE_PROC_NS (an
  * id that came back is noticed then); in between the process's pidfd,
  * which follows that very process, is polled after each stack read,
- * and once a tick before a repeated stack is written.  A state
+ * and once a tick before a repeated stack is written (not for trec's
+ * own child: it cannot be reaped, so its pid not reused, before trec
+ * waits for it between ticks).  A state
  * file just opened by number (a new thread, an id that came back) does
  * not prove that, so then the process's own stat file, open since the
  * target was found, is read too; when it fails the tick stops and the
@@ -447,7 +449,10 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
     }
     t->gen++;
     drop_unborn(t, n);
-    int proven = 0; /* the process was seen alive after this tick's reads */
+    /* the process was seen alive after this tick's reads; trec's own
+     * child is: nobody else can reap it, and trec waits for it only
+     * between ticks, so its pid cannot go to another process meanwhile */
+    int proven = t->launched;
     for (int i = 0; i < n; i++) {
         const py_thread_info *ti = &t->tinfo[i];
         if (!ti->tstate)
@@ -489,7 +494,7 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
             t->next_check_ns = ctx->now_ns; /* ended, or the pid is another's: look now */
             break;
         }
-        if (!by_proc && th->sw.fd >= 0 && (!quiet || !proven)) {
+        if (!by_proc && th->sw.fd >= 0 && !t->launched && (!quiet || !proven)) {
             if (ended(t)) {
                 t->next_check_ns = ctx->now_ns;
                 break;

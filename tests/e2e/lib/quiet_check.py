@@ -8,8 +8,8 @@ records (MODE perf), mostly from repeated stacks.  Usage:
 
     quiet_check.py DUMP.txt STDERR.txt MODE
 
-MODE: perf (switch records expected where allowed) or proc
-(TREC_THREAD_STATE=proc: none).  Exits 1 on a failed expectation.
+MODE: perf (switch records expected where allowed), proc
+(TREC_THREAD_STATE=proc: none) or denied (perf_event_open refused: none).  Exits 1 on a failed expectation.
 """
 import re
 import sys
@@ -53,9 +53,9 @@ m = re.search(r"(\d+) samples repeated from threads that had not run; switch rec
 expect(m is not None, "no self-timing line with repeated samples")
 if m:
     repeated, watched = int(m.group(1)), int(m.group(2))
-    if mode == "proc":
+    if mode in ("proc", "denied"):
         expect(repeated == 0 and watched == 0,
-               "TREC_THREAD_STATE=proc: %d repeated, %d threads with switch records" % (repeated, watched))
+               "%s: %d repeated, %d threads with switch records" % (mode, repeated, watched))
     elif watched == 0:
         print("note: perf events not allowed here: trec read /proc (nothing repeated)")
     else:
