@@ -11,7 +11,8 @@
  * listed in /proc/PID/task, all distinct.  If our C library's offset
  * does not fit (a container with another libc), the target's own blocks
  * are searched for an offset that fits every thread.  When nothing fits
- * the offset stays -1 and tids are reported unknown (-1).
+ * the offset stays -1 and tids are reported unknown (-1) until a later
+ * look finds it (py_threads.c: recalibrate_tid).
  *
  * A target in another pid namespace (a container, unshare -p) knows its
  * threads by the ids of its own namespace, which is what struct pthread
@@ -202,9 +203,16 @@ void pytid_calibrate(py_proc *p)
     int n = -1;
     for (int tries = 0; tries < 3 && n < 0; tries++)
         n = py_proc_threads(p, ti, MAX_TS, 0);
-    for (int i = 0; i < n; i++)
-        if (ti[i].pthread_id && !(ti[i].pthread_id & 7))
+    for (int i = 0; i < n; i++) {
+        /* a thread state made for a thread being started holds its
+         * creator's pthread_t until the thread runs (3.10 and before):
+         * the same control block twice, not two threads with one tid */
+        int dup = 0;
+        for (int k = 0; k < npth; k++)
+            dup |= pth[k] == ti[i].pthread_id;
+        if (ti[i].pthread_id && !(ti[i].pthread_id & 7) && !dup)
             pth[npth++] = ti[i].pthread_id;
+    }
     int ntasks = list_tasks(p->pid, &tasks);
     if (npth == 0 || ntasks <= 0)
         goto out;

@@ -142,6 +142,11 @@ void py_proc_get_stats(const py_proc *p, py_proc_stats *out);
  * 10 ms).  (Added by lib/py.) */
 void py_proc_set_list_refresh(py_proc *p, uint64_t ns);
 
+/* Test hook: forget where the kernel tid lies in struct pthread (before
+ * 3.11), as when the threads could not be read at attach; py_proc_threads
+ * looks for it again.  (Added by lib/py.) */
+void py_proc_forget_tid_offset(py_proc *p);
+
 /* Address of _PyRuntime in the target (diagnostics, tests).  (Added by
  * lib/py.) */
 uint64_t py_proc_runtime(const py_proc *p);

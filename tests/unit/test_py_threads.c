@@ -210,11 +210,51 @@ static void test_refresh_and_gil(void **state)
     pyt_stop(&c);
 }
 
+/* Before 3.11 the kernel tid comes from struct pthread at an offset
+ * found at attach; when it could not be found then (the threads were
+ * unreadable at that moment), the next call finds it: tids are not
+ * unknown for the rest of the recording. */
+static void test_tid_offset_found_again(void **state)
+{
+    pyt_list l;
+    char fixture[PATH_MAX], line[256], err[512];
+    long got[MAX_T];
+    int tried = 0;
+
+    pyt_repo_path(fixture, sizeof fixture, FIXTURE);
+    pyt_find(&l);
+    for (int i = 0; i < l.n; i++) {
+        pyt_child c;
+        py_proc *p = NULL;
+        char *argv[] = { l.path[i], fixture, NULL };
+        if (pyt_spawn(&c, argv) != 0 || pyt_line(&c, line, sizeof line, 60000) != 0 ||
+            py_proc_attach(c.pid, &p, err, sizeof err) != PY_OK) {
+            pyt_failf(l.path[i], "fixture or attach failed: %s", err);
+            pyt_stop(&c);
+            continue;
+        }
+        int minor = 0;
+        sscanf(py_proc_version(p), "3.%d", &minor);
+        if (minor <= 10) {
+            tried++;
+            py_proc_forget_tid_offset(p);
+            if (list_tids(p, got, 0) != 1 || got[0] != (long)c.pid)
+                pyt_failf(l.path[i], "after the offset was lost: tid %ld, not %ld", got[0], (long)c.pid);
+        }
+        py_proc_free(p);
+        pyt_stop(&c);
+    }
+    if (!tried)
+        skip();
+    assert_int_equal(pyt_failures, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_changes_seen_at_once),
         cmocka_unit_test(test_refresh_and_gil),
+        cmocka_unit_test(test_tid_offset_found_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
