@@ -274,6 +274,14 @@ def headline(meta, res):
         return ("- trec slows a CPU-bound Python program by %s at 100 Hz and %s at 1 kHz; "
                 "cProfile by %s." % (pct(keys[0]), pct(keys[1]), pct(("trec", "cprof_s"))))
 
+    def pool():
+        a, b = ("trec", "pool_switch_tick"), ("trec", "pool_proc_tick")
+        if a not in res or b not in res or not res[b][0]:
+            return "- A thread pool at rest (32 blocked threads, 1 running): n/a."
+        return ("- A thread pool at rest (32 blocked threads, 1 running): %s of trec CPU per tick, "
+                "%.2fx of reading each thread's /proc state every tick (%s)."
+                % (v(a), res[a][0] / res[b][0], v(b)))
+
     def v(key, unit=None):
         return fmt_value(res[key][0], unit or res[key][1]) if key in res else "n/a"
     conv = [t for t in ("trc2collapsed", "trc-stats", "trc2pstats", "trc2speedscope", "trc2chrome")
@@ -287,6 +295,7 @@ def headline(meta, res):
         trec_cost(),
         "- trec's CPU per sample (30-frame stack): p50 %s, p99 %s; a steady trace costs %s per sample."
         % (v(("trec", "sample_p50")), v(("trec", "sample_p99")), v(("trec", "bytes_steady"))),
+        pool(),
         "- Samples converted per CPU second, on one core: %s (zlib inflating the same trace: %s)."
         % (rates, "%.1f M" % (res[("decode_cpu", "zlib")][0] / 1e6) if ("decode_cpu", "zlib") in res else "n/a"),
         "",
