@@ -405,6 +405,7 @@ typedef struct rec_target {
     char err[512];           /* pyproc's explanation of the last failure */
     int stat_fd, statm_fd;
     int pid_fd;              /* pidfd_open(2) of pid, -1 if none: liveness without /proc */
+    int switches_ok;         /* its threads may have switch records (pidfd, not refused by env) */
     uint32_t rss_counter;    /* 0 = not defined yet */
     rec_threads threads;
     uint32_t gen;

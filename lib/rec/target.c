@@ -105,6 +105,7 @@ int rec_target_init(rec_target *t, pid_t pid, int is_root, int launched, int64_t
 #ifdef SYS_pidfd_open
     t->pid_fd = (int)syscall(SYS_pidfd_open, pid, 0);
 #endif
+    t->switches_ok = t->pid_fd >= 0 && rec_switches_allowed();
     t->trunc_frame.function = rec_truncated_name;
     t->trunc_frame.file = "";
     t->tcap = 16;
@@ -401,7 +402,7 @@ static int ended(rec_target *t)
  * read after it may be repeated while nothing newer is recorded. */
 static void look_switches(rec_target *t)
 {
-    t->threads.switches = t->pid_fd >= 0 && rec_switches_allowed();
+    t->threads.switches = t->switches_ok;
     for (size_t i = 0; i < t->threads.n; i++) {
         rec_thread *th = &t->threads.v[i];
         th->quiet = 0;
