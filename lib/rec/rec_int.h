@@ -274,9 +274,12 @@ typedef struct rec_switches {
 /* 0 unless TREC_THREAD_STATE=proc asks for the /proc files only. */
 int rec_switches_allowed(void);
 
-/* Opens tid's switch records.  0, or an errno (EACCES, EPERM, ENOSYS,
- * ENOMEM...: perf events not allowed here; s->fd is then -1). */
+/* Opens tid's switch records.  0, or an errno (s->fd is then -1):
+ * EMFILE past the recorder's descriptor budget, ESRCH for a thread gone,
+ * or one for which rec_switches_refused says perf events are not
+ * allowed here at all. */
 int rec_switches_open(rec_switches *s, pid_t tid);
+int rec_switches_refused(int err);
 void rec_switches_close(rec_switches *s);
 
 /* Where the newest record is; moves at every switch. */

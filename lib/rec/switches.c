@@ -68,6 +68,12 @@ static long open_max(void)
     return m < 1024 ? m : 1024;
 }
 
+int rec_switches_refused(int err)
+{
+    /* EINVAL: a kernel without write_backward or dummy events (< 4.7) */
+    return err == EACCES || err == EPERM || err == ENOSYS || err == EINVAL || err == EOPNOTSUPP;
+}
+
 int rec_switches_open(rec_switches *s, pid_t tid)
 {
     memset(s, 0, sizeof *s);

@@ -73,7 +73,7 @@ static void open_switches(rec_threads *t, rec_thread *th)
     if (!t->switches || t->switches_denied)
         return;
     int e = rec_switches_open(&th->sw, (pid_t)th->tid);
-    if (e == EACCES || e == EPERM || e == ENOSYS || e == EINVAL || e == EOPNOTSUPP)
+    if (rec_switches_refused(e))
         t->switches_denied = 1;
     else if (e == 0)
         t->switches_open++;

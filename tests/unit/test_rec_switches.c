@@ -101,12 +101,16 @@ static void wait_blocked(pid_t tid)
     assert_int_equal(proc_state(tid), 'S');
 }
 
-/* Opens the records of tid, or skips the test where not allowed. */
-static int open_or_skip(rec_switches *s, pid_t tid)
+/* Starts a napper, waits until it blocks and opens its records; -1
+ * (napper stopped) where perf events are not allowed. */
+static int watch_blocked(napper *n, rec_switches *s)
 {
-    int e = rec_switches_open(s, tid);
-    if (e == EACCES || e == EPERM || e == ENOSYS || e == EOPNOTSUPP || e == EINVAL) {
+    napper_start(n);
+    wait_blocked(n->tid);
+    int e = rec_switches_open(s, n->tid);
+    if (rec_switches_refused(e)) {
         fprintf(stderr, "perf events not allowed here (%s): skipped\n", strerror(e));
+        napper_stop(n);
         return -1;
     }
     assert_int_equal(e, 0);
@@ -118,13 +122,9 @@ static void blocked_runs_blocked(void **state)
 {
     (void)state;
     napper n;
-    napper_start(&n);
-    wait_blocked(n.tid);
     rec_switches s;
-    if (open_or_skip(&s, n.tid) != 0) {
-        napper_stop(&n);
+    if (watch_blocked(&n, &s) != 0)
         skip();
-    }
     char first = proc_state(n.tid);
     assert_int_equal(first, 'S');
 
@@ -174,13 +174,9 @@ static void ended_thread(void **state)
 {
     (void)state;
     napper n;
-    napper_start(&n);
-    wait_blocked(n.tid);
     rec_switches s;
-    if (open_or_skip(&s, n.tid) != 0) {
-        napper_stop(&n);
+    if (watch_blocked(&n, &s) != 0)
         skip();
-    }
     napper_stop(&n);
     /* the records stay readable after the thread has gone: no crash, and
      * the last thing recorded of it */
@@ -203,7 +199,7 @@ static void descriptor_budget(void **state)
     int opened = 0, e = 0;
     for (int i = 0; i < 9; i++) {
         e = rec_switches_open(&s[i], self);
-        if (e == EACCES || e == EPERM || e == ENOSYS || e == EOPNOTSUPP || e == EINVAL) {
+        if (rec_switches_refused(e)) {
             for (int j = 0; j < opened; j++)
                 rec_switches_close(&s[j]);
             setrlimit(RLIMIT_NOFILE, &old);
