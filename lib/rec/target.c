@@ -485,10 +485,18 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
                 if (!rec_thread_reopen(&t->threads, th, t->pid, ctx->now_ns))
                     continue;
                 fresh = 1;
-                quiet = 0;
                 state = read_state(th);
                 if (state == 0 || state == 'Z' || state == 'X')
                     continue;
+                if (quiet) {
+                    /* another thread has the id now: its own stack, read
+                     * before the process is checked below */
+                    quiet = 0;
+                    depth = py_proc_stack_trunc(t->py, ti->tstate, t->frames, REC_MAX_DEPTH - 1,
+                                                &truncated);
+                    if (depth < 0 && py_proc_last_error(t->py) == PY_ERR_GONE)
+                        break;
+                }
             }
         }
         if ((fresh || th->state_fd < 0) && !alive(t)) {
