@@ -105,6 +105,7 @@ SECTIONS = [
         ("  of which an empty 1 kHz wake-up", "trec", "wakeup", {}),
         ("10 kHz sustained: late ticks", "trec", "late_10k", {}),
         ("  empty wake-ups at 10 kHz: late", "trec", "late_10k_empty", {}),
+        ("10 kHz with --spin: late ticks", "trec", "late_10k_spin", {}),
         ("32 blocked + 1 running thread: CPU per tick", "trec", "pool_switch_tick", {}),
         ("  the same, /proc state every tick (before)", "trec", "pool_proc_tick", {}),
         ("  switch records / /proc", "trec", "pool_switch_tick", {"div": ("trec", "pool_proc_tick")}),

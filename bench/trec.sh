@@ -104,6 +104,13 @@ if [ -x "$BUILD/bench/trec_ticks" ]; then
   bench_result trec late_10k_empty "$e10" pct "empty wake-ups at 10 kHz, same rule (bench/trec_ticks)"
 fi
 
+echo "3b. 10 kHz sustained with --spin (the clock watched, one CPU busy), 30-frame stack, ${STEADY} s"
+"$TREC" --spin --rate 10000 -o "$T/spin.trc" "$PY" $W/bench_deep.py $STEADY 2>"$T/spin.err"
+sed -n 's/^trec: /   /p' "$T/spin.err"
+sl=$(grep '^trec: [0-9]* samples' "$T/spin.err" | tail -1)
+bench_result trec late_10k_spin "$(sed -n 's/.* late (\([0-9.]*\)%).*/\1/p' <<< "$sl")" pct \
+  "$(sed -n 's/^trec: \([0-9]*\) samples.*/\1/p' <<< "$sl") samples in ${STEADY} s with --spin"
+
 echo "4. bytes per sample (whole files: header, definitions and loss records included; marginal = between two lengths)"
 "$TREC" -o "$T/deep2.trc" "$PY" $W/bench_deep.py "$(awk "BEGIN{print $STEADY*2}")" 2>"$T/deep2.err"
 "$PY" - "$T" <<'PYEOF'

@@ -34,6 +34,7 @@ typedef struct rec_config {
     double gpu_rate_hz;        /* NVML counter rate; <= 0 = 10 Hz */
     const char *command_line;  /* trec's own command line, for the segment header */
     int self_timing;           /* measure the recorder's CPU per sample (rec_result.cost_*) */
+    int spin;                  /* wait for ticks by watching the clock (a CPU kept busy) */
     rec_message_fn message;    /* may be NULL (messages dropped) */
     void *message_ctx;
 } rec_config;

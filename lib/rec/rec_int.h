@@ -94,6 +94,7 @@ typedef struct rec_pacer {
     int64_t jitter_max_ns;
     uint64_t rng;            /* xorshift state for the jitter */
     int64_t deadline_ns;     /* the current tick's deadline */
+    int spin;                /* watch the clock instead of sleeping (--spin) */
 } rec_pacer;
 
 typedef struct rec_tick {
@@ -107,10 +108,12 @@ typedef struct rec_tick {
  * (at most 100 us), drawn from seed.  Cannot fail. */
 void rec_pacer_init(rec_pacer *p, int64_t period_ns, int64_t start_ns, uint64_t seed);
 
-/* Sleep until the current deadline.  Returns 1 and fills *t when the
- * deadline was reached (the pacer then moves to the next deadline,
- * skipping the ones already passed), 0 when a signal interrupted the
- * sleep first (call again; the deadline is unchanged). */
+/* Sleep until the current deadline (with p->spin: watch the clock,
+ * yielding the CPU to whatever else wants it).  Returns 1 and fills *t
+ * when the deadline was reached (the pacer then moves to the next
+ * deadline, skipping the ones already passed), 0 when a signal
+ * interrupted the sleep first, or after a millisecond of spinning (call
+ * again; the deadline is unchanged). */
 int rec_pacer_wait(rec_pacer *p, rec_tick *t);
 
 /* Classification used by rec_pacer_wait (exposed for tests): lateness

@@ -578,6 +578,7 @@ int rec_run(const rec_config *cfg, rec_result *res)
     s.start_ns = trc_now_ns();
     rec_pacer_init(&s.pacer, (int64_t)(1e9 / cfg->rate_hz), s.start_ns,
                    (uint64_t)s.start_ns ^ ((uint64_t)getpid() << 32));
+    s.pacer.spin = cfg->spin;
     rec_loss_init(&s.late, TRC_LOSS_SAMPLES_LATE, -1);
     rec_loss_init(&s.missed, TRC_LOSS_SAMPLES_MISSED, -1);
     s.next_scan_ns = s.start_ns;

@@ -120,6 +120,19 @@ secs=$(sed -n 's/^trec: .* process, \([0-9.]*\) s,.*/\1/p' "$T/err")
 awk "BEGIN{exit !($secs >= 0.45 && $secs < 1.0)}" || fail "--duration 0.5: recorded $secs s"
 "$STACKS" "$T/d.trc" >"$T/d.txt" && grep -q "^end" "$T/d.txt" || fail "--duration: trace incomplete"
 
+# --spin: the rate kept with the clock watched; the program's end still
+# ends the recording (the spinning wait looks at signals) and is in it
+rc=0
+"$TREC" --spin --rate 100 -o "$T/s.trc" "$PY" -c \
+  'import time
+end = time.time() + 0.5
+while time.time() < end: pass' 2>"$T/err" || rc=$?
+[ $rc -eq 0 ] || fail "--spin: exit $rc"
+n=$(sed -n 's/^trec: \([0-9]*\) samples.*/\1/p' "$T/err")
+[ -n "$n" ] && [ "$n" -ge 20 ] && [ "$n" -le 80 ] || fail "--spin --rate 100 for 0.5 s: $n samples ($(cat "$T/err"))"
+"$STACKS" "$T/s.trc" >"$T/s.txt" && grep -q "^end" "$T/s.txt" || fail "--spin: trace incomplete"
+grep -q "^exit	[0-9]*	0	0$" "$T/s.txt" || fail "--spin: the program's end not recorded"
+
 # summary line and %p
 rc=0
 "$TREC" -o "$T/run-%p.trc" "$PY" -c 'import os; print(os.getpid())' >"$T/pid" 2>"$T/err" || rc=$?

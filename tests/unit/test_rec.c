@@ -137,6 +137,37 @@ static void pace_grid(void **state)
     assert_true(p.deadline_ns > t.now_ns);
 }
 
+/* --spin: ticks are taken on the clock, never before their deadline; a
+ * far deadline is waited for in slices, each returning 0 (signals are
+ * looked at in between) until it is reached. */
+static void pace_spin(void **state)
+{
+    rec_pacer p;
+    int64_t t0 = trc_now_ns();
+    rec_pacer_init(&p, 100000, t0, 7);
+    p.spin = 1;
+    rec_tick t;
+    for (int i = 0; i < 200; i++) {
+        int64_t deadline = p.deadline_ns;
+        while (!rec_pacer_wait(&p, &t))
+            ;
+        assert_true(t.now_ns >= deadline);
+        assert_int_equal(t.lateness_ns, t.now_ns - deadline);
+    }
+    rec_pacer_init(&p, 50000000, trc_now_ns(), 7);
+    p.spin = 1;
+    while (!rec_pacer_wait(&p, &t))
+        ; /* the grid's first tick: at once */
+    int slices = 0;
+    int64_t a = trc_now_ns();
+    while (!rec_pacer_wait(&p, &t))
+        slices++;
+    /* 50 ms in 1 ms slices (fewer when the machine took the CPU away) */
+    assert_true(slices >= 5);
+    assert_true(t.now_ns >= p.origin_ns + 50000000);
+    assert_true(t.now_ns - a < 2000000000);
+}
+
 static void output_names(void **state)
 {
     char path[64];
@@ -374,6 +405,7 @@ int main(void)
         cmocka_unit_test(zombie_exit_code),
         cmocka_unit_test(pace_classify),
         cmocka_unit_test(pace_grid),
+        cmocka_unit_test(pace_spin),
         cmocka_unit_test(output_names),
         cmocka_unit_test(spawn_runs_and_fails),
         cmocka_unit_test(spawn_stdout_to_stderr),
