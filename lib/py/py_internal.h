@@ -143,7 +143,7 @@ struct py_proc {
     uint64_t list_refresh_ns;  /* py_threads.c: longest trust in a known list (test hook) */
 
     int64_t tid_off;           /* ≤3.10: offset of the kernel tid in struct pthread, -1 unknown */
-    uint64_t tid_retry_ns, tid_retry_gap_ns; /* py_threads.c: when to look for tid_off again */
+    uint64_t tid_retry_ns, tid_retry_gap_ns; /* py_tid.c: when to look for tid_off again */
     uint64_t id;               /* unique per handle: keys the per-thread cache */
 
     char name[256];            /* py_proc_thread_name result */
@@ -187,6 +187,7 @@ int pystr_read(py_proc *p, uint64_t addr, char *buf, size_t cap);
 
 /* ≤3.10: finds p->tid_off (see py_tid.c).  Cannot fail (leaves -1). */
 void pytid_calibrate(py_proc *p);
+void pytid_recalibrate(py_proc *p);   /* when due, while tid_off is unknown */
 
 /* Kernel tid of the calling thread. */
 int64_t pytid_self(void);

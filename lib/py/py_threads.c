@@ -285,32 +285,11 @@ int pythreads_list_locked(py_proc *p, py_thread_info *out, int max, int want_gil
     return list_full(p, out, max, want_gil);
 }
 
-/* Before 3.11: the offset of the tid in struct pthread is found at
- * attach (py_tid.c), from the threads there are then; a program caught
- * while it could not be read leaves it unknown, and then it is looked
- * for again, at most every 10 ms at first, backing off to once a
- * second.  Out of process only: trec's handle, used by one thread. */
-static void recalibrate_tid(py_proc *p)
-{
-    if (p->self || p->tid_off >= 0 || p->L.ts_native_thread_id != PY_OFF_NONE)
-        return;
-    uint64_t now = pymem_now_ns();
-    if (now < p->tid_retry_ns)
-        return;
-    p->tid_retry_gap_ns = p->tid_retry_gap_ns ? p->tid_retry_gap_ns * 2 : 10000000;
-    if (p->tid_retry_gap_ns > 1000000000)
-        p->tid_retry_gap_ns = 1000000000;
-    p->tid_retry_ns = now + p->tid_retry_gap_ns;
-    pytid_calibrate(p);
-    if (p->tid_off >= 0)
-        p->lm.full_ns = 0; /* read the list in full: tids with it */
-}
-
 int py_proc_threads(py_proc *p, py_thread_info *out, int max, int want_gil)
 {
     int n = -1;
 
-    recalibrate_tid(p);
+    pytid_recalibrate(p);
     pthread_mutex_lock(&p->lock);
     for (int t = 0; t < PY_TORN_TRIES && n < 0; t++) {
         n = pythreads_list_locked(p, out, max, want_gil);

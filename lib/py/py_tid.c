@@ -12,7 +12,7 @@
  * does not fit (a container with another libc), the target's own blocks
  * are searched for an offset that fits every thread.  When nothing fits
  * the offset stays -1 and tids are reported unknown (-1) until a later
- * look finds it (py_threads.c: recalibrate_tid).
+ * look finds it (pytid_recalibrate, before each thread list).
  *
  * A target in another pid namespace (a container, unshare -p) knows its
  * threads by the ids of its own namespace, which is what struct pthread
@@ -190,6 +190,26 @@ static int fits(py_proc *p, const uint64_t *pth, int npth, const int64_t *tasks,
         seen[i] = v;
     }
     return npth > 0;
+}
+
+/* An offset not found at attach (the program caught while its threads
+ * could not be read) is looked for again, every 10 ms at first, backing
+ * off to once a second.  Out of process only: trec's handle, used by one
+ * thread; the calibration takes the handle's lock itself. */
+void pytid_recalibrate(py_proc *p)
+{
+    if (p->self || p->tid_off >= 0 || p->L.ts_native_thread_id != PY_OFF_NONE)
+        return;
+    uint64_t now = pymem_now_ns();
+    if (now < p->tid_retry_ns)
+        return;
+    p->tid_retry_gap_ns = p->tid_retry_gap_ns ? p->tid_retry_gap_ns * 2 : 10000000;
+    if (p->tid_retry_gap_ns > 1000000000)
+        p->tid_retry_gap_ns = 1000000000;
+    p->tid_retry_ns = now + p->tid_retry_gap_ns;
+    pytid_calibrate(p);
+    if (p->tid_off >= 0)
+        p->lm.full_ns = 0; /* read the list in full: tids with it */
 }
 
 void pytid_calibrate(py_proc *p)

@@ -140,9 +140,11 @@ uint64_t pywalk_plan_known(py_proc *p, uint64_t tstate)
 void py_proc_set_idle(py_proc *p, uint64_t tstate, int idle)
 {
     /* only a thread walked before has a memo, and only its stack is planned */
+    pthread_mutex_lock(&p->lock);
     pymemo *m = (pymemo *)memo_find(p, tstate);
     if (m)
         m->idle = idle;
+    pthread_mutex_unlock(&p->lock);
 }
 
 typedef struct walk {

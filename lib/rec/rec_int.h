@@ -285,9 +285,6 @@ int rec_switches_open(rec_switches *s, pid_t tid);
 int rec_switches_refused(int err);
 void rec_switches_close(rec_switches *s);
 
-/* Where the newest record is; moves at every switch. */
-uint64_t rec_switches_head(const rec_switches *s);
-
 /* The thread's state by its newest record: 'I' running, 'P' switched out
  * but runnable, 'S' switched out blocked; 0 unknown.  first_state is what
  * /proc said right after the open ('R' or 'S'), the answer while no
@@ -311,7 +308,6 @@ typedef struct rec_thread {
     rec_switches sw;         /* its switch records (sw.fd -1: none, /proc each tick) */
     char sw_first;           /* /proc's state right after sw was opened */
     uint64_t sw_head;        /* ring head seen before the last stack read */
-    char sw_kind;            /* what the newest record said then */
     char pre_kind;           /* looked at before this tick's read (pre_set) */
     uint64_t pre_head;
     int pre_set;
@@ -347,7 +343,6 @@ typedef struct rec_threads {
     size_t map_n, map_cap;
     int switches;            /* open switch records for threads (target.c sets) */
     int switches_denied;     /* perf events refused here: stop asking */
-    uint64_t switches_open;  /* threads given switch records */
 } rec_threads;
 
 /* Find the thread (ti->tid as lib/py gives it, or tstate), adding it

@@ -120,7 +120,8 @@ void rec_switches_close(rec_switches *s)
     s->fd = -1;
 }
 
-uint64_t rec_switches_head(const rec_switches *s)
+/* Where the newest record is; moves at every switch. */
+static uint64_t head_now(const rec_switches *s)
 {
     const struct perf_event_mmap_page *mp = s->map;
     return __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
@@ -153,7 +154,7 @@ static char newest(const rec_switches *s, uint64_t head)
 char rec_switches_look(const rec_switches *s, char first_state, uint64_t *head)
 {
     for (int tries = 0; tries < 4; tries++) {
-        uint64_t h = rec_switches_head(s);
+        uint64_t h = head_now(s);
         if (h == 0) {
             *head = 0;
             return first_state == 'R' ? 'I' : first_state ? 'S' : 0;

@@ -417,14 +417,27 @@ static void look_switches(rec_target *t)
     }
 }
 
+/* A sample's flags: on CPU, and with --gil what the list said of the GIL. */
+static uint32_t sample_flags(const rec_tick_ctx *ctx, const py_thread_info *ti, int on_cpu)
+{
+    uint32_t flags = on_cpu ? TRC_SAMPLE_ON_CPU : 0;
+    if (ctx->gil && ti->holds_gil >= 0)
+        flags |= TRC_SAMPLE_GIL_KNOWN | (ti->holds_gil ? TRC_SAMPLE_HOLDS_GIL : 0);
+    return flags;
+}
+
+/* The thread's stack into t->frames: its depth, or -1 (invalid). */
+static int read_stack(rec_target *t, const py_thread_info *ti, int *truncated)
+{
+    return py_proc_stack_trunc(t->py, ti->tstate, t->frames, REC_MAX_DEPTH - 1, truncated);
+}
+
 /* One sample of a thread that has not run since its last: that stack
  * again, nothing read from the target. */
 static trc_status sample_quiet(rec_target *t, rec_tick_ctx *ctx, rec_thread *th,
                                const py_thread_info *ti)
 {
-    uint32_t flags = th->pre_kind == 'P' ? TRC_SAMPLE_ON_CPU : 0;
-    if (ctx->gil && ti->holds_gil >= 0)
-        flags |= TRC_SAMPLE_GIL_KNOWN | (ti->holds_gil ? TRC_SAMPLE_HOLDS_GIL : 0);
+    uint32_t flags = sample_flags(ctx, ti, th->pre_kind == 'P');
     trc_status st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, th->last_stack, flags, 0);
     if (st != TRC_OK)
         return st;
@@ -465,10 +478,12 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
             return st;
         int fresh = th->seen == 0; /* its state file was just opened by number */
         th->seen = t->gen;
+        /* last_ok again: rec_threads_get clears it when another thread
+         * state now runs on this OS thread */
         int quiet = th->quiet && th->last_ok;
         int truncated = 0, depth = 0;
         if (!quiet) {
-            depth = py_proc_stack_trunc(t->py, ti->tstate, t->frames, REC_MAX_DEPTH - 1, &truncated);
+            depth = read_stack(t, ti, &truncated);
             if (depth < 0 && py_proc_last_error(t->py) == PY_ERR_GONE)
                 break; /* the process exited under us: not a torn read */
         }
@@ -492,8 +507,7 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
                     /* another thread has the id now: its own stack, read
                      * before the process is checked below */
                     quiet = 0;
-                    depth = py_proc_stack_trunc(t->py, ti->tstate, t->frames, REC_MAX_DEPTH - 1,
-                                                &truncated);
+                    depth = read_stack(t, ti, &truncated);
                     if (depth < 0 && py_proc_last_error(t->py) == PY_ERR_GONE)
                         break;
                 }
@@ -550,10 +564,7 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
         th->last_ok = th->sw.fd >= 0 && th->pre_set;
         th->sw_head = th->pre_head;
         th->pre_set = 0;
-        uint32_t flags = state == 'R' ? TRC_SAMPLE_ON_CPU : 0;
-        if (ctx->gil && ti->holds_gil >= 0)
-            flags |= TRC_SAMPLE_GIL_KNOWN | (ti->holds_gil ? TRC_SAMPLE_HOLDS_GIL : 0);
-        st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, stack, flags, 0);
+        st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, stack, sample_flags(ctx, ti, state == 'R'), 0);
         if (st != TRC_OK)
             return st;
         t->samples++;

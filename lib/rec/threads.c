@@ -75,8 +75,6 @@ static void open_switches(rec_threads *t, rec_thread *th)
     int e = rec_switches_open(&th->sw, (pid_t)th->tid);
     if (rec_switches_refused(e))
         t->switches_denied = 1;
-    else if (e == 0)
-        t->switches_open++;
 }
 
 /* Opens th's state file (syscall, else stat).  0, or the errno of the
@@ -102,7 +100,6 @@ static int open_state(rec_threads *t, rec_thread *th, pid_t pid)
     }
     th->sw_first = st;
     th->sw_head = 0;
-    th->sw_kind = 0;
     return 0;
 }
 
