@@ -398,9 +398,9 @@ void pycode_plan(py_proc *p, uint64_t addr)
     if (!c)
         return;
     if (c->s_span[0])
-        pysnap_plan(&p->snap, c->v_name, c->s_span[0]);
+        pysnap_plan_at(&p->snap, c->v_name, c->s_span[0], PYSNAP_FIRST);
     if (c->s_span[1] && c->v_file != c->v_name)
-        pysnap_plan(&p->snap, c->v_file, c->s_span[1]);
+        pysnap_plan_at(&p->snap, c->v_file, c->s_span[1], PYSNAP_FIRST);
 }
 
 static void fill_validation(const py_proc *p, pycode *c, const uint8_t *hdr)

@@ -95,7 +95,8 @@ typedef struct pymemo {
     pyrs *rs;                           /* PYMEMO_FRAMES entries, made on first use; owned */
 } pymemo;
 
-#define PY_TORN_TRIES 3  /* reads of a stack or thread list before calling it unreadable */
+#define PY_TORN_TRIES 3  /* reads of a thread list before calling it unreadable */
+#define PY_STACK_TRIES 5 /* reads of a stack before calling it torn (each learns from the last) */
 #define PYLIST_MAX 512   /* thread-list addresses remembered between calls */
 
 typedef struct pylist_memo {

@@ -66,23 +66,30 @@ static int grow_buf(pysnap *s, size_t need)
     return 0;
 }
 
-void pysnap_plan(pysnap *s, uint64_t addr, size_t len)
+void pysnap_plan_at(pysnap *s, uint64_t addr, size_t len, int place)
 {
     if (addr == 0 || len == 0 || len > PYSNAP_MAX_RANGE || addr + len < addr)
         return;
     if (s->planned >= PYSNAP_MAX_PLAN || grow_ranges(s, s->n + 1) != 0)
         return;
-    s->r[s->n++] = (pysnap_range){ .addr = addr, .len = (uint32_t)len, .state = 0 };
+    s->r[s->n++] = (pysnap_range){ .addr = addr, .len = (uint32_t)len, .state = 0,
+                                   .order = (uint32_t)place << 16 | (uint32_t)s->planned };
     s->planned++;
 }
 
-/* Insertion sort by address: plans are short and mostly in order. */
-static void sort_ranges(pysnap_range *r, int n)
+void pysnap_plan(pysnap *s, uint64_t addr, size_t len)
+{
+    pysnap_plan_at(s, addr, len, PYSNAP_MIDDLE);
+}
+
+/* Insertion sort, by address (by_order 0) or by reading order: plans are
+ * short and mostly in order. */
+static void sort_ranges(pysnap_range *r, int n, int by_order)
 {
     for (int i = 1; i < n; i++) {
         pysnap_range x = r[i];
         int j = i;
-        while (j > 0 && r[j - 1].addr > x.addr) {
+        while (j > 0 && (by_order ? r[j - 1].order > x.order : r[j - 1].addr > x.addr)) {
             r[j] = r[j - 1];
             j--;
         }
@@ -133,7 +140,7 @@ int pysnap_fetch(pysnap *s)
     /* Planned ranges are always the tail: earlier ones were read. */
     pysnap_range *p = s->r + first;
     int np = s->n - first;
-    sort_ranges(p, np);
+    sort_ranges(p, np, 0);
     s->planned = 0;
     int w = 0;
     for (int i = 0; i < np; i++) {
@@ -145,13 +152,16 @@ int pysnap_fetch(pysnap *s)
             if (p[i].addr <= lend + MERGE_GAP && (end > lend ? end : lend) - last->addr <= PYSNAP_MAX_RANGE) {
                 if (end > lend)
                     last->len = (uint32_t)(end - last->addr);
+                if (p[i].order > last->order)
+                    last->order = p[i].order;
                 continue;
             }
         }
         p[w++] = p[i];
     }
     s->n = first + w;
-    s->batch = first;   /* sorted and merged: disjoint */
+    s->batch = first;   /* merged: disjoint */
+    sort_ranges(p, w, 1);
     size_t need = s->used;
     for (int i = first; i < s->n; i++)
         need += s->r[i].len;

@@ -25,6 +25,7 @@ typedef struct pysnap_range {
     uint64_t addr;
     uint32_t len;
     uint32_t state;   /* 0 planned, 1 copied, 2 unreadable */
+    uint32_t order;   /* when it is read within its batch: pysnap_plan_at */
     size_t off;       /* into buf */
 } pysnap_range;
 
@@ -51,9 +52,27 @@ void pysnap_reset(pysnap *s);
  * Plan only between pysnap_reset and pysnap_fetch.  Cannot fail. */
 void pysnap_plan(pysnap *s, uint64_t addr, size_t len);
 
+/* When a planned range is read within its batch (pysnap_plan_at): a
+ * batch is one system call, but the kernel copies its ranges one after
+ * the other while the target runs on.  What a stack walk follows must
+ * be read so that what changes least is read first and the pointer to
+ * the newest frame last: then every frame the walk reaches from that
+ * pointer was already in place when its own bytes were copied (or the
+ * walk's checks see that it was not). */
+enum {
+    PYSNAP_FIRST = 0,   /* what does not change under us (code objects) */
+    PYSNAP_MIDDLE = 1,  /* frames, oldest first (pysnap_plan's default) */
+    PYSNAP_LAST = 2,    /* thread states and the current frame pointer */
+};
+
+/* pysnap_plan, read at the given place in its batch; ranges of one
+ * place are read in the order they were planned. */
+void pysnap_plan_at(pysnap *s, uint64_t addr, size_t len, int place);
+
 /* Reads every planned range: sorted, neighbours closer than 2 KiB merged
  * (never across a page that neither touches, so no unmapped hole is
- * read), one system call; an unreadable range costs one more call for
+ * read), one system call in the order pysnap_plan_at asked for (a
+ * merged range is read where its latest part asks); an unreadable range costs one more call for
  * the ranges after it.  Returns 0, or -1 on a hard error (hard_errno is
  * EPERM, ESRCH or ENOMEM). */
 int pysnap_fetch(pysnap *s);

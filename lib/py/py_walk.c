@@ -24,15 +24,24 @@
  * stops there (the frames beyond are never read).
  *
  * The target keeps running while we read, so one read call is not an
- * atomic snapshot.  Before 3.11 a frame that returns goes to a free
+ * atomic snapshot.  Its ranges are copied in the order that keeps a
+ * stack whole (py_snap.h): code objects, frames from the outermost in,
+ * and the thread state (the pointer to the newest frame) last, so that
+ * a frame the walk reaches was in place when its bytes were copied.  A
+ * walk that fails a check is tried again at once, up to PY_STACK_TRIES
+ * times, each with what the last one found planned into its one read;
+ * a stack that is never read whole is dropped, never cut short.  Before 3.11 a frame that returns goes to a free
  * list shared by all threads and is soon reused, possibly by another
  * thread: a chain followed through it would be invented.  Three checks:
  *  - every PyFrameObject on the chain must be executing (f_executing /
- *    f_state); freed frames are not;
+ *    f_state); freed frames are not (the innermost may be just entered
+ *    or just done: the thread state names it a little before and after);
  *  - 3.11+: inside the thread's frame chunk, each caller lies below its
  *    callee and every frame below datastack_top; the outermost frame
  *    must be one that can be (an entry frame in 3.12+; never a
- *    generator's, whose link is cleared when it yields);
+ *    generator's, whose link is cleared when it yields); a chain of
+ *    entry frames alone, or no current frame while the data stack holds
+ *    frames, is a call from C caught half set up, not an empty stack;
  *  - the outermost frame must be the one this thread's last good stack
  *    ended with (it lives as long as the thread's outermost call); when
  *    it is not (first sample, or a new outermost call), the thread
@@ -112,19 +121,27 @@ static const pymemo *memo_find(const py_proc *p, uint64_t tstate)
     return p->memo[j].tstate ? &p->memo[j] : NULL;
 }
 
+/* The read order (py_snap.h): code objects, then frames from the
+ * outermost in, then the current frame pointer. */
 static void plan_stack(py_proc *p, const pymemo *m, uint64_t tstate)
 {
-    pysnap_plan(&p->snap, tstate, p->ts_len);
-    if (m->cframe)
-        pysnap_plan(&p->snap, m->cframe + p->L.cf_current_frame, 8);
-    if (m->hi > m->lo)
-        pysnap_plan(&p->snap, m->lo, m->hi - m->lo);
-    for (int i = 0; i < m->nframes; i++)
-        pysnap_plan(&p->snap, m->frames[i], p->fr_len);
     for (int i = 0; i < m->ncodes; i++) {
-        pysnap_plan(&p->snap, m->codes[i], p->co_len);
+        pysnap_plan_at(&p->snap, m->codes[i], p->co_len, PYSNAP_FIRST);
         pycode_plan(p, m->codes[i]);   /* the strings a cache hit checks */
     }
+    /* Whole pages: a frame of a new call is most often allocated next to
+     * the frames seen last time (the same free list, the same pool), so
+     * it comes with this one read instead of a later one of its own.
+     * frames[] runs from the innermost out. */
+    for (int i = m->nframes; i-- > 0;) {
+        uint64_t lo = pysnap_page(m->frames[i]);
+        pysnap_plan(&p->snap, lo, pysnap_page(m->frames[i] + p->fr_len - 1) + 4096 - lo);
+    }
+    if (m->hi > m->lo)
+        pysnap_plan(&p->snap, m->lo, m->hi - m->lo);   /* outermost frames at its bottom */
+    if (m->cframe)
+        pysnap_plan_at(&p->snap, m->cframe + p->L.cf_current_frame, 8, PYSNAP_LAST);
+    pysnap_plan_at(&p->snap, tstate, p->ts_len, PYSNAP_LAST);
 }
 
 uint64_t pywalk_plan_known(py_proc *p, uint64_t tstate)
@@ -186,6 +203,41 @@ static void memo_commit(pymemo *to, const pymemo *from)
     to->nframes = from->nframes;
     to->ncodes = from->ncodes;
     to->rs = from->rs;
+}
+
+/* After a torn walk: adds what it touched (frame objects, code
+ * objects, the frames it saw inside the chunk) to the thread's plan, so
+ * that the next try fetches them in its one batched read instead of
+ * reading them one by one while the target moves on.  The rest of the
+ * memo (the last good stack's bottom) stays. */
+static void memo_learn(pymemo *m, const walk *w)
+{
+    for (int i = 0; i < w->next.nframes && m->nframes < PYMEMO_FRAMES; i++) {
+        int j = 0;
+        while (j < m->nframes && m->frames[j] != w->next.frames[i])
+            j++;
+        if (j == m->nframes)
+            m->frames[m->nframes++] = w->next.frames[i];
+    }
+    for (int i = 0; i < w->next.ncodes && m->ncodes < PYMEMO_CODES; i++) {
+        int j = 0;
+        while (j < m->ncodes && m->codes[j] != w->next.codes[i])
+            j++;
+        if (j == m->ncodes)
+            m->codes[m->ncodes++] = w->next.codes[i];
+    }
+    if (w->fhi > w->flo && w->next.chunk == m->chunk) {
+        uint64_t lo = m->hi > m->lo && m->lo < w->flo ? m->lo : w->flo;
+        uint64_t hi = w->top + WINDOW_SLACK < w->chunk_end ? w->top + WINDOW_SLACK : w->chunk_end;
+        if (m->hi > hi)
+            hi = m->hi;
+        if (hi - lo > CHUNK_WINDOW)
+            lo = hi - CHUNK_WINDOW;
+        m->lo = lo;
+        m->hi = hi;
+    }
+    if (w->next.cframe)
+        m->cframe = w->next.cframe;
 }
 
 /* A walk with nothing found yet. */
@@ -298,14 +350,18 @@ static int emit(py_proc *p, walk *w, uint64_t frame, uint64_t code, int64_t last
     return 0;
 }
 
-/* Where to start an on-demand read of the frame at f: inside the
- * current chunk, take up to 4 KiB below (older frames live there);
- * elsewhere the frame's own page. */
-static uint64_t frame_lo(const walk *w, uint64_t f)
+/* Reads the frame at f on demand, with its neighbours: inside the
+ * current chunk up to 4 KiB below it (older frames live there);
+ * elsewhere the whole pages it lies on (frame objects of other calls
+ * share them).  NULL when unreadable. */
+static const uint8_t *frame_need(py_proc *p, const walk *w, uint64_t f)
 {
     if (w->chunk_data && f >= w->chunk_data && f < w->top)
-        return f - w->chunk_data > 4096 ? f - 4096 : w->chunk_data;
-    return pysnap_page(f);
+        return pysnap_need(&p->snap, f, p->fr_len, f - w->chunk_data > 4096 ? f - 4096 : w->chunk_data);
+    uint64_t lo = pysnap_page(f), hi = pysnap_page(f + p->fr_len - 1) + 4096;
+    if (!pysnap_need(&p->snap, lo, hi - lo, lo))
+        return NULL;
+    return pysnap_get(&p->snap, f, p->fr_len);
 }
 
 /* Sets up chunk bounds from the thread state (3.11+). */
@@ -354,7 +410,7 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
             lam = 0;
         }
         const uint8_t *fr = pysnap_get(&p->snap, frame, p->fr_len);
-        if (!fr && !(fr = pysnap_need(&p->snap, frame, p->fr_len, frame_lo(w, frame))))
+        if (!fr && !(fr = frame_need(p, w, frame)))
             return pywalk_fail(p, pywalk_snap_status(p));
         if (w->chunk_data && frame >= w->chunk_data && frame < w->top) {
             if (frame < w->flo)
@@ -368,8 +424,12 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
         uint64_t code, prev;
         if (L->frame_objects) {
             int state = (int8_t)fr[L->fo_state];
+            /* The innermost frame may be one being entered or left: the
+             * thread state names it a few instructions before it is
+             * marked running and after it is marked done.  Its callers
+             * must be running. */
             if (pysnap_u64(fr, L->ob_type) != p->frame_type ||
-                (state != L->fo_state_run && state != L->fo_state_unwind))
+                (w->leaf && state != L->fo_state_run && state != L->fo_state_unwind))
                 return pywalk_fail(p, PY_ERR_IO);   /* freed, reused or not running */
             code = pysnap_u64(fr, L->fo_code);
             prev = pysnap_u64(fr, L->fo_back);
@@ -531,10 +591,21 @@ static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames,
         chunk_bounds(p, &w, m, ts);
     if (current_frame(p, &w, ts, &frame) != 0)
         return pywalk_fail(p, pywalk_snap_status(p));
+    /* Frames on the data stack but no current frame: the interpreter is
+     * between making a new C-level frame record current and pointing it
+     * at its first frame (3.11-3.12; the record lives on the C stack and
+     * starts out as whatever was there).  Not an empty stack. */
+    if (!frame && w.chunk_data && w.top - w.chunk_data >= p->fr_len)
+        return pywalk_fail(p, PY_ERR_IO);
     if (walk_frames(p, &w, frame) != 0) {
         *full = w.full;
+        memo_learn(m, &w);
         return -1;
     }
+    /* Entry frames and no Python frame: read while a call from C was
+     * being set up or torn down (3.12+), not a thread without Python. */
+    if (w.bottom && w.depth == 0)
+        return pywalk_fail(p, PY_ERR_IO);
     if (w.bottom && w.bottom != m->bottom) {
         int same = unchanged(p, tstate, &w);
         if (same <= 0)
@@ -560,7 +631,7 @@ static int stack_locked(py_proc *p, uint64_t tstate, const py_frame_info **frame
 {
     int n = -1, full = 0;
 
-    for (int t = 0; t < PY_TORN_TRIES; t++) {
+    for (int t = 0; t < PY_STACK_TRIES; t++) {
         n = stack_once(p, tstate, frames, max, &full, trunc);
         if (n >= 0 || full || p->last != PY_ERR_IO)
             break;
