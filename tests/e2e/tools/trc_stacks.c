@@ -13,6 +13,9 @@
  *   sample   pid  tid  flags  count  STACK           (STACK root first:
  *            frames joined by ';', each "function|file|line|first_line")
  *   end      samples  threads  processes  lost_samples   (segment end)
+ *   stackless  pid  tid  n   (on-CPU samples with no Python frame that
+ *            fall between two samples of the thread whose stacks hold a
+ *            function named $TRC_STACKS_ROOT, or have frames if unset)
  *   stats    chunks  damaged_chunks  losses
  *
  * Exit status: 0 read cleanly, 1 read with damage/loss reported by the
@@ -35,6 +38,16 @@ typedef struct cnt {
     double min, max;
 } cnt;
 
+/* Per thread: on-CPU samples without frames since its last sample with
+ * frames (pending), and those already known to lie between two. */
+typedef struct gap {
+    uint32_t thread;
+    int seen;               /* a sample with frames came */
+    uint64_t pending, between;
+} gap;
+
+static gap *gaps;
+static size_t n_gaps, cap_gaps;
 static agg *aggs;
 static size_t n_aggs, cap_aggs;
 static cnt *cnts;
@@ -65,6 +78,42 @@ static void add_sample(const trc_sample *s)
     if (n_aggs == cap_aggs)
         aggs = grow(aggs, &cap_aggs, sizeof *aggs);
     aggs[n_aggs++] = (agg){s->thread, s->stack, s->flags, s->count};
+}
+
+/* Does stack id hold a frame of function root (the part after the
+ * last dot: 3.11+ names are qualified)?  Any frame when root is NULL. */
+static int holds(const trc_reader *r, uint32_t id, const char *root)
+{
+    if (!root)
+        return id != 0;
+    for (const trc_stack *s = trc_reader_stack(r, id); s && id; id = s->parent, s = trc_reader_stack(r, id)) {
+        const trc_frame *f = trc_reader_frame(r, s->frame);
+        const char *name = f ? strrchr(f->function, '.') : NULL;
+        if (f && strcmp(name ? name + 1 : f->function, root) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static void add_gap(const trc_reader *r, const trc_sample *s, const char *root)
+{
+    gap *g = NULL;
+    for (size_t i = 0; i < n_gaps && !g; i++)
+        if (gaps[i].thread == s->thread)
+            g = &gaps[i];
+    if (!g) {
+        if (n_gaps == cap_gaps)
+            gaps = grow(gaps, &cap_gaps, sizeof *gaps);
+        g = &gaps[n_gaps++];
+        *g = (gap){ .thread = s->thread };
+    }
+    if (holds(r, s->stack, root)) {
+        g->between += g->seen ? g->pending : 0;
+        g->pending = 0;
+        g->seen = 1;
+    } else if (!s->stack && (s->flags & TRC_SAMPLE_ON_CPU)) {
+        g->pending += s->count;
+    }
 }
 
 static void add_counter(const trc_counter_value *v)
@@ -151,6 +200,7 @@ int main(int argc, char **argv)
             break;
         case TRC_EV_SAMPLE:
             add_sample(&ev->u.sample);
+            add_gap(r, &ev->u.sample, getenv("TRC_STACKS_ROOT"));
             break;
         case TRC_EV_COUNTER:
             add_counter(&ev->u.counter);
@@ -184,6 +234,11 @@ int main(int argc, char **argv)
         print_stack(r, aggs[i].stack);
         putchar('\n');
     }
+    for (size_t i = 0; i < n_gaps; i++) {
+        const trc_thread *t = trc_reader_thread(r, gaps[i].thread);
+        printf("stackless\t%lld\t%lld\t%llu\n", t ? (long long)t->pid : -1LL,
+               t ? (long long)t->tid : -1LL, (unsigned long long)gaps[i].between);
+    }
     trc_reader_stats stats;
     trc_reader_get_stats(r, &stats);
     printf("stats\t%llu\t%llu\t%llu\n", (unsigned long long)stats.chunks,
@@ -191,5 +246,6 @@ int main(int argc, char **argv)
     trc_reader_free(r);
     free(aggs);
     free(cnts);
+    free(gaps);
     return damaged || stats.damaged_chunks ? 1 : 0;
 }

@@ -1,0 +1,62 @@
+"""The truth for trec's fidelity tests, measured inside the program: a
+sampler that interrupts the program every millisecond of wall-clock
+time (SIGALRM, ITIMER_REAL) and walks the interrupted frame's f_back
+chain.  It records, per sample, the depth below the frame of the
+function named ROOT (the workload's main) and the innermost function's
+name; and counts samples taken with no Python frame at all, which
+in-process can never happen while Python code runs (the handler runs
+between bytecodes of the interrupted frame).
+
+A handler runs only where the interpreter checks for signals (loop
+back-edges, function entries), so a workload whose time is spent in
+loops at every depth is what this measures without bias of its own.
+
+Usage from a workload:  ref = Sampler("main"); ref.start(); ...;
+ref.stop(); ref.dump(path)."""
+import json
+import signal
+
+
+class Sampler:
+    def __init__(self, root, interval=0.001):
+        self.root = root
+        self.interval = interval
+        self.depth = {}     # depth below ROOT's frame -> samples
+        self.leaf = {}      # innermost function -> samples (only under ROOT)
+        self.incl = {}      # function anywhere under ROOT -> samples
+        self.outside = 0    # samples not under ROOT
+        self.empty = 0      # samples with no frame
+
+    def _handler(self, sig, frame):
+        if frame is None:
+            self.empty += 1
+            return
+        n, f, root_at, names = 0, frame, None, []
+        while f is not None:
+            if f.f_code.co_name == self.root:
+                root_at = n
+            if root_at is None:
+                names.append(f.f_code.co_name)
+            n += 1
+            f = f.f_back
+        if root_at is None:
+            self.outside += 1
+            return
+        self.depth[root_at] = self.depth.get(root_at, 0) + 1
+        name = frame.f_code.co_name
+        self.leaf[name] = self.leaf.get(name, 0) + 1
+        for name in set(names):
+            self.incl[name] = self.incl.get(name, 0) + 1
+
+    def start(self):
+        signal.signal(signal.SIGALRM, self._handler)
+        signal.setitimer(signal.ITIMER_REAL, self.interval, self.interval)
+
+    def stop(self):
+        signal.setitimer(signal.ITIMER_REAL, 0, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+
+    def dump(self, path):
+        with open(path, "w") as out:
+            json.dump({"root": self.root, "depth": self.depth, "leaf": self.leaf, "incl": self.incl,
+                       "outside": self.outside, "empty": self.empty}, out)
