@@ -209,11 +209,12 @@ int main(int argc, char **argv)
                 "trec: self-timing: %llu ticks, per sample p50 %.2f us, p90 %.2f us, "
                 "p99 %.2f us, max %.2f us; all CPU %.1f ms = %.2f us per sample; "
                 "%llu samples repeated from threads that had not run; "
-                "switch records for %llu threads\n",
+                "switch records for %llu threads; %llu torn reads retried, %llu dropped\n",
                 (unsigned long long)res.cost_n, res.cost_p50_ns / 1e3, res.cost_p90_ns / 1e3,
                 res.cost_p99_ns / 1e3, res.cost_max_ns / 1e3, res.cpu_ns / 1e6,
                 res.samples ? res.cpu_ns / 1e3 / (double)res.samples : 0.0,
-                (unsigned long long)res.quiet_samples, (unsigned long long)res.switch_threads);
+                (unsigned long long)res.quiet_samples, (unsigned long long)res.switch_threads,
+                (unsigned long long)res.torn_retries, (unsigned long long)res.invalid);
     free(cmdline);
     free(pos);
     return status;

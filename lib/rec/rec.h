@@ -57,6 +57,7 @@ typedef struct rec_result {
     int64_t cost_p50_ns, cost_p90_ns, cost_p99_ns, cost_max_ns;
     uint64_t cost_n;
     uint64_t quiet_samples;    /* samples repeated from threads that had not run (switch records) */
+    uint64_t torn_retries;     /* stack reads redone at once after a torn read */
     uint64_t switch_threads;   /* threads whose state came from switch records */
     char output_path[4096];    /* the expanded path, "<stdout>" for "-" */
 } rec_result;

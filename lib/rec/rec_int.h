@@ -421,6 +421,7 @@ typedef struct rec_target {
     py_frame_info trunc_frame;  /* the root of truncated stacks (REC_MAX_DEPTH) */
     uint64_t truncated;      /* samples written truncated */
     uint64_t quiet_samples;  /* samples repeated from a thread that had not run */
+    uint64_t torn_retries;   /* stack reads redone after a torn read, by handles freed since */
     int trunc_warned;        /* the session said so once */
     int pid_reused;          /* it ended and its pid was another process's at once */
 } rec_target;
@@ -438,6 +439,9 @@ typedef struct rec_tick_ctx {
 /* Initialise for pid (not attached); 0 or -1 (NOMEM). */
 int rec_target_init(rec_target *t, pid_t pid, int is_root, int launched, int64_t now_ns);
 void rec_target_cleanup(rec_target *t);
+
+/* Stack reads redone after a torn read, over the target's whole life. */
+uint64_t rec_target_torn_retries(const rec_target *t);
 
 /* Try to attach now.  Returns PY_OK, or pyproc's status with t->err set. */
 py_status rec_target_try_attach(rec_target *t, int64_t now_ns);

@@ -413,6 +413,7 @@ static void finish_trace(session *s)
     for (size_t i = 0; i < s->targets.n; i++) {
         r->processes += s->targets.v[i]->process_records > 0;
         r->quiet_samples += s->targets.v[i]->quiet_samples;
+        r->torn_retries += rec_target_torn_retries(s->targets.v[i]);
     }
     r->switch_threads = rec_switches_opened();
 }

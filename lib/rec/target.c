@@ -118,11 +118,21 @@ int rec_target_init(rec_target *t, pid_t pid, int is_root, int launched, int64_t
     return 0;
 }
 
+uint64_t rec_target_torn_retries(const rec_target *t)
+{
+    py_proc_stats st = { 0 };
+    if (t->py)
+        py_proc_get_stats(t->py, &st);
+    return t->torn_retries + st.torn_retries;
+}
+
 static void detach(rec_target *t)
 {
     rec_threads_cleanup(&t->threads);
-    if (t->py)
+    if (t->py) {
+        t->torn_retries = rec_target_torn_retries(t);
         py_proc_free(t->py);
+    }
     t->py = NULL;
 }
 
