@@ -201,6 +201,9 @@ void pynames_free(py_proc *p);
  * reads tstate's last stack needed, if it has been walked before, and
  * returns about how many bytes that is (0: nothing known). */
 int pywalk_fail(py_proc *p, py_status st);
+/* Where in a batched read (py_snap.h) a thread state goes: before its
+ * frames from 3.11, after them before (py_walk.c says why). */
+int pywalk_ts_place(const py_proc *p);
 py_status pywalk_snap_status(const py_proc *p);
 uint64_t pywalk_plan_known(py_proc *p, uint64_t tstate);
 

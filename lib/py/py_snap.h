@@ -54,15 +54,14 @@ void pysnap_plan(pysnap *s, uint64_t addr, size_t len);
 
 /* When a planned range is read within its batch (pysnap_plan_at): a
  * batch is one system call, but the kernel copies its ranges one after
- * the other while the target runs on.  What a stack walk follows must
- * be read so that what changes least is read first and the pointer to
- * the newest frame last: then every frame the walk reaches from that
- * pointer was already in place when its own bytes were copied (or the
- * walk's checks see that it was not). */
+ * the other while the target runs on, so the order decides which
+ * changes a walk can be fooled by (py_walk.c says which order each
+ * layout wants and why). */
 enum {
     PYSNAP_FIRST = 0,   /* what does not change under us (code objects) */
-    PYSNAP_MIDDLE = 1,  /* frames, oldest first (pysnap_plan's default) */
-    PYSNAP_LAST = 2,    /* thread states and the current frame pointer */
+    PYSNAP_EARLY = 1,   /* before the frames */
+    PYSNAP_MIDDLE = 2,  /* frames, in the order planned (pysnap_plan's default) */
+    PYSNAP_LATE = 3,    /* after the frames */
 };
 
 /* pysnap_plan, read at the given place in its batch; ranges of one

@@ -60,7 +60,7 @@ static void plan_states(py_proc *p, int steady)
     const pylist_memo *lm = &p->lm;
 
     for (int i = 0; i < lm->ntstate; i++) {
-        pysnap_plan_at(&p->snap, lm->tstate[i], p->ts_len, PYSNAP_LAST);
+        pysnap_plan_at(&p->snap, lm->tstate[i], p->ts_len, pywalk_ts_place(p));
         if (!(steady && tid_known(p, i)) && p->tid_off >= 0 && lm->pthread[i])
             pysnap_plan_at(&p->snap, lm->pthread[i] + (uint64_t)p->tid_off, 4, PYSNAP_FIRST);
     }

@@ -24,11 +24,20 @@
  * stops there (the frames beyond are never read).
  *
  * The target keeps running while we read, so one read call is not an
- * atomic snapshot.  Its ranges are copied in the order that keeps a
- * stack whole (py_snap.h): code objects, frames from the outermost in,
- * and the thread state (the pointer to the newest frame) last, so that
- * a frame the walk reaches was in place when its bytes were copied.  A
- * walk that fails a check is tried again at once, up to PY_STACK_TRIES
+ * atomic snapshot: the kernel copies its ranges one after the other.
+ * Their order (py_snap.h) decides which changes can fool a walk:
+ *  - 3.11+: frames live in the thread's data stack, and a frame that
+ *    returns is left there as it was until a new call overwrites it.
+ *    So the thread state (the pointer to the newest frame) is copied
+ *    first and the frames after it: a frame that returned meanwhile
+ *    still reads as it was when the pointer was copied.
+ *  - before 3.11: frames are heap objects, and one that returns is
+ *    marked done and freed at once (to a free list any call may take
+ *    from).  So the frames are copied first, from the outermost in,
+ *    and the thread state last: what the walk reaches from that
+ *    pointer was in place when its bytes were copied, or reads as
+ *    freed and fails the checks below.
+ * A walk that fails a check is tried again at once, up to PY_STACK_TRIES
  * times, each with what the last one found planned into its one read;
  * a stack that is never read whole is dropped, never cut short.  Before 3.11 a frame that returns goes to a free
  * list shared by all threads and is soon reused, possibly by another
@@ -121,8 +130,13 @@ static const pymemo *memo_find(const py_proc *p, uint64_t tstate)
     return p->memo[j].tstate ? &p->memo[j] : NULL;
 }
 
-/* The read order (py_snap.h): code objects, then frames from the
- * outermost in, then the current frame pointer. */
+int pywalk_ts_place(const py_proc *p)
+{
+    return p->L.frame_objects ? PYSNAP_LATE : PYSNAP_EARLY;
+}
+
+/* The read order (py_snap.h): code objects, frames from the outermost
+ * in, and the current frame pointer where pywalk_ts_place says. */
 static void plan_stack(py_proc *p, const pymemo *m, uint64_t tstate)
 {
     for (int i = 0; i < m->ncodes; i++) {
@@ -140,8 +154,8 @@ static void plan_stack(py_proc *p, const pymemo *m, uint64_t tstate)
     if (m->hi > m->lo)
         pysnap_plan(&p->snap, m->lo, m->hi - m->lo);   /* outermost frames at its bottom */
     if (m->cframe)
-        pysnap_plan_at(&p->snap, m->cframe + p->L.cf_current_frame, 8, PYSNAP_LAST);
-    pysnap_plan_at(&p->snap, tstate, p->ts_len, PYSNAP_LAST);
+        pysnap_plan_at(&p->snap, m->cframe + p->L.cf_current_frame, 8, pywalk_ts_place(p));
+    pysnap_plan_at(&p->snap, tstate, p->ts_len, pywalk_ts_place(p));
 }
 
 uint64_t pywalk_plan_known(py_proc *p, uint64_t tstate)
