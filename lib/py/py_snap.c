@@ -72,9 +72,17 @@ void pysnap_plan_at(pysnap *s, uint64_t addr, size_t len, int place)
         return;
     if (s->planned >= PYSNAP_MAX_PLAN || grow_ranges(s, s->n + 1) != 0)
         return;
-    s->r[s->n++] = (pysnap_range){ .addr = addr, .len = (uint32_t)len, .state = 0,
+    s->r[s->n++] = (pysnap_range){ .addr = addr, .len = (uint32_t)len, .state = 0, .whole = 0,
                                    .order = (uint32_t)place << 16 | (uint32_t)s->planned };
     s->planned++;
+}
+
+void pysnap_plan_piece(pysnap *s, uint64_t addr, size_t len, int place)
+{
+    int n = s->n;
+    pysnap_plan_at(s, addr, len, place);
+    if (s->n > n)
+        s->r[n].whole = 1;
 }
 
 void pysnap_plan(pysnap *s, uint64_t addr, size_t len)
@@ -149,7 +157,8 @@ int pysnap_fetch(pysnap *s)
             uint64_t lend = last->addr + last->len, end = p[i].addr + p[i].len;
             /* Merge when the gap is under a page: every byte in between then
              * lies on a page that one of the two ranges touches. */
-            if (p[i].addr <= lend + MERGE_GAP && (end > lend ? end : lend) - last->addr <= PYSNAP_MAX_RANGE) {
+            if (!last->whole && !p[i].whole && p[i].addr <= lend + MERGE_GAP &&
+                (end > lend ? end : lend) - last->addr <= PYSNAP_MAX_RANGE) {
                 if (end > lend)
                     last->len = (uint32_t)(end - last->addr);
                 if (p[i].order > last->order)
@@ -206,7 +215,7 @@ const void *pysnap_need(pysnap *s, uint64_t addr, size_t len, uint64_t lo)
         s->hard_errno = ENOMEM;
         return NULL;
     }
-    s->r[s->n] = (pysnap_range){ .addr = lo, .len = (uint32_t)(addr + len - lo), .state = 0, .off = s->used };
+    s->r[s->n] = (pysnap_range){ .addr = lo, .len = (uint32_t)(addr + len - lo), .state = 0, .whole = 0, .off = s->used };
     s->used += s->r[s->n].len;
     s->batch = s->n;
     s->n++;

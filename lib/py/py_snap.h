@@ -26,6 +26,7 @@ typedef struct pysnap_range {
     uint32_t len;
     uint32_t state;   /* 0 planned, 1 copied, 2 unreadable */
     uint32_t order;   /* when it is read within its batch: pysnap_plan_at */
+    uint32_t whole;   /* never merged with a neighbour: pysnap_plan_piece */
     size_t off;       /* into buf */
 } pysnap_range;
 
@@ -67,6 +68,11 @@ enum {
 /* pysnap_plan, read at the given place in its batch; ranges of one
  * place are read in the order they were planned. */
 void pysnap_plan_at(pysnap *s, uint64_t addr, size_t len, int place);
+
+/* pysnap_plan_at for a range that is never merged with its neighbours,
+ * so that a larger region planned as pieces is read in the pieces'
+ * order, not as one copy from its low end up. */
+void pysnap_plan_piece(pysnap *s, uint64_t addr, size_t len, int place);
 
 /* Reads every planned range: sorted, neighbours closer than 2 KiB merged
  * (never across a page that neither touches, so no unmapped hole is

@@ -135,10 +135,74 @@ int pywalk_ts_place(const py_proc *p)
     return p->L.frame_objects ? PYSNAP_LATE : PYSNAP_EARLY;
 }
 
-/* The read order (py_snap.h): code objects, frames from the outermost
- * in, and the current frame pointer where pywalk_ts_place says. */
+#define PLAN_PAGES 160      /* 3.11+: pages of one stack planned one by one */
+
+/* Plans the page of [lo, hi) that holds addr (clipped to it), unless it
+ * is planned already.  pages[] holds those planned so far. */
+static void plan_page(py_proc *p, uint64_t *pages, int *n, uint64_t addr, uint64_t lo, uint64_t hi)
+{
+    uint64_t pg = pysnap_page(addr);
+    for (int i = 0; i < *n; i++)
+        if (pages[i] == pg)
+            return;
+    if (*n == PLAN_PAGES)
+        return;
+    pages[(*n)++] = pg;
+    uint64_t a = pg > lo ? pg : lo, b = pg + 4096 < hi ? pg + 4096 : hi;
+    if (b > a)
+        pysnap_plan_piece(&p->snap, a, b - a, PYSNAP_MIDDLE);
+}
+
+/* 3.11+: the pages a stack lies on, from the newest frames to the
+ * oldest: the top of the data-stack window (where new calls go), the
+ * last chain's frames innermost first (data stack, generators, entry
+ * frames on the C stack), then the rest of the window from its top
+ * down.  Each page is its own piece of the read, so the kernel copies
+ * them in this order. */
+static void plan_pages_inner_first(py_proc *p, const pymemo *m)
+{
+    uint64_t pages[PLAN_PAGES];
+    int n = 0;
+
+    if (m->hi > m->lo) {
+        plan_page(p, pages, &n, m->hi - 1, m->lo, m->hi);
+        if (m->hi - m->lo > 4096)
+            plan_page(p, pages, &n, m->hi - 4097, m->lo, m->hi);
+    }
+    for (int i = 0; i < m->nframes; i++) {
+        uint64_t f = m->frames[i];
+        if (m->hi > m->lo && f >= m->lo && f < m->hi) {
+            plan_page(p, pages, &n, f, m->lo, m->hi);
+            if (pysnap_page(f + p->fr_len - 1) != pysnap_page(f))
+                plan_page(p, pages, &n, f + p->fr_len - 1, m->lo, m->hi);
+        } else {
+            plan_page(p, pages, &n, f, 0, UINT64_MAX);
+            if (pysnap_page(f + p->fr_len - 1) != pysnap_page(f))
+                plan_page(p, pages, &n, f + p->fr_len - 1, 0, UINT64_MAX);
+        }
+    }
+    for (uint64_t a = m->hi; a > m->lo; a = pysnap_page(a - 1))
+        plan_page(p, pages, &n, a - 1, m->lo, m->hi);
+}
+
+/* The read order (py_snap.h): code objects, then the current frame
+ * pointer and the frames in the order the layout wants (see the top of
+ * this file): before 3.11 frames from the outermost in and the pointer
+ * last; from 3.11 the pointer first and frames from the innermost out
+ * (the window in pieces from its top down). */
 static void plan_stack(py_proc *p, const pymemo *m, uint64_t tstate)
 {
+    if (!p->L.frame_objects) {
+        for (int i = 0; i < m->ncodes; i++) {
+            pysnap_plan_at(&p->snap, m->codes[i], p->co_len, PYSNAP_FIRST);
+            pycode_plan(p, m->codes[i]);
+        }
+        if (m->cframe)
+            pysnap_plan_at(&p->snap, m->cframe + p->L.cf_current_frame, 8, PYSNAP_EARLY);
+        pysnap_plan_at(&p->snap, tstate, p->ts_len, PYSNAP_EARLY);
+        plan_pages_inner_first(p, m);
+        return;
+    }
     for (int i = 0; i < m->ncodes; i++) {
         pysnap_plan_at(&p->snap, m->codes[i], p->co_len, PYSNAP_FIRST);
         pycode_plan(p, m->codes[i]);   /* the strings a cache hit checks */
@@ -431,10 +495,11 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
                 w->flo = frame;
             if (frame + p->fr_len > w->fhi)
                 w->fhi = frame + p->fr_len;
-        } else if (w->next.nframes < PYMEMO_FRAMES) {
-            /* frame objects, generator frames, 3.12+ entry frames on the C stack */
-            w->next.frames[w->next.nframes++] = frame;
         }
+        /* the chain, innermost first: frame objects; from 3.11 every
+         * frame, in the data stack, generators and (3.12+) on the C stack */
+        if (w->next.nframes < PYMEMO_FRAMES)
+            w->next.frames[w->next.nframes++] = frame;
         uint64_t code, prev;
         if (L->frame_objects) {
             int state = (int8_t)fr[L->fo_state];

@@ -31,12 +31,15 @@ def read_trace(path, root):
             samples += count
             # 3.11+ names are qualified (Node.evaluate, f.<locals>.<genexpr>):
             # the reference has the code object's own name
-            names = [f.split("|")[0].rsplit(".", 1)[-1] for f in p[5].split(";")] if len(p) > 5 and p[5] else []
+            frames = [f.split("|") for f in p[5].split(";")] if len(p) > 5 and p[5] else []
+            names = [f[0].rsplit(".", 1)[-1] for f in frames]
             if "_handler" in names:   # the reference's own handler, running in the program
                 names = names[:names.index("_handler")]
-            if root not in names:
+            # the workload's main, not site.main at start-up
+            roots = [i for i, n in enumerate(names) if n == root and "fidelity_" in frames[i][1]]
+            if not roots:
                 continue
-            at = len(names) - 1 - names[::-1].index(root)
+            at = roots[-1]
             below = names[at + 1:]
             depth[len(below)] += count
             for n in set(below):

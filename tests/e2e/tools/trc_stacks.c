@@ -14,8 +14,8 @@
  *            frames joined by ';', each "function|file|line|first_line")
  *   end      samples  threads  processes  lost_samples   (segment end)
  *   stackless  pid  tid  n   (on-CPU samples with no Python frame that
- *            fall between two samples of the thread whose stacks hold a
- *            function named $TRC_STACKS_ROOT, or have frames if unset)
+ *            fall between two samples of the thread whose stacks hold
+ *            $TRC_STACKS_ROOT, FUNC or FUNC@PART-OF-FILE; or have frames)
  *   stats    chunks  damaged_chunks  losses
  *
  * Exit status: 0 read cleanly, 1 read with damage/loss reported by the
@@ -80,16 +80,22 @@ static void add_sample(const trc_sample *s)
     aggs[n_aggs++] = (agg){s->thread, s->stack, s->flags, s->count};
 }
 
-/* Does stack id hold a frame of function root (the part after the
- * last dot: 3.11+ names are qualified)?  Any frame when root is NULL. */
+/* Does stack id hold a frame of function root ("FUNC" or
+ * "FUNC@PART-OF-FILE"; FUNC is the part of a name after its last dot:
+ * 3.11+ names are qualified)?  Any frame when root is NULL. */
 static int holds(const trc_reader *r, uint32_t id, const char *root)
 {
     if (!root)
         return id != 0;
+    const char *at = strchr(root, '@');
+    size_t flen = at ? (size_t)(at - root) : strlen(root);
     for (const trc_stack *s = trc_reader_stack(r, id); s && id; id = s->parent, s = trc_reader_stack(r, id)) {
         const trc_frame *f = trc_reader_frame(r, s->frame);
-        const char *name = f ? strrchr(f->function, '.') : NULL;
-        if (f && strcmp(name ? name + 1 : f->function, root) == 0)
+        if (!f)
+            continue;
+        const char *dot = strrchr(f->function, '.');
+        const char *name = dot ? dot + 1 : f->function;
+        if (strlen(name) == flen && strncmp(name, root, flen) == 0 && (!at || strstr(f->file, at + 1)))
             return 1;
     }
     return 0;
