@@ -135,7 +135,7 @@ int pywalk_ts_place(const py_proc *p)
     return p->L.frame_objects ? PYSNAP_LATE : PYSNAP_EARLY;
 }
 
-#define PLAN_PAGES 160      /* 3.11+: pages of one stack planned one by one */
+#define PLAN_PAGES 160      /* pages of one stack planned one by one */
 
 /* Plans the page of [lo, hi) that holds addr (clipped to it), unless it
  * is planned already.  pages[] holds those planned so far. */
@@ -151,6 +151,24 @@ static void plan_page(py_proc *p, uint64_t *pages, int *n, uint64_t addr, uint64
     uint64_t a = pg > lo ? pg : lo, b = pg + 4096 < hi ? pg + 4096 : hi;
     if (b > a)
         pysnap_plan_piece(&p->snap, a, b - a, PYSNAP_MIDDLE);
+}
+
+/* Before 3.11: the pages the last chain's frame objects lie on, from
+ * the outermost in, each its own piece of the read.  Whole pages: a
+ * frame of a new call is most often allocated next to the frames seen
+ * last time (the same free list, the same pool), so it comes with this
+ * read instead of a later one of its own. */
+static void plan_pages_outer_first(py_proc *p, const pymemo *m)
+{
+    uint64_t pages[PLAN_PAGES];
+    int n = 0;
+
+    for (int i = m->nframes; i-- > 0;) {
+        uint64_t f = m->frames[i];
+        plan_page(p, pages, &n, f, 0, UINT64_MAX);
+        if (pysnap_page(f + p->fr_len - 1) != pysnap_page(f))
+            plan_page(p, pages, &n, f + p->fr_len - 1, 0, UINT64_MAX);
+    }
 }
 
 /* 3.11+: the pages a stack lies on, from the newest frames to the
@@ -192,34 +210,19 @@ static void plan_pages_inner_first(py_proc *p, const pymemo *m)
  * (the window in pieces from its top down). */
 static void plan_stack(py_proc *p, const pymemo *m, uint64_t tstate)
 {
-    if (!p->L.frame_objects) {
-        for (int i = 0; i < m->ncodes; i++) {
-            pysnap_plan_at(&p->snap, m->codes[i], p->co_len, PYSNAP_FIRST);
-            pycode_plan(p, m->codes[i]);
-        }
-        if (m->cframe)
-            pysnap_plan_at(&p->snap, m->cframe + p->L.cf_current_frame, 8, PYSNAP_EARLY);
-        pysnap_plan_at(&p->snap, tstate, p->ts_len, PYSNAP_EARLY);
-        plan_pages_inner_first(p, m);
-        return;
-    }
     for (int i = 0; i < m->ncodes; i++) {
         pysnap_plan_at(&p->snap, m->codes[i], p->co_len, PYSNAP_FIRST);
         pycode_plan(p, m->codes[i]);   /* the strings a cache hit checks */
     }
-    /* Whole pages: a frame of a new call is most often allocated next to
-     * the frames seen last time (the same free list, the same pool), so
-     * it comes with this one read instead of a later one of its own.
-     * frames[] runs from the innermost out. */
-    for (int i = m->nframes; i-- > 0;) {
-        uint64_t lo = pysnap_page(m->frames[i]);
-        pysnap_plan(&p->snap, lo, pysnap_page(m->frames[i] + p->fr_len - 1) + 4096 - lo);
+    if (p->L.frame_objects) {
+        plan_pages_outer_first(p, m);
+        pysnap_plan_at(&p->snap, tstate, p->ts_len, PYSNAP_LATE);
+        return;
     }
-    if (m->hi > m->lo)
-        pysnap_plan(&p->snap, m->lo, m->hi - m->lo);   /* outermost frames at its bottom */
     if (m->cframe)
-        pysnap_plan_at(&p->snap, m->cframe + p->L.cf_current_frame, 8, pywalk_ts_place(p));
-    pysnap_plan_at(&p->snap, tstate, p->ts_len, pywalk_ts_place(p));
+        pysnap_plan_at(&p->snap, m->cframe + p->L.cf_current_frame, 8, PYSNAP_EARLY);
+    pysnap_plan_at(&p->snap, tstate, p->ts_len, PYSNAP_EARLY);
+    plan_pages_inner_first(p, m);
 }
 
 uint64_t pywalk_plan_known(py_proc *p, uint64_t tstate)
