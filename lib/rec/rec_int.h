@@ -319,6 +319,7 @@ typedef struct rec_thread {
     uint32_t seen;           /* generation last seen in the thread list */
     int64_t next_name_ns;    /* when to look at the names again */
     int64_t name_interval_ns;
+    int name_eager;          /* looks left at samples in Python, while it has no threading name */
     char name[256];          /* name last written (UTF-8) */
     int py_name;             /* name is the threading module's */
     rec_stackcache cache;
@@ -365,6 +366,11 @@ int64_t rec_threads_outer_tid(rec_threads *t, pid_t pid, int64_t ns_tid);
  * that the process is still the one recorded (the file was opened by
  * number). */
 int rec_thread_reopen(rec_threads *t, rec_thread *th, pid_t pid, int64_t now_ns);
+/* A thread without a threading name whose stack was just read and holds
+ * Python frames: look at its name again now, before its sample is
+ * written, at each of its first such ticks (threading registers a new
+ * thread in its first Python lines).  Renames in the writer if changed. */
+trc_status rec_thread_name_eager(rec_thread *th, trc_writer *w, py_proc *py, pid_t pid);
 /* Re-read the OS and threading names when due; rename in the writer if changed. */
 trc_status rec_thread_refresh_name(rec_thread *th, trc_writer *w, py_proc *py, pid_t pid,
                                    int64_t now_ns);

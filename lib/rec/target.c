@@ -548,7 +548,12 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
             t->frames[depth++] = &t->trunc_frame; /* the root */
             t->truncated++;
         }
-        st = rec_thread_define(th, ctx->w, t->pid);
+        /* before the sample: threading names a thread in its first
+         * Python lines, so one that runs Python may have a name now */
+        if (depth > 0)
+            st = rec_thread_name_eager(th, ctx->w, t->py, t->pid);
+        if (st == TRC_OK)
+            st = rec_thread_define(th, ctx->w, t->pid);
         if (st != TRC_OK)
             return st;
         if (th->wid > ctx->max_wid)

@@ -4,11 +4,18 @@
  * file that gives their scheduler state, and their removal.
  *
  * Names: the threading module's name (py_proc_thread_name) when it can
- * be read, else the OS name from /proc/PID/task/TID/comm.  A name can
- * change after the thread appears (threading registers a thread only
- * once it runs, and code may rename it), so names are looked at again
- * after 20 ms, then at doubling intervals up to once a second; a change
- * is written as a THREAD redefinition (spec record 6: a rename).
+ * be read, else the OS name from /proc/PID/task/TID/comm.  A thread
+ * appears in the interpreter's list before threading has registered it
+ * (its Thread gets its native id in its first Python lines, which may
+ * wait for the GIL), so a thread without a threading name is looked at
+ * again at each of its first NAME_EAGER samples read with Python frames,
+ * before the sample is written: a thread
+ * that lives a few milliseconds (a request handler) gets its name while
+ * it lives.  After that, and for every name, the names are looked at
+ * again after 20 ms, then at doubling intervals up to once a second
+ * (code may rename a thread).  A change is written as a THREAD
+ * redefinition (spec record 6: a rename), which readers apply to the
+ * thread's samples before it too.
  *
  * State: see procfs.c (the syscall file, else stat).
  *
@@ -39,6 +46,7 @@
 
 #define NAME_FIRST_NS 20000000LL   /* 20 ms */
 #define NAME_MAX_NS 1000000000LL   /* 1 s */
+#define NAME_EAGER 50              /* looks at a new thread's first samples in Python */
 
 /* The threading name if it can be read now (returns 1), else the OS
  * name (returns 0; "" if that cannot be read either).  ns_tid: the id the
@@ -190,6 +198,7 @@ int rec_thread_reopen(rec_threads *t, rec_thread *th, pid_t pid, int64_t now_ns)
         return 0;
     /* another thread: look at its name soon */
     th->py_name = 0;
+    th->name_eager = NAME_EAGER;
     th->name_interval_ns = NAME_FIRST_NS;
     th->next_name_ns = now_ns;
     return 1;
@@ -241,11 +250,39 @@ rec_thread *rec_threads_get(rec_threads *t, py_proc *py, pid_t pid, const py_thr
         th->tid = -(int64_t)(t->distinct + 1);
     }
     th->py_name = pick_name(py, pid, th->tid, th->ns_tid, th->name, sizeof th->name);
+    th->name_eager = th->py_name ? 0 : NAME_EAGER;
     th->name_interval_ns = NAME_FIRST_NS;
     th->next_name_ns = now_ns + th->name_interval_ns;
     t->n++;
     t->distinct++;
     return th;
+}
+
+/* Looks at th's name now; a change is written as a rename once th has
+ * been written. */
+static trc_status look_name(rec_thread *th, trc_writer *w, py_proc *py, pid_t pid)
+{
+    char name[sizeof th->name];
+    int py_name = pick_name(py, pid, th->tid, th->ns_tid, name, sizeof name);
+    /* a threading name that could not be read this time is not a
+     * rename back to the OS name */
+    if (!name[0] || strcmp(name, th->name) == 0 || (th->py_name && !py_name))
+        return TRC_OK;
+    th->py_name = py_name;
+    if (py_name)
+        th->name_eager = 0;
+    memcpy(th->name, name, sizeof name);
+    if (!th->wid)
+        return TRC_OK; /* not written yet: rec_thread_define takes this name */
+    return trc_writer_thread(w, pid, th->tid, th->name, &th->wid);
+}
+
+trc_status rec_thread_name_eager(rec_thread *th, trc_writer *w, py_proc *py, pid_t pid)
+{
+    if (th->py_name || th->name_eager <= 0)
+        return TRC_OK;
+    th->name_eager--;
+    return look_name(th, w, py, pid);
 }
 
 trc_status rec_thread_refresh_name(rec_thread *th, trc_writer *w, py_proc *py, pid_t pid,
@@ -257,17 +294,7 @@ trc_status rec_thread_refresh_name(rec_thread *th, trc_writer *w, py_proc *py, p
     if (th->name_interval_ns > NAME_MAX_NS)
         th->name_interval_ns = NAME_MAX_NS;
     th->next_name_ns = now_ns + th->name_interval_ns;
-    char name[sizeof th->name];
-    int py_name = pick_name(py, pid, th->tid, th->ns_tid, name, sizeof name);
-    /* a threading name that could not be read this time is not a
-     * rename back to the OS name */
-    if (!name[0] || strcmp(name, th->name) == 0 || (th->py_name && !py_name))
-        return TRC_OK;
-    th->py_name = py_name;
-    memcpy(th->name, name, sizeof name);
-    if (!th->wid)
-        return TRC_OK; /* not written yet: rec_thread_define takes this name */
-    return trc_writer_thread(w, pid, th->tid, th->name, &th->wid);
+    return look_name(th, w, py, pid);
 }
 
 static void thread_cleanup(rec_thread *th)
