@@ -80,6 +80,10 @@ int64_t rec_fd_rss_bytes(int fd);
  * is gone. */
 int rec_proc_children(pid_t pid, pid_t *out, int max);
 
+/* Thread ids of pid (/proc/PID/task), up to max.  Returns the count (may
+ * exceed max: only max are stored), -1 if pid is gone. */
+int rec_proc_tasks(pid_t pid, pid_t *out, int max);
+
 /* Process start on the trace clock from a stat starttime; 0 if unknown. */
 int64_t rec_start_ns(uint64_t starttime);
 
@@ -264,6 +268,10 @@ void rec_stackcache_cleanup(rec_stackcache *c);
 trc_status rec_stack_intern(trc_writer *w, rec_stackcache *c, const py_frame_info **frames,
                             int depth, uint32_t *stack);
 
+/* The stack of a thread that has no Python thread state: one root frame
+ * "[native thread NAME]" of kind other.  TRC_OK or the writer's error. */
+trc_status rec_native_stack(trc_writer *w, const char *name, uint32_t *stack);
+
 /* ------------------------------------------------------------------ */
 /* switches.c — a thread's state from its context-switch records        */
 /* ------------------------------------------------------------------ */
@@ -322,6 +330,9 @@ typedef struct rec_thread {
     int name_eager;          /* looks left at samples in Python, while it has no threading name */
     char name[256];          /* name last written (UTF-8) */
     int py_name;             /* name is the threading module's */
+    int native;              /* no Python thread state: sampled by its state alone */
+    uint32_t native_stack;   /* with native: its "[native thread NAME]" stack, 0 = to intern */
+    uint32_t listed;         /* with native: the task list (rec_threads.tasks_gen) it was in */
     rec_stackcache cache;
 } rec_thread;
 
@@ -344,10 +355,15 @@ typedef struct rec_threads {
     size_t map_n, map_cap;
     int switches;            /* open switch records for threads (target.c sets) */
     int switches_denied;     /* perf events refused here: stop asking */
+    int64_t next_tasks_ns;   /* when to list the process's tasks again (native threads) */
+    uint32_t tasks_gen;      /* task lists read */
+    pid_t *tasks;            /* scratch for the task list */
+    int tasks_cap;
 } rec_threads;
 
 /* Find the thread (ti->tid as lib/py gives it, or tstate), adding it
- * (our id, state fd, names) if new.  Returns NULL on allocation failure
+ * (our id, state fd, names) if new; a native thread's entry that now
+ * has a Python thread state becomes that Python thread's.  Returns NULL on allocation failure
  * (*st), or with *st TRC_OK when the process has no task with that id
  * (the thread has just ended, or the id is stale: a fork child's thread
  * state holds its parent's id for a moment): skip it.  A new thread is written to the trace (rec_thread_define) only
@@ -355,6 +371,13 @@ typedef struct rec_threads {
  * a process that took over the pid, target.c) leaves no trace. */
 rec_thread *rec_threads_get(rec_threads *t, py_proc *py, pid_t pid, const py_thread_info *ti,
                             int64_t now_ns, trc_status *st);
+/* The entry of the process's OS thread tid (ours), whatever it runs; a
+ * new one is added as a native thread (no Python thread state: its state
+ * file, switch records and OS name) unless tid is already some entry's.
+ * *fresh: added now (its state file was opened by number).  NULL on
+ * allocation failure (*st) or, *st TRC_OK, when no task has the id. */
+rec_thread *rec_threads_task(rec_threads *t, pid_t pid, pid_t tid, int64_t now_ns, int *fresh,
+                             trc_status *st);
 /* Writes th's THREAD definition if not done yet (th->wid then != 0). */
 trc_status rec_thread_define(rec_thread *th, trc_writer *w, pid_t pid);
 /* With t->nested: our id of the thread the target calls ns_tid, -1 if

@@ -73,6 +73,7 @@
 #define CHECK_NS 50000000LL          /* liveness/exec check: 20 Hz */
 #define RSS_NS 100000000LL           /* RSS counter: 10 Hz */
 #define STATE_PROC_NS 10000000LL     /* with switch records: /proc state file every 10 ms */
+#define TASKS_NS 10000000LL          /* task list (native threads): every 10 ms */
 #define MAX_THREADS 65536
 
 int rec_target_init(rec_target *t, pid_t pid, int is_root, int launched, int64_t now_ns)
@@ -413,7 +414,8 @@ static void look_switches(rec_target *t)
         th->pre_set = th->pre_kind != 0;
         th->quiet = th->last_ok && th->pre_set && th->pre_head == th->sw_head &&
                     (th->pre_kind == 'S' || th->pre_kind == 'P');
-        py_proc_set_idle(t->py, th->tstate, th->quiet);
+        if (!th->native)
+            py_proc_set_idle(t->py, th->tstate, th->quiet);
     }
 }
 
@@ -448,6 +450,140 @@ static trc_status sample_quiet(rec_target *t, rec_tick_ctx *ctx, rec_thread *th,
     return TRC_OK;
 }
 
+/* Lists the process's tasks (every TASKS_NS): a task no entry has is a
+ * native thread, and a native entry whose task is not listed any more
+ * has ended.  0, or -1 when the process is gone (the liveness check runs
+ * next).  The list is read by pid number: the process, whose stat file
+ * follows it, must still be there after it. */
+static int list_tasks(rec_target *t, rec_tick_ctx *ctx, trc_status *st)
+{
+    rec_threads *ts = &t->threads;
+    *st = TRC_OK;
+    int n;
+    for (;;) {
+        n = rec_proc_tasks(t->pid, ts->tasks, ts->tasks_cap);
+        if (n <= ts->tasks_cap || ts->tasks_cap >= MAX_THREADS)
+            break;
+        int cap = n < 64 ? 64 : n + n / 2;
+        pid_t *v = trc_realloc(ts->tasks, (size_t)cap * sizeof *v);
+        if (!v) {
+            *st = TRC_ERR_NOMEM;
+            return 0;
+        }
+        ts->tasks = v;
+        ts->tasks_cap = cap;
+    }
+    if (n < 0 || !alive(t)) {
+        t->next_check_ns = ctx->now_ns;
+        return -1;
+    }
+    if (n > ts->tasks_cap)
+        n = ts->tasks_cap;
+    ts->tasks_gen++;
+    for (int i = 0; i < n; i++) {
+        int fresh;
+        rec_thread *th = rec_threads_task(ts, t->pid, ts->tasks[i], ctx->now_ns, &fresh, st);
+        if (!th && *st != TRC_OK)
+            return 0;
+        if (th)
+            th->listed = ts->tasks_gen;
+    }
+    return 0;
+}
+
+/* One sample of a native thread: its state and its one-frame stack.
+ * Nothing is read from the target's memory, and the state comes from
+ * files that follow that very thread, so only a state file just opened
+ * by number needs the process proven (see "Pid reuse").  0, or -1 when
+ * the process is gone. */
+static int sample_native(rec_target *t, rec_tick_ctx *ctx, rec_thread *th, trc_status *st)
+{
+    static const py_thread_info no_gil = {.holds_gil = 0}; /* no thread state, no GIL */
+    *st = TRC_OK;
+    int fresh = th->seen == 0;
+    th->seen = t->gen;
+    int quiet = th->quiet && th->last_ok;
+    char state = 0;
+    int by_proc = th->sw.fd < 0 || ctx->now_ns >= th->next_proc_ns;
+    if (by_proc) {
+        th->next_proc_ns = ctx->now_ns + STATE_PROC_NS;
+        state = read_state(th);
+        if (state == 0 || state == 'Z' || state == 'X') {
+            /* ended, or its id names a new thread now */
+            if (!rec_thread_reopen(&t->threads, th, t->pid, ctx->now_ns) ||
+                (state = read_state(th)) == 0 || state == 'Z' || state == 'X') {
+                th->listed = 0; /* gone: pruned with the entries not seen */
+                th->seen = t->gen - 3;
+                return 0;
+            }
+            fresh = 1;
+            quiet = 0;
+            th->native_stack = 0;
+            th->name_eager = 0;
+        }
+    }
+    if (fresh && !alive(t)) {
+        t->next_check_ns = ctx->now_ns;
+        return -1;
+    }
+    if (quiet) {
+        *st = sample_quiet(t, ctx, th, &no_gil);
+        return 0;
+    }
+    if (th->sw.fd >= 0) {
+        uint64_t h;
+        char k = rec_switches_look(&th->sw, th->sw_first, &h);
+        if (k)
+            state = k == 'S' ? 'S' : 'R';
+        else if (!by_proc)
+            state = read_state(th);
+    }
+    *st = rec_thread_define(th, ctx->w, t->pid);
+    if (*st == TRC_OK && !th->native_stack)
+        *st = rec_native_stack(ctx->w, th->name, &th->native_stack);
+    if (*st != TRC_OK)
+        return 0;
+    if (th->wid > ctx->max_wid)
+        ctx->max_wid = th->wid;
+    th->last_stack = th->native_stack;
+    th->last_trunc = 0;
+    th->last_ok = th->sw.fd >= 0 && th->pre_set;
+    th->sw_head = th->pre_head;
+    th->pre_set = 0;
+    *st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, th->native_stack,
+                            sample_flags(ctx, &no_gil, state == 'R'), 0);
+    if (*st == TRC_OK) {
+        t->samples++;
+        ctx->samples++;
+    }
+    return 0;
+}
+
+/* The threads of the process that have no Python thread state (pools
+ * started from C: BLAS, OpenMP, a framework's workers): every tick, like
+ * the Python threads, their state and a one-frame stack that says what
+ * they are; one that has not run since its last sample costs a look at
+ * its switch records and a repeated sample.  New ones are found by
+ * listing the process's tasks every TASKS_NS. */
+static trc_status sample_natives(rec_target *t, rec_tick_ctx *ctx)
+{
+    rec_threads *ts = &t->threads;
+    trc_status st = TRC_OK;
+    if (ctx->now_ns >= ts->next_tasks_ns) {
+        ts->next_tasks_ns = ctx->now_ns + TASKS_NS;
+        if (list_tasks(t, ctx, &st) != 0 || st != TRC_OK)
+            return st;
+    }
+    for (size_t i = 0; i < ts->n; i++) {
+        rec_thread *th = &ts->v[i];
+        if (!th->native || th->listed != ts->tasks_gen)
+            continue; /* a Python thread, or no task of the last list */
+        if (sample_native(t, ctx, th, &st) != 0 || st != TRC_OK)
+            break;
+    }
+    return st;
+}
+
 static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
 {
     trc_status st = TRC_OK;
@@ -467,6 +603,12 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
      * child is: nobody else can reap it, and trec waits for it only
      * between ticks, so its pid cannot go to another process meanwhile */
     int proven = t->launched;
+    int gone = 0;
+    /* OS threads that are no Python thread can be told only where lib/py
+     * gives the Python threads' ids (not a moment it lost them all) */
+    int ids_ok = t->ids_seen && n == 0;
+    for (int i = 0; i < n; i++)
+        ids_ok |= t->ids_seen && t->tinfo[i].tstate && t->tinfo[i].tid > 0;
     for (int i = 0; i < n; i++) {
         const py_thread_info *ti = &t->tinfo[i];
         if (!ti->tstate)
@@ -484,8 +626,10 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
         int truncated = 0, depth = 0;
         if (!quiet) {
             depth = read_stack(t, ti, &truncated);
-            if (depth < 0 && py_proc_last_error(t->py) == PY_ERR_GONE)
+            if (depth < 0 && py_proc_last_error(t->py) == PY_ERR_GONE) {
+                gone = 1;
                 break; /* the process exited under us: not a torn read */
+            }
         }
         /* the state after the stack: see "Pid reuse" above; with switch
          * records the /proc file is read only every STATE_PROC_NS, for
@@ -508,18 +652,22 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
                      * before the process is checked below */
                     quiet = 0;
                     depth = read_stack(t, ti, &truncated);
-                    if (depth < 0 && py_proc_last_error(t->py) == PY_ERR_GONE)
+                    if (depth < 0 && py_proc_last_error(t->py) == PY_ERR_GONE) {
+                        gone = 1;
                         break;
+                    }
                 }
             }
         }
         if ((fresh || th->state_fd < 0) && !alive(t)) {
             t->next_check_ns = ctx->now_ns; /* ended, or the pid is another's: look now */
+            gone = 1;
             break;
         }
         if (!by_proc && th->sw.fd >= 0 && !t->launched && (!quiet || !proven)) {
             if (ended(t)) {
                 t->next_check_ns = ctx->now_ns;
+                gone = 1;
                 break;
             }
             proven = 1;
@@ -574,6 +722,11 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
             return st;
         t->samples++;
         ctx->samples++;
+    }
+    if (!gone && ids_ok) {
+        st = sample_natives(t, ctx);
+        if (st != TRC_OK)
+            return st;
     }
     /* names last: a name scan reads the target too, and the stacks
      * above are best read right after the thread list they came with */

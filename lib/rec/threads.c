@@ -48,6 +48,24 @@
 #define NAME_MAX_NS 1000000000LL   /* 1 s */
 #define NAME_EAGER 50              /* looks at a new thread's first samples in Python */
 
+/* A new entry at the end of t (zeroed, no fds), or NULL (out of memory). */
+static rec_thread *add_entry(rec_threads *t)
+{
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 8;
+        rec_thread *v = trc_realloc(t->v, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        t->v = v;
+        t->cap = cap;
+    }
+    rec_thread *th = &t->v[t->n];
+    memset(th, 0, sizeof *th);
+    th->state_fd = -1;
+    th->sw.fd = -1;
+    return th;
+}
+
 /* The threading name if it can be read now (returns 1), else the OS
  * name (returns 0; "" if that cannot be read either).  ns_tid: the id the
  * target knows the thread by. */
@@ -204,6 +222,37 @@ int rec_thread_reopen(rec_threads *t, rec_thread *th, pid_t pid, int64_t now_ns)
     return 1;
 }
 
+rec_thread *rec_threads_task(rec_threads *t, pid_t pid, pid_t tid, int64_t now_ns, int *fresh,
+                             trc_status *st)
+{
+    *st = TRC_OK;
+    *fresh = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->v[i].tid == tid)
+            return &t->v[i];
+    int64_t ns_tid = t->nested ? py_ns_tid(pid, tid) : tid;
+    if (ns_tid <= 0)
+        return NULL; /* ended meanwhile */
+    rec_thread *th = add_entry(t);
+    if (!th) {
+        *st = TRC_ERR_NOMEM;
+        return NULL;
+    }
+    th->tid = tid;
+    th->ns_tid = ns_tid;
+    th->native = 1;
+    if (open_state(t, th, pid) != 0 || th->state_fd < 0)
+        return NULL; /* ended meanwhile (nothing to close) */
+    /* the OS name only: threading names no thread without a thread state */
+    pick_name(NULL, pid, th->tid, th->ns_tid, th->name, sizeof th->name);
+    th->name_interval_ns = NAME_FIRST_NS;
+    th->next_name_ns = now_ns + th->name_interval_ns;
+    t->n++;
+    t->distinct++;
+    *fresh = 1;
+    return th;
+}
+
 trc_status rec_thread_define(rec_thread *th, trc_writer *w, pid_t pid)
 {
     if (th->wid)
@@ -221,24 +270,23 @@ rec_thread *rec_threads_get(rec_threads *t, py_proc *py, pid_t pid, const py_thr
             if (th->tstate != ti->tstate)
                 th->last_ok = 0; /* another Python thread on this OS thread */
             th->tstate = ti->tstate;
+            if (th->native) {
+                /* a thread started from C that has a thread state now
+                 * (PyGILState_Ensure): its Python stacks from here on,
+                 * and its threading name when it gets one */
+                th->native = 0;
+                th->native_stack = 0;
+                th->name_eager = NAME_EAGER;
+            }
             return th;
         }
     }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 8;
-        rec_thread *v = trc_realloc(t->v, cap * sizeof *v);
-        if (!v) {
-            *st = TRC_ERR_NOMEM;
-            return NULL;
-        }
-        t->v = v;
-        t->cap = cap;
+    rec_thread *th = add_entry(t);
+    if (!th) {
+        *st = TRC_ERR_NOMEM;
+        return NULL;
     }
-    rec_thread *th = &t->v[t->n];
-    memset(th, 0, sizeof *th);
     th->tstate = ti->tstate;
-    th->state_fd = -1;
-    th->sw.fd = -1;
     th->ns_tid = ti->tid;
     th->tid = ti->tid;
     if (ti->tid > 0) {
@@ -263,7 +311,7 @@ rec_thread *rec_threads_get(rec_threads *t, py_proc *py, pid_t pid, const py_thr
 static trc_status look_name(rec_thread *th, trc_writer *w, py_proc *py, pid_t pid)
 {
     char name[sizeof th->name];
-    int py_name = pick_name(py, pid, th->tid, th->ns_tid, name, sizeof name);
+    int py_name = pick_name(th->native ? NULL : py, pid, th->tid, th->ns_tid, name, sizeof name);
     /* a threading name that could not be read this time is not a
      * rename back to the OS name */
     if (!name[0] || strcmp(name, th->name) == 0 || (th->py_name && !py_name))
@@ -272,6 +320,10 @@ static trc_status look_name(rec_thread *th, trc_writer *w, py_proc *py, pid_t pi
     if (py_name)
         th->name_eager = 0;
     memcpy(th->name, name, sizeof name);
+    if (th->native) {
+        th->native_stack = 0; /* its frame says its name: a new one, */
+        th->last_ok = 0;      /* and no repeat of the old */
+    }
     if (!th->wid)
         return TRC_OK; /* not written yet: rec_thread_define takes this name */
     return trc_writer_thread(w, pid, th->tid, th->name, &th->wid);
@@ -328,5 +380,6 @@ void rec_threads_cleanup(rec_threads *t)
         thread_cleanup(&t->v[i]);
     trc_free(t->v);
     trc_free(t->map);
+    trc_free(t->tasks);
     memset(t, 0, sizeof *t);
 }
