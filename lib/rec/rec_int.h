@@ -398,7 +398,8 @@ trc_status rec_thread_name_eager(rec_thread *th, trc_writer *w, py_proc *py, pid
 trc_status rec_thread_refresh_name(rec_thread *th, trc_writer *w, py_proc *py, pid_t pid,
                                    int64_t now_ns);
 /* Drop threads missing from the last 3 thread lists up to generation gen
- * (closing their fds). */
+ * (closing their fds); a Python thread's entry whose OS thread may still
+ * be there becomes a native thread's instead (kept for a look). */
 void rec_threads_prune(rec_threads *t, uint32_t gen);
 void rec_threads_cleanup(rec_threads *t);
 

@@ -362,13 +362,27 @@ void rec_threads_prune(rec_threads *t, uint32_t gen)
 {
     size_t k = 0;
     for (size_t i = 0; i < t->n; i++) {
+        rec_thread *th = &t->v[i];
         /* a thread missing from one list may be a torn read: give it 3 */
-        if (gen - t->v[i].seen < 3) {
+        if (gen - th->seen >= 3 && !th->native && th->tid > 0 && th->state_fd >= 0) {
+            /* no thread state any more, while its OS thread may live on
+             * (the end of a thread, C code after PyGILState_Release): a
+             * native thread from now on, under the name it has, whose
+             * state file says next (sample_native) whether it lives */
+            th->native = 1;
+            th->tstate = 0;
+            th->last_ok = 0;
+            th->native_stack = 0;
+            th->next_proc_ns = 0;
+            th->listed = t->tasks_gen;
+            th->seen = gen;
+        }
+        if (gen - th->seen < 3) {
             if (k != i)
                 t->v[k] = t->v[i];
             k++;
         } else {
-            thread_cleanup(&t->v[i]);
+            thread_cleanup(th);
         }
     }
     t->n = k;
