@@ -26,6 +26,8 @@
  * lib/py finds inconsistent is dropped and counted (TRC_LOSS_SAMPLES_
  * INVALID), never replaced by a guess.  A thread that ended between the
  * list and its stat read is skipped silently: it no longer exists.
+ * Then the threads with no Python thread state (sample_natives): their
+ * state and a one-frame stack, nothing read from the target's memory.
  *
  * Exec is noticed by the stack start address in /proc/PID/stat changing
  * (the new image gets a new, randomised stack; the executable path may

@@ -1,7 +1,15 @@
 /*
  * threads.c — the threads of one recorded process: discovery as they
- * appear in the interpreter's thread list, their names, the open stat
- * file that gives their scheduler state, and their removal.
+ * appear in the interpreter's thread list or (native threads) in the
+ * process's task list, their names, the open stat file that gives their
+ * scheduler state, and their removal.
+ *
+ * One entry per OS thread, whatever it runs.  A task that no Python
+ * thread state names is a native thread (started from C); when the
+ * interpreter lists a thread state with its id (PyGILState_Ensure), the
+ * same entry becomes that Python thread's, and when a Python thread's
+ * state goes while its OS thread may live on, its entry becomes a
+ * native thread's, keeping its name: one thread in the trace either way.
  *
  * Names: the threading module's name (py_proc_thread_name) when it can
  * be read, else the OS name from /proc/PID/task/TID/comm.  A thread
@@ -9,13 +17,13 @@
  * (its Thread gets its native id in its first Python lines, which may
  * wait for the GIL), so a thread without a threading name is looked at
  * again at each of its first NAME_EAGER samples read with Python frames,
- * before the sample is written: a thread
- * that lives a few milliseconds (a request handler) gets its name while
- * it lives.  After that, and for every name, the names are looked at
- * again after 20 ms, then at doubling intervals up to once a second
- * (code may rename a thread).  A change is written as a THREAD
- * redefinition (spec record 6: a rename), which readers apply to the
- * thread's samples before it too.
+ * before the sample is written: a thread that lives a few milliseconds
+ * (a request handler) gets its name while it lives.  After that, and for
+ * every thread, the names are looked at again after 20 ms, then at
+ * doubling intervals up to once a second (code may rename a thread).  A
+ * change is written as a THREAD redefinition (spec record 6: a rename),
+ * which readers apply to the thread's samples before it too.  A native
+ * thread's name is its OS name, or the one it had as a Python thread.
  *
  * State: see procfs.c (the syscall file, else stat).
  *
