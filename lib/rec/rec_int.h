@@ -333,6 +333,7 @@ typedef struct rec_thread {
     int native;              /* no Python thread state: sampled by its state alone */
     uint32_t native_stack;   /* with native: its "[native thread NAME]" stack, 0 = to intern */
     uint32_t listed;         /* with native: the task list (rec_threads.tasks_gen) it was in */
+    int held;                /* with native: ticks its first sample waited */
     rec_stackcache cache;
 } rec_thread;
 
@@ -445,6 +446,7 @@ typedef struct rec_target {
     rec_idpos *dup;          /* scratch: tinfo's ids with their places, sorted (target.c) */
     int dupcap;
     int ids_seen;            /* lib/py has told thread ids of this image */
+    int unborn;              /* thread states of this tick's list dropped as not started */
     const py_frame_info **frames;
     rec_lossacc invalid;
     uint64_t samples;

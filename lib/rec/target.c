@@ -76,6 +76,7 @@
 #define RSS_NS 100000000LL           /* RSS counter: 10 Hz */
 #define STATE_PROC_NS 10000000LL     /* with switch records: /proc state file every 10 ms */
 #define TASKS_NS 10000000LL          /* task list (native threads): every 10 ms */
+#define NATIVE_HOLD 3                /* ticks a new native thread may wait (sample_native) */
 #define MAX_THREADS 65536
 
 int rec_target_init(rec_target *t, pid_t pid, int is_root, int launched, int64_t now_ns)
@@ -346,6 +347,10 @@ static int cmp_idpos(const void *a, const void *b)
  * all but the one that thread had before (all, if it had none). */
 static void drop_unborn(rec_target *t, int n)
 {
+    int states = 0;
+    for (int i = 0; i < n; i++)
+        states += t->tinfo[i].tstate != 0;
+    t->unborn = 0;
     for (int i = 0; i < n && !t->ids_seen; i++)
         t->ids_seen = t->tinfo[i].tid > 0;
     if (!t->ids_seen)
@@ -382,6 +387,9 @@ static void drop_unborn(rec_target *t, int n)
     for (int i = 0; i < n; i++)
         if (t->tinfo[i].tid <= 0)
             t->tinfo[i].tstate = 0;
+    for (int i = 0; i < n; i++)
+        states -= t->tinfo[i].tstate != 0;
+    t->unborn = states;
 }
 
 static char read_state(const rec_thread *th)
@@ -527,6 +535,14 @@ static int sample_native(rec_target *t, rec_tick_ctx *ctx, rec_thread *th, trc_s
     if (fresh && !alive(t)) {
         t->next_check_ns = ctx->now_ns;
         return -1;
+    }
+    /* a Python thread being started has its OS thread before the
+     * interpreter lists it under its id: a new task while thread states
+     * without one are listed is most likely it, and waits a few ticks to
+     * be that Python thread from its first sample */
+    if (!th->wid && t->unborn && th->held < NATIVE_HOLD) {
+        th->held++;
+        return 0;
     }
     if (quiet) {
         *st = sample_quiet(t, ctx, th, &no_gil);

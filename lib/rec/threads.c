@@ -280,11 +280,19 @@ rec_thread *rec_threads_get(rec_threads *t, py_proc *py, pid_t pid, const py_thr
             th->tstate = ti->tstate;
             if (th->native) {
                 /* a thread started from C that has a thread state now
-                 * (PyGILState_Ensure): its Python stacks from here on,
-                 * and its threading name when it gets one */
+                 * (PyGILState_Ensure), or a Python thread that was
+                 * starting: its Python stacks from here on, and its
+                 * threading name as soon as it has one */
                 th->native = 0;
                 th->native_stack = 0;
-                th->name_eager = NAME_EAGER;
+                if (!th->wid) {
+                    /* not written yet: named as a new thread is */
+                    th->py_name = pick_name(py, pid, th->tid, th->ns_tid, th->name, sizeof th->name);
+                    th->name_eager = th->py_name ? 0 : NAME_EAGER;
+                } else if (!th->py_name) {
+                    th->name_eager = NAME_EAGER;
+                    th->next_name_ns = now_ns; /* a look (and rename) this tick */
+                }
             }
             return th;
         }
