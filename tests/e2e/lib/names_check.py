@@ -1,6 +1,6 @@
 """names_check.py — checks for tests/e2e/trec_thread_names.sh.
 
-    names_check.py TRACE.txt TRUTH.json
+    names_check.py TRACE.txt TRUTH.json [CHROME.json SPEEDSCOPE.json]
 
 TRACE.txt is tests/e2e/tools/trc_stacks output (every THREAD definition
 and rename in order); TRUTH.json is what the fixture's threads wrote down
@@ -17,6 +17,10 @@ first Python line (a loaded machine can make trec miss the rest of a
 5 ms life): then no name existed to be read.  How many samples were
 already under the right name at the thread's first definition is
 printed: what a reader that stops early would still see right.
+
+With the converters' output of the same trace, each thread of the
+program that has samples must be shown under the name it gave itself:
+trc2chrome's thread_name metadata and trc2speedscope's profile names.
 """
 import json
 import sys
@@ -67,7 +71,32 @@ def main():
         print("FAIL: %d on-CPU samples in the fixture's code under another name than the "
               "thread's own (%d under the OS name %r)" % (own_wrong, under_comm, comm))
         failures += 1
+    if len(sys.argv) > 4:
+        failures += check_converters(sys.argv[3], sys.argv[4], want, on)
     sys.exit(1 if failures else 0)
+
+
+def check_converters(chrome_path, speedscope_path, want, on):
+    """The names the converters show for the threads with on-CPU samples."""
+    with open(chrome_path, encoding="utf-8") as f:
+        chrome = json.load(f)
+    shown = {e["tid"]: e["args"]["name"] for e in chrome["traceEvents"]
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    with open(speedscope_path, encoding="utf-8") as f:
+        profiles = [p["name"] for p in json.load(f)["profiles"]]
+    sampled = [t for t in want if on.get(t)]
+    bad_chrome = [(t, shown.get(t), want[t]) for t in sampled if shown.get(t) != want[t]]
+    bad_scope = [(t, want[t]) for t in sampled if "%s (tid %d)" % (want[t], t) not in profiles]
+    print("converters: %d threads with on-CPU samples; %d misnamed by trc2chrome, %d by "
+          "trc2speedscope" % (len(sampled), len(bad_chrome), len(bad_scope)))
+    fails = 0
+    if bad_chrome:
+        print("FAIL: trc2chrome names (tid, shown, own): %r" % bad_chrome[:5])
+        fails += 1
+    if bad_scope:
+        print("FAIL: trc2speedscope has no profile for (tid, own): %r" % bad_scope[:5])
+        fails += 1
+    return fails
 
 
 if __name__ == "__main__":
