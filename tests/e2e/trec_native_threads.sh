@@ -19,7 +19,7 @@ run_case() {
   shift 2
   env "$@" timeout 120 "$TREC" -q -o "$out" "$py" "$FIX/trec_native_threads.py" "$LIB" 1.2 "$out.json" || rc=$?
   [ $rc -eq 0 ] || { echo "trec exited $rc"; return 1; }
-  dump_trace "$out" damaged-ok || return 1
+  dump_trace "$out" || return 1
   "$CHECK_PY" "$TRC_ROOT/tests/e2e/lib/native_check.py" "$out.txt" "$out.json"
 }
 
