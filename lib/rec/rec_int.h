@@ -3,7 +3,8 @@
  * each: /proc readers (procfs.c), pacing (pace.c), spawning (spawn.c),
  * signals (signals.c), the output file (output.c), stack interning
  * (stacks.c), the thread table (threads.c), one recorded process
- * (target.c), descendant discovery (children.c), loss accounting
+ * (target.c), its threads without a Python thread state (natives.c),
+ * descendant discovery (children.c), loss accounting
  * (losses.c), self-timing (selftime.c) and the loop that ties them
  * together (session.c).
  *
@@ -379,6 +380,9 @@ rec_thread *rec_threads_get(rec_threads *t, py_proc *py, pid_t pid, const py_thr
  * allocation failure (*st) or, *st TRC_OK, when no task has the id. */
 rec_thread *rec_threads_task(rec_threads *t, pid_t pid, pid_t tid, int64_t now_ns, int *fresh,
                              trc_status *st);
+/* th's scheduler state from its /proc file (syscall or stat): 'R'
+ * runnable, else another letter; 0 when it cannot be read (ended). */
+char rec_thread_state(const rec_thread *th);
 /* Writes th's THREAD definition if not done yet (th->wid then != 0). */
 trc_status rec_thread_define(rec_thread *th, trc_writer *w, pid_t pid);
 /* With t->nested: our id of the thread the target calls ns_tid, -1 if
@@ -487,6 +491,31 @@ trc_status rec_target_step(rec_target *t, rec_tick_ctx *ctx);
 /* Record the end of t with a wait status (or status < 0 = unknown) and
  * mark it ended.  Writes PROCESS (if not yet) and PROCESS_EXIT. */
 trc_status rec_target_exited(rec_target *t, trc_writer *w, int64_t now_ns, int wait_status);
+
+/* Is the process still there and not a zombie?  Reads its stat file,
+ * open since the target was found, which follows that very process. */
+int rec_target_alive(rec_target *t);
+
+/* A sample's flags: on CPU, and with --gil what ti says of the GIL. */
+uint32_t rec_sample_flags(const rec_tick_ctx *ctx, const py_thread_info *ti, int on_cpu);
+
+/* One sample of a thread that has not run since its last: that stack
+ * again, nothing read from the target.  TRC_OK or the writer's error. */
+trc_status rec_sample_quiet(rec_target *t, rec_tick_ctx *ctx, rec_thread *th,
+                            const py_thread_info *ti);
+
+/* With switch records a thread's /proc state file is read only this
+ * often (its id coming back is noticed then). */
+#define REC_STATE_PROC_NS 10000000LL
+
+/* ------------------------------------------------------------------ */
+/* natives.c — threads with no Python thread state                      */
+/* ------------------------------------------------------------------ */
+
+/* After the tick's Python threads: lists the tasks when due and samples
+ * every native thread of t (natives.c).  TRC_OK or the writer's error;
+ * a process found gone leaves its liveness check due. */
+trc_status rec_natives_sample(rec_target *t, rec_tick_ctx *ctx);
 
 /* ------------------------------------------------------------------ */
 /* selftime.c — the recorder's cost per sample (diagnostics)            */

@@ -26,8 +26,8 @@
  * lib/py finds inconsistent is dropped and counted (TRC_LOSS_SAMPLES_
  * INVALID), never replaced by a guess.  A thread that ended between the
  * list and its stat read is skipped silently: it no longer exists.
- * Then the threads with no Python thread state (sample_natives): their
- * state and a one-frame stack, nothing read from the target's memory.
+ * Then the threads with no Python thread state (natives.c): their state
+ * and a one-frame stack, nothing read from the target's memory.
  *
  * Exec is noticed by the stack start address in /proc/PID/stat changing
  * (the new image gets a new, randomised stack; the executable path may
@@ -40,7 +40,7 @@
  * thread's state file is read after the stack, and that file, opened
  * earlier, follows that very thread (hence its process, which holds
  * its pid while any thread lives) and fails once it is gone.  With
- * switch records the state file is read only every STATE_PROC_NS (an
+ * switch records the state file is read only every REC_STATE_PROC_NS (an
  * id that came back is noticed then); in between the process's pidfd,
  * which follows that very process, is polled after each stack read,
  * and once a tick before a repeated stack is written (not for trec's
@@ -74,9 +74,6 @@
 #define RETRY_MAX_NS 50000000LL      /* 50 ms */
 #define CHECK_NS 50000000LL          /* liveness/exec check: 20 Hz */
 #define RSS_NS 100000000LL           /* RSS counter: 10 Hz */
-#define STATE_PROC_NS 10000000LL     /* with switch records: /proc state file every 10 ms */
-#define TASKS_NS 10000000LL          /* task list (native threads): every 10 ms */
-#define NATIVE_HOLD 3                /* ticks a new native thread may wait (sample_native) */
 #define MAX_THREADS 65536
 
 int rec_target_init(rec_target *t, pid_t pid, int is_root, int launched, int64_t now_ns)
@@ -318,8 +315,7 @@ static int read_threads(rec_target *t, int gil)
     }
 }
 
-/* Is the process still there and not a zombie? */
-static int alive(rec_target *t)
+int rec_target_alive(rec_target *t)
 {
     char buf[1024];
     rec_stat s;
@@ -392,11 +388,6 @@ static void drop_unborn(rec_target *t, int n)
     t->unborn = states;
 }
 
-static char read_state(const rec_thread *th)
-{
-    return th->state_is_stat ? rec_fd_state(th->state_fd) : rec_fd_syscall_state(th->state_fd);
-}
-
 /* Has the process ended?  Its pidfd tells without reading /proc. */
 static int ended(rec_target *t)
 {
@@ -404,7 +395,7 @@ static int ended(rec_target *t)
     int r = t->pid_fd >= 0 ? poll(&pf, 1, 0) : -1;
     if (r >= 0)
         return r > 0;
-    return !alive(t);
+    return !rec_target_alive(t);
 }
 
 /* Before the thread list is read: which threads with switch records have
@@ -429,8 +420,7 @@ static void look_switches(rec_target *t)
     }
 }
 
-/* A sample's flags: on CPU, and with --gil what the list said of the GIL. */
-static uint32_t sample_flags(const rec_tick_ctx *ctx, const py_thread_info *ti, int on_cpu)
+uint32_t rec_sample_flags(const rec_tick_ctx *ctx, const py_thread_info *ti, int on_cpu)
 {
     uint32_t flags = on_cpu ? TRC_SAMPLE_ON_CPU : 0;
     if (ctx->gil && ti->holds_gil >= 0)
@@ -444,12 +434,10 @@ static int read_stack(rec_target *t, const py_thread_info *ti, int *truncated)
     return py_proc_stack_trunc(t->py, ti->tstate, t->frames, REC_MAX_DEPTH - 1, truncated);
 }
 
-/* One sample of a thread that has not run since its last: that stack
- * again, nothing read from the target. */
-static trc_status sample_quiet(rec_target *t, rec_tick_ctx *ctx, rec_thread *th,
-                               const py_thread_info *ti)
+trc_status rec_sample_quiet(rec_target *t, rec_tick_ctx *ctx, rec_thread *th,
+                            const py_thread_info *ti)
 {
-    uint32_t flags = sample_flags(ctx, ti, th->pre_kind == 'P');
+    uint32_t flags = rec_sample_flags(ctx, ti, th->pre_kind == 'P');
     trc_status st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, th->last_stack, flags, 0);
     if (st != TRC_OK)
         return st;
@@ -460,155 +448,13 @@ static trc_status sample_quiet(rec_target *t, rec_tick_ctx *ctx, rec_thread *th,
     return TRC_OK;
 }
 
-/* Lists the process's tasks (every TASKS_NS): a task no entry has is a
- * native thread, and a native entry whose task is not listed any more
- * has ended.  0, or -1 when the process is gone (the liveness check runs
- * next).  The list is read by pid number: the process, whose stat file
- * follows it, must still be there after it. */
-static int list_tasks(rec_target *t, rec_tick_ctx *ctx, trc_status *st)
-{
-    rec_threads *ts = &t->threads;
-    *st = TRC_OK;
-    int n;
-    for (;;) {
-        n = rec_proc_tasks(t->pid, ts->tasks, ts->tasks_cap);
-        if (n <= ts->tasks_cap || ts->tasks_cap >= MAX_THREADS)
-            break;
-        int cap = n < 64 ? 64 : n + n / 2;
-        pid_t *v = trc_realloc(ts->tasks, (size_t)cap * sizeof *v);
-        if (!v) {
-            *st = TRC_ERR_NOMEM;
-            return 0;
-        }
-        ts->tasks = v;
-        ts->tasks_cap = cap;
-    }
-    if (n < 0 || !alive(t)) {
-        t->next_check_ns = ctx->now_ns;
-        return -1;
-    }
-    if (n > ts->tasks_cap)
-        n = ts->tasks_cap;
-    ts->tasks_gen++;
-    for (int i = 0; i < n; i++) {
-        int fresh;
-        rec_thread *th = rec_threads_task(ts, t->pid, ts->tasks[i], ctx->now_ns, &fresh, st);
-        if (!th && *st != TRC_OK)
-            return 0;
-        if (th)
-            th->listed = ts->tasks_gen;
-    }
-    return 0;
-}
-
-/* One sample of a native thread: its state and its one-frame stack.
- * Nothing is read from the target's memory, and the state comes from
- * files that follow that very thread, so only a state file just opened
- * by number needs the process proven (see "Pid reuse").  0, or -1 when
- * the process is gone. */
-static int sample_native(rec_target *t, rec_tick_ctx *ctx, rec_thread *th, trc_status *st)
-{
-    static const py_thread_info no_gil = {.holds_gil = 0}; /* no thread state, no GIL */
-    *st = TRC_OK;
-    int fresh = th->seen == 0;
-    th->seen = t->gen;
-    int quiet = th->quiet && th->last_ok;
-    char state = 0;
-    int by_proc = th->sw.fd < 0 || ctx->now_ns >= th->next_proc_ns;
-    if (by_proc) {
-        th->next_proc_ns = ctx->now_ns + STATE_PROC_NS;
-        state = read_state(th);
-        if (state == 0 || state == 'Z' || state == 'X') {
-            /* ended, or its id names a new thread now */
-            if (!rec_thread_reopen(&t->threads, th, t->pid, ctx->now_ns) ||
-                (state = read_state(th)) == 0 || state == 'Z' || state == 'X') {
-                th->listed = 0; /* gone: pruned with the entries not seen */
-                th->seen = t->gen - 3;
-                return 0;
-            }
-            fresh = 1;
-            quiet = 0;
-            th->native_stack = 0;
-            th->name_eager = 0;
-        }
-    }
-    if (fresh && !alive(t)) {
-        t->next_check_ns = ctx->now_ns;
-        return -1;
-    }
-    /* a Python thread being started has its OS thread before the
-     * interpreter lists it under its id: a new task while thread states
-     * without one are listed is most likely it, and waits a few ticks to
-     * be that Python thread from its first sample */
-    if (!th->wid && t->unborn && th->held < NATIVE_HOLD) {
-        th->held++;
-        return 0;
-    }
-    if (quiet) {
-        *st = sample_quiet(t, ctx, th, &no_gil);
-        return 0;
-    }
-    if (th->sw.fd >= 0) {
-        uint64_t h;
-        char k = rec_switches_look(&th->sw, th->sw_first, &h);
-        if (k)
-            state = k == 'S' ? 'S' : 'R';
-        else if (!by_proc)
-            state = read_state(th);
-    }
-    *st = rec_thread_define(th, ctx->w, t->pid);
-    if (*st == TRC_OK && !th->native_stack)
-        *st = rec_native_stack(ctx->w, th->name, &th->native_stack);
-    if (*st != TRC_OK)
-        return 0;
-    if (th->wid > ctx->max_wid)
-        ctx->max_wid = th->wid;
-    th->last_stack = th->native_stack;
-    th->last_trunc = 0;
-    th->last_ok = th->sw.fd >= 0 && th->pre_set;
-    th->sw_head = th->pre_head;
-    th->pre_set = 0;
-    *st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, th->native_stack,
-                            sample_flags(ctx, &no_gil, state == 'R'), 0);
-    if (*st == TRC_OK) {
-        t->samples++;
-        ctx->samples++;
-    }
-    return 0;
-}
-
-/* The threads of the process that have no Python thread state (pools
- * started from C: BLAS, OpenMP, a framework's workers): every tick, like
- * the Python threads, their state and a one-frame stack that says what
- * they are; one that has not run since its last sample costs a look at
- * its switch records and a repeated sample.  New ones are found by
- * listing the process's tasks every TASKS_NS. */
-static trc_status sample_natives(rec_target *t, rec_tick_ctx *ctx)
-{
-    rec_threads *ts = &t->threads;
-    trc_status st = TRC_OK;
-    if (ctx->now_ns >= ts->next_tasks_ns) {
-        ts->next_tasks_ns = ctx->now_ns + TASKS_NS;
-        if (list_tasks(t, ctx, &st) != 0 || st != TRC_OK)
-            return st;
-    }
-    for (size_t i = 0; i < ts->n; i++) {
-        rec_thread *th = &ts->v[i];
-        if (!th->native || th->listed != ts->tasks_gen)
-            continue; /* a Python thread, or no task of the last list */
-        if (sample_native(t, ctx, th, &st) != 0 || st != TRC_OK)
-            break;
-    }
-    return st;
-}
-
 static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
 {
     trc_status st = TRC_OK;
     look_switches(t);
     int n = read_threads(t, ctx->gil);
     if (n < 0) {
-        if (py_proc_last_error(t->py) != PY_ERR_GONE && alive(t)) {
+        if (py_proc_last_error(t->py) != PY_ERR_GONE && rec_target_alive(t)) {
             uint64_t k = t->threads.n ? t->threads.n : 1;
             rec_loss_add(&t->invalid, k, ctx->now_ns);
             ctx->invalid += k;
@@ -650,19 +496,19 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
             }
         }
         /* the state after the stack: see "Pid reuse" above; with switch
-         * records the /proc file is read only every STATE_PROC_NS, for
+         * records the /proc file is read only every REC_STATE_PROC_NS, for
          * an id that came back, and the pidfd proves the process */
         char state = 0;
         int by_proc = th->state_fd >= 0 && (th->sw.fd < 0 || ctx->now_ns >= th->next_proc_ns);
         if (by_proc) {
-            th->next_proc_ns = ctx->now_ns + STATE_PROC_NS;
-            state = read_state(th);
+            th->next_proc_ns = ctx->now_ns + REC_STATE_PROC_NS;
+            state = rec_thread_state(th);
             if (state == 0 || state == 'Z' || state == 'X') {
                 /* the thread ended, or its id names a new thread now */
                 if (!rec_thread_reopen(&t->threads, th, t->pid, ctx->now_ns))
                     continue;
                 fresh = 1;
-                state = read_state(th);
+                state = rec_thread_state(th);
                 if (state == 0 || state == 'Z' || state == 'X')
                     continue;
                 if (quiet) {
@@ -677,7 +523,7 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
                 }
             }
         }
-        if ((fresh || th->state_fd < 0) && !alive(t)) {
+        if ((fresh || th->state_fd < 0) && !rec_target_alive(t)) {
             t->next_check_ns = ctx->now_ns; /* ended, or the pid is another's: look now */
             gone = 1;
             break;
@@ -691,7 +537,7 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
             proven = 1;
         }
         if (quiet) {
-            st = sample_quiet(t, ctx, th, ti);
+            st = rec_sample_quiet(t, ctx, th, ti);
             if (st != TRC_OK)
                 return st;
             continue;
@@ -702,7 +548,7 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
             if (k)
                 state = k == 'S' ? 'S' : 'R';
             else if (!by_proc && th->state_fd >= 0)
-                state = read_state(th);
+                state = rec_thread_state(th);
         }
         if (depth < 0) {
             th->last_ok = 0;
@@ -735,14 +581,14 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
         th->last_ok = th->sw.fd >= 0 && th->pre_set;
         th->sw_head = th->pre_head;
         th->pre_set = 0;
-        st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, stack, sample_flags(ctx, ti, state == 'R'), 0);
+        st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, stack, rec_sample_flags(ctx, ti, state == 'R'), 0);
         if (st != TRC_OK)
             return st;
         t->samples++;
         ctx->samples++;
     }
     if (!gone && ids_ok) {
-        st = sample_natives(t, ctx);
+        st = rec_natives_sample(t, ctx);
         if (st != TRC_OK)
             return st;
     }

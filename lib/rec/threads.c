@@ -261,6 +261,11 @@ rec_thread *rec_threads_task(rec_threads *t, pid_t pid, pid_t tid, int64_t now_n
     return th;
 }
 
+char rec_thread_state(const rec_thread *th)
+{
+    return th->state_is_stat ? rec_fd_state(th->state_fd) : rec_fd_syscall_state(th->state_fd);
+}
+
 trc_status rec_thread_define(rec_thread *th, trc_writer *w, pid_t pid)
 {
     if (th->wid)
