@@ -9,8 +9,8 @@ for one), and the process's CPU time at its end.
 
 A sample is "on CPU" when the thread was runnable at that instant, so a
 thread's on-CPU samples times the period estimate its runnable time:
-at least its CPU time, at most its runnable time (both measured by the
-thread itself).  Ticks trec could not take (a loaded machine) are
+at least its CPU time, at most its runnable time (both measured inside
+the program: by the thread itself, or from its schedstat).  Ticks trec could not take (a loaded machine) are
 recorded as LOSS records (ticks skipped); the estimate scales the
 samples taken by (taken + skipped) / taken, the ticks taken being the
 main thread's samples (it is sampled at every tick).  The tolerances:
