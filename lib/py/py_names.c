@@ -33,11 +33,16 @@
  * Cost and refresh policy: one scan reads all names at once into a
  * cache (tid -> name).  A call for a tid in the cache re-scans only when
  * the cache is older than NAMES_TTL_NS (renames show within that); a
- * call for a tid not in it re-scans when the cache is older than
- * NAMES_MISS_NS (a thread that just started).  A failed scan keeps the
- * old cache and waits the same intervals.  A scan costs about four
- * reads per dict plus one batched read for the keys it has not seen
- * before (keys matched last time are tried first).
+ * call for a tid not in it re-scans once the cache is older than
+ * NAMES_COST_FACTOR times the CPU time the last scan took.  A thread that just
+ * started is then named from the caller's next look (a recorder at
+ * 1 kHz: its first or second sample) while scans stay a small share of
+ * the caller's time however many threads the target has: with a few
+ * threads a scan takes tens of microseconds, with a thousand tens of
+ * milliseconds.  A failed scan keeps the old cache and waits the same
+ * intervals.  A scan costs about four reads per dict plus one batched
+ * read for the keys it has not seen before (keys matched last time are
+ * tried first).
  */
 #include "lib/py/py_internal.h"
 
@@ -48,9 +53,10 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #define NAMES_TTL_NS 500000000ull   /* known tid: cache served this long */
-#define NAMES_MISS_NS 20000000ull   /* unknown tid: rescan at most this often */
+#define NAMES_COST_FACTOR 10        /* unknown tid: rescan after 10x the last scan's time */
 #define SCAN_TRIES 2                /* scans per refresh (torn reads are transient) */
 #define MAX_INTERP 8
 #define MAX_LOG2 17                 /* largest dict table read: 2^17 slots */
@@ -98,6 +104,7 @@ struct pynames {
     uint64_t module_doff;  /* PyModule_Type.tp_dictoffset */
     ntable cur;            /* the cache */
     uint64_t scan_ns;
+    uint64_t scan_cost_ns; /* the calling thread's CPU time in the last scan */
     int scanned;
     uint64_t hint[HINTS];  /* keys that matched in the last good scan */
     int nhint;
@@ -719,6 +726,18 @@ out:
     return rc;
 }
 
+/* The calling thread's CPU time: what a scan costs, without the time a
+ * busy machine kept the caller waiting (which would hold off the next
+ * scan for nothing). */
+static uint64_t cpu_now_ns(void)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* Checks once that this target's names can be read.  1 usable, 0 not
  * now (a read failed), -1 never. */
 static int check(py_proc *p, pynames *n)
@@ -778,12 +797,15 @@ const char *py_proc_thread_name(py_proc *p, int64_t tid)
         goto out;
     uint64_t now = pymem_now_ns();
     found = table_find(&n->cur, tid);
-    if (!n->scanned || now - n->scan_ns >= (found ? NAMES_TTL_NS : NAMES_MISS_NS)) {
+    uint64_t miss_ns = NAMES_COST_FACTOR * n->scan_cost_ns;
+    if (!n->scanned || now - n->scan_ns >= (found ? NAMES_TTL_NS : miss_ns)) {
+        uint64_t cpu = cpu_now_ns();
         for (int i = 0; i < SCAN_TRIES; i++)
             if (scan(p, n) == 0)
                 break;
         n->scanned = 1;
         n->scan_ns = now;
+        n->scan_cost_ns = cpu_now_ns() - cpu;
         found = table_find(&n->cur, tid);
     }
     if (found) {

@@ -109,9 +109,10 @@ int py_proc_stack_self_thread(py_proc *p, const py_frame_info **frames, int max)
  * registered, tid <= 0, or on 3.14+ / free-threaded builds.  Cached:
  * one scan reads every name; a call for a cached tid scans again only
  * when the cache is older than 0.5 s, for an unknown tid when older
- * than 20 ms; so calling it per thread every ~1 s catches renames, and
- * calling it for a new thread retried at growing intervals catches the
- * thread once threading registers it.  A scan costs ~11 reads per
+ * than ten times what the last scan took; so calling it per thread
+ * every ~1 s catches renames, and calling it for a new thread at each of
+ * its first samples catches the thread as soon as threading registers
+ * it, while scans take at most a tenth of the caller's time.  A scan costs ~11 reads per
  * thread (~25 µs per thread here); a cached answer no read.) */
 const char *py_proc_thread_name(py_proc *p, int64_t tid);
 

@@ -1,7 +1,8 @@
 /*
  * procfs.c — the few /proc files the recorder reads about its targets:
  * stat (scheduler state, parent, start time, exit code of a zombie),
- * cmdline, exe, comm, statm (RSS) and the children lists.  See proc(5).
+ * cmdline, exe, comm, statm (RSS), the children lists and the task
+ * (thread) list.  See proc(5).
  *
  * Files read every tick (a thread's syscall or stat file, a process's
  * statm) are opened once and read with pread at offset 0, which the
@@ -284,6 +285,26 @@ int rec_proc_children(pid_t pid, pid_t *out, int max)
             continue;
         snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, atoi(e->d_name));
         n = add_children_from(path, out, max, n);
+    }
+    closedir(d);
+    return n;
+}
+
+int rec_proc_tasks(pid_t pid, pid_t *out, int max)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!isdigit((unsigned char)e->d_name[0]))
+            continue;
+        if (n < max)
+            out[n] = (pid_t)atoi(e->d_name);
+        n++;
     }
     closedir(d);
     return n;

@@ -3,7 +3,8 @@
  * each: /proc readers (procfs.c), pacing (pace.c), spawning (spawn.c),
  * signals (signals.c), the output file (output.c), stack interning
  * (stacks.c), the thread table (threads.c), one recorded process
- * (target.c), descendant discovery (children.c), loss accounting
+ * (target.c), its threads without a Python thread state (natives.c),
+ * descendant discovery (children.c), loss accounting
  * (losses.c), self-timing (selftime.c) and the loop that ties them
  * together (session.c).
  *
@@ -79,6 +80,10 @@ int64_t rec_fd_rss_bytes(int fd);
  * it.  Returns the count (may exceed max: only max are stored), -1 if pid
  * is gone. */
 int rec_proc_children(pid_t pid, pid_t *out, int max);
+
+/* Thread ids of pid (/proc/PID/task), up to max.  Returns the count (may
+ * exceed max: only max are stored), -1 if pid is gone. */
+int rec_proc_tasks(pid_t pid, pid_t *out, int max);
 
 /* Process start on the trace clock from a stat starttime; 0 if unknown. */
 int64_t rec_start_ns(uint64_t starttime);
@@ -264,6 +269,10 @@ void rec_stackcache_cleanup(rec_stackcache *c);
 trc_status rec_stack_intern(trc_writer *w, rec_stackcache *c, const py_frame_info **frames,
                             int depth, uint32_t *stack);
 
+/* The stack of a thread that has no Python thread state: one root frame
+ * "[native thread NAME]" of kind other.  TRC_OK or the writer's error. */
+trc_status rec_native_stack(trc_writer *w, const char *name, uint32_t *stack);
+
 /* ------------------------------------------------------------------ */
 /* switches.c — a thread's state from its context-switch records        */
 /* ------------------------------------------------------------------ */
@@ -319,8 +328,13 @@ typedef struct rec_thread {
     uint32_t seen;           /* generation last seen in the thread list */
     int64_t next_name_ns;    /* when to look at the names again */
     int64_t name_interval_ns;
+    int name_eager;          /* looks left at samples in Python, while it has no threading name */
     char name[256];          /* name last written (UTF-8) */
     int py_name;             /* name is the threading module's */
+    int native;              /* no Python thread state: sampled by its state alone */
+    uint32_t native_stack;   /* with native: its "[native thread NAME]" stack, 0 = to intern */
+    uint32_t listed;         /* with native: the task list (rec_threads.tasks_gen) it was in */
+    int held;                /* with native: ticks its first sample waited */
     rec_stackcache cache;
 } rec_thread;
 
@@ -343,10 +357,15 @@ typedef struct rec_threads {
     size_t map_n, map_cap;
     int switches;            /* open switch records for threads (target.c sets) */
     int switches_denied;     /* perf events refused here: stop asking */
+    int64_t next_tasks_ns;   /* when to list the process's tasks again (native threads) */
+    uint32_t tasks_gen;      /* task lists read */
+    pid_t *tasks;            /* scratch for the task list */
+    int tasks_cap;
 } rec_threads;
 
 /* Find the thread (ti->tid as lib/py gives it, or tstate), adding it
- * (our id, state fd, names) if new.  Returns NULL on allocation failure
+ * (our id, state fd, names) if new; a native thread's entry that now
+ * has a Python thread state becomes that Python thread's.  Returns NULL on allocation failure
  * (*st), or with *st TRC_OK when the process has no task with that id
  * (the thread has just ended, or the id is stale: a fork child's thread
  * state holds its parent's id for a moment): skip it.  A new thread is written to the trace (rec_thread_define) only
@@ -354,6 +373,16 @@ typedef struct rec_threads {
  * a process that took over the pid, target.c) leaves no trace. */
 rec_thread *rec_threads_get(rec_threads *t, py_proc *py, pid_t pid, const py_thread_info *ti,
                             int64_t now_ns, trc_status *st);
+/* The entry of the process's OS thread tid (ours), whatever it runs; a
+ * new one is added as a native thread (no Python thread state: its state
+ * file, switch records and OS name) unless tid is already some entry's.
+ * *fresh: added now (its state file was opened by number).  NULL on
+ * allocation failure (*st) or, *st TRC_OK, when no task has the id. */
+rec_thread *rec_threads_task(rec_threads *t, pid_t pid, pid_t tid, int64_t now_ns, int *fresh,
+                             trc_status *st);
+/* th's scheduler state from its /proc file (syscall or stat): 'R'
+ * runnable, else another letter; 0 when it cannot be read (ended). */
+char rec_thread_state(const rec_thread *th);
 /* Writes th's THREAD definition if not done yet (th->wid then != 0). */
 trc_status rec_thread_define(rec_thread *th, trc_writer *w, pid_t pid);
 /* With t->nested: our id of the thread the target calls ns_tid, -1 if
@@ -365,11 +394,17 @@ int64_t rec_threads_outer_tid(rec_threads *t, pid_t pid, int64_t ns_tid);
  * that the process is still the one recorded (the file was opened by
  * number). */
 int rec_thread_reopen(rec_threads *t, rec_thread *th, pid_t pid, int64_t now_ns);
+/* A thread without a threading name whose stack was just read and holds
+ * Python frames: look at its name again now, before its sample is
+ * written, at each of its first such ticks (threading registers a new
+ * thread in its first Python lines).  Renames in the writer if changed. */
+trc_status rec_thread_name_eager(rec_thread *th, trc_writer *w, py_proc *py, pid_t pid);
 /* Re-read the OS and threading names when due; rename in the writer if changed. */
 trc_status rec_thread_refresh_name(rec_thread *th, trc_writer *w, py_proc *py, pid_t pid,
                                    int64_t now_ns);
 /* Drop threads missing from the last 3 thread lists up to generation gen
- * (closing their fds). */
+ * (closing their fds); a Python thread's entry whose OS thread may still
+ * be there becomes a native thread's instead (kept for a look). */
 void rec_threads_prune(rec_threads *t, uint32_t gen);
 void rec_threads_cleanup(rec_threads *t);
 
@@ -415,6 +450,7 @@ typedef struct rec_target {
     rec_idpos *dup;          /* scratch: tinfo's ids with their places, sorted (target.c) */
     int dupcap;
     int ids_seen;            /* lib/py has told thread ids of this image */
+    int unborn;              /* thread states of this tick's list dropped as not started */
     const py_frame_info **frames;
     rec_lossacc invalid;
     uint64_t samples;
@@ -459,6 +495,31 @@ trc_status rec_target_step(rec_target *t, rec_tick_ctx *ctx);
 /* Record the end of t with a wait status (or status < 0 = unknown) and
  * mark it ended.  Writes PROCESS (if not yet) and PROCESS_EXIT. */
 trc_status rec_target_exited(rec_target *t, trc_writer *w, int64_t now_ns, int wait_status);
+
+/* Is the process still there and not a zombie?  Reads its stat file,
+ * open since the target was found, which follows that very process. */
+int rec_target_alive(rec_target *t);
+
+/* A sample's flags: on CPU, and with --gil what ti says of the GIL. */
+uint32_t rec_sample_flags(const rec_tick_ctx *ctx, const py_thread_info *ti, int on_cpu);
+
+/* One sample of a thread that has not run since its last: that stack
+ * again, nothing read from the target.  TRC_OK or the writer's error. */
+trc_status rec_sample_quiet(rec_target *t, rec_tick_ctx *ctx, rec_thread *th,
+                            const py_thread_info *ti);
+
+/* With switch records a thread's /proc state file is read only this
+ * often (its id coming back is noticed then). */
+#define REC_STATE_PROC_NS 10000000LL
+
+/* ------------------------------------------------------------------ */
+/* natives.c — threads with no Python thread state                      */
+/* ------------------------------------------------------------------ */
+
+/* After the tick's Python threads: lists the tasks when due and samples
+ * every native thread of t (natives.c).  TRC_OK or the writer's error;
+ * a process found gone leaves its liveness check due. */
+trc_status rec_natives_sample(rec_target *t, rec_tick_ctx *ctx);
 
 /* ------------------------------------------------------------------ */
 /* selftime.c — the recorder's cost per sample (diagnostics)            */

@@ -14,11 +14,17 @@
  * A stack deeper than the format allows arrives with a synthetic root
  * frame (rec_truncated_name, see rec_int.h), written with kind "other"
  * (spec record 3) so no reader takes it for Python code.
+ *
+ * A thread without a Python thread state (a pool started from C) has a
+ * one-frame stack that says what it is, "[native thread NAME]", also of
+ * kind "other": a synthetic thread root, under which native frames could
+ * one day go.
  */
 #include "lib/rec/rec_int.h"
 
 #include "format/alloc.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void rec_stackcache_cleanup(rec_stackcache *c)
@@ -96,4 +102,13 @@ trc_status rec_stack_intern(trc_writer *w, rec_stackcache *c, const py_frame_inf
     c->depth = depth;
     *stack = parent;
     return TRC_OK;
+}
+
+trc_status rec_native_stack(trc_writer *w, const char *name, uint32_t *stack)
+{
+    char fn[300];
+    uint32_t fid;
+    snprintf(fn, sizeof fn, "[native thread %s]", name);
+    trc_status st = trc_writer_frame(w, TRC_FRAME_OTHER, fn, "", 0, 0, &fid);
+    return st == TRC_OK ? trc_writer_stack(w, 0, fid, stack) : st;
 }

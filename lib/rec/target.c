@@ -26,6 +26,8 @@
  * lib/py finds inconsistent is dropped and counted (TRC_LOSS_SAMPLES_
  * INVALID), never replaced by a guess.  A thread that ended between the
  * list and its stat read is skipped silently: it no longer exists.
+ * Then the threads with no Python thread state (natives.c): their state
+ * and a one-frame stack, nothing read from the target's memory.
  *
  * Exec is noticed by the stack start address in /proc/PID/stat changing
  * (the new image gets a new, randomised stack; the executable path may
@@ -38,7 +40,7 @@
  * thread's state file is read after the stack, and that file, opened
  * earlier, follows that very thread (hence its process, which holds
  * its pid while any thread lives) and fails once it is gone.  With
- * switch records the state file is read only every STATE_PROC_NS (an
+ * switch records the state file is read only every REC_STATE_PROC_NS (an
  * id that came back is noticed then); in between the process's pidfd,
  * which follows that very process, is polled after each stack read,
  * and once a tick before a repeated stack is written (not for trec's
@@ -72,7 +74,6 @@
 #define RETRY_MAX_NS 50000000LL      /* 50 ms */
 #define CHECK_NS 50000000LL          /* liveness/exec check: 20 Hz */
 #define RSS_NS 100000000LL           /* RSS counter: 10 Hz */
-#define STATE_PROC_NS 10000000LL     /* with switch records: /proc state file every 10 ms */
 #define MAX_THREADS 65536
 
 int rec_target_init(rec_target *t, pid_t pid, int is_root, int launched, int64_t now_ns)
@@ -324,8 +325,7 @@ static int read_threads(rec_target *t, int gil)
     }
 }
 
-/* Is the process still there and not a zombie? */
-static int alive(rec_target *t)
+int rec_target_alive(rec_target *t)
 {
     char buf[1024];
     rec_stat s;
@@ -353,6 +353,10 @@ static int cmp_idpos(const void *a, const void *b)
  * all but the one that thread had before (all, if it had none). */
 static void drop_unborn(rec_target *t, int n)
 {
+    int states = 0;
+    for (int i = 0; i < n; i++)
+        states += t->tinfo[i].tstate != 0;
+    t->unborn = 0;
     for (int i = 0; i < n && !t->ids_seen; i++)
         t->ids_seen = t->tinfo[i].tid > 0;
     if (!t->ids_seen)
@@ -389,11 +393,9 @@ static void drop_unborn(rec_target *t, int n)
     for (int i = 0; i < n; i++)
         if (t->tinfo[i].tid <= 0)
             t->tinfo[i].tstate = 0;
-}
-
-static char read_state(const rec_thread *th)
-{
-    return th->state_is_stat ? rec_fd_state(th->state_fd) : rec_fd_syscall_state(th->state_fd);
+    for (int i = 0; i < n; i++)
+        states -= t->tinfo[i].tstate != 0;
+    t->unborn = states;
 }
 
 /* Has the process ended?  Its pidfd tells without reading /proc. */
@@ -403,7 +405,7 @@ static int ended(rec_target *t)
     int r = t->pid_fd >= 0 ? poll(&pf, 1, 0) : -1;
     if (r >= 0)
         return r > 0;
-    return !alive(t);
+    return !rec_target_alive(t);
 }
 
 /* Before the thread list is read: which threads with switch records have
@@ -423,12 +425,12 @@ static void look_switches(rec_target *t)
         th->pre_set = th->pre_kind != 0;
         th->quiet = th->last_ok && th->pre_set && th->pre_head == th->sw_head &&
                     (th->pre_kind == 'S' || th->pre_kind == 'P');
-        py_proc_set_idle(t->py, th->tstate, th->quiet);
+        if (!th->native)
+            py_proc_set_idle(t->py, th->tstate, th->quiet);
     }
 }
 
-/* A sample's flags: on CPU, and with --gil what the list said of the GIL. */
-static uint32_t sample_flags(const rec_tick_ctx *ctx, const py_thread_info *ti, int on_cpu)
+uint32_t rec_sample_flags(const rec_tick_ctx *ctx, const py_thread_info *ti, int on_cpu)
 {
     uint32_t flags = on_cpu ? TRC_SAMPLE_ON_CPU : 0;
     if (ctx->gil && ti->holds_gil >= 0)
@@ -442,12 +444,10 @@ static int read_stack(rec_target *t, const py_thread_info *ti, int *truncated)
     return py_proc_stack_trunc(t->py, ti->tstate, t->frames, REC_MAX_DEPTH - 1, truncated);
 }
 
-/* One sample of a thread that has not run since its last: that stack
- * again, nothing read from the target. */
-static trc_status sample_quiet(rec_target *t, rec_tick_ctx *ctx, rec_thread *th,
-                               const py_thread_info *ti)
+trc_status rec_sample_quiet(rec_target *t, rec_tick_ctx *ctx, rec_thread *th,
+                            const py_thread_info *ti)
 {
-    uint32_t flags = sample_flags(ctx, ti, th->pre_kind == 'P');
+    uint32_t flags = rec_sample_flags(ctx, ti, th->pre_kind == 'P');
     trc_status st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, th->last_stack, flags, 0);
     if (st != TRC_OK)
         return st;
@@ -464,7 +464,7 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
     look_switches(t);
     int n = read_threads(t, ctx->gil);
     if (n < 0) {
-        if (py_proc_last_error(t->py) != PY_ERR_GONE && alive(t)) {
+        if (py_proc_last_error(t->py) != PY_ERR_GONE && rec_target_alive(t)) {
             uint64_t k = t->threads.n ? t->threads.n : 1;
             rec_loss_add(&t->invalid, k, ctx->now_ns);
             ctx->invalid += k;
@@ -477,6 +477,12 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
      * child is: nobody else can reap it, and trec waits for it only
      * between ticks, so its pid cannot go to another process meanwhile */
     int proven = t->launched;
+    int gone = 0;
+    /* OS threads that are no Python thread can be told only where lib/py
+     * gives the Python threads' ids (not a moment it lost them all) */
+    int ids_ok = t->ids_seen && n == 0;
+    for (int i = 0; i < n; i++)
+        ids_ok |= t->ids_seen && t->tinfo[i].tstate && t->tinfo[i].tid > 0;
     for (int i = 0; i < n; i++) {
         const py_thread_info *ti = &t->tinfo[i];
         if (!ti->tstate)
@@ -494,23 +500,25 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
         int truncated = 0, depth = 0;
         if (!quiet) {
             depth = read_stack(t, ti, &truncated);
-            if (depth < 0 && py_proc_last_error(t->py) == PY_ERR_GONE)
+            if (depth < 0 && py_proc_last_error(t->py) == PY_ERR_GONE) {
+                gone = 1;
                 break; /* the process exited under us: not a torn read */
+            }
         }
         /* the state after the stack: see "Pid reuse" above; with switch
-         * records the /proc file is read only every STATE_PROC_NS, for
+         * records the /proc file is read only every REC_STATE_PROC_NS, for
          * an id that came back, and the pidfd proves the process */
         char state = 0;
         int by_proc = th->state_fd >= 0 && (th->sw.fd < 0 || ctx->now_ns >= th->next_proc_ns);
         if (by_proc) {
-            th->next_proc_ns = ctx->now_ns + STATE_PROC_NS;
-            state = read_state(th);
+            th->next_proc_ns = ctx->now_ns + REC_STATE_PROC_NS;
+            state = rec_thread_state(th);
             if (state == 0 || state == 'Z' || state == 'X') {
                 /* the thread ended, or its id names a new thread now */
                 if (!rec_thread_reopen(&t->threads, th, t->pid, ctx->now_ns))
                     continue;
                 fresh = 1;
-                state = read_state(th);
+                state = rec_thread_state(th);
                 if (state == 0 || state == 'Z' || state == 'X')
                     continue;
                 if (quiet) {
@@ -518,24 +526,28 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
                      * before the process is checked below */
                     quiet = 0;
                     depth = read_stack(t, ti, &truncated);
-                    if (depth < 0 && py_proc_last_error(t->py) == PY_ERR_GONE)
+                    if (depth < 0 && py_proc_last_error(t->py) == PY_ERR_GONE) {
+                        gone = 1;
                         break;
+                    }
                 }
             }
         }
-        if ((fresh || th->state_fd < 0) && !alive(t)) {
+        if ((fresh || th->state_fd < 0) && !rec_target_alive(t)) {
             t->next_check_ns = ctx->now_ns; /* ended, or the pid is another's: look now */
+            gone = 1;
             break;
         }
         if (!by_proc && th->sw.fd >= 0 && !t->launched && (!quiet || !proven)) {
             if (ended(t)) {
                 t->next_check_ns = ctx->now_ns;
+                gone = 1;
                 break;
             }
             proven = 1;
         }
         if (quiet) {
-            st = sample_quiet(t, ctx, th, ti);
+            st = rec_sample_quiet(t, ctx, th, ti);
             if (st != TRC_OK)
                 return st;
             continue;
@@ -546,7 +558,7 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
             if (k)
                 state = k == 'S' ? 'S' : 'R';
             else if (!by_proc && th->state_fd >= 0)
-                state = read_state(th);
+                state = rec_thread_state(th);
         }
         if (depth < 0) {
             th->last_ok = 0;
@@ -558,7 +570,12 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
             t->frames[depth++] = &t->trunc_frame; /* the root */
             t->truncated++;
         }
-        st = rec_thread_define(th, ctx->w, t->pid);
+        /* before the sample: threading names a thread in its first
+         * Python lines, so one that runs Python may have a name now */
+        if (depth > 0)
+            st = rec_thread_name_eager(th, ctx->w, t->py, t->pid);
+        if (st == TRC_OK)
+            st = rec_thread_define(th, ctx->w, t->pid);
         if (st != TRC_OK)
             return st;
         if (th->wid > ctx->max_wid)
@@ -574,11 +591,16 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
         th->last_ok = th->sw.fd >= 0 && th->pre_set;
         th->sw_head = th->pre_head;
         th->pre_set = 0;
-        st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, stack, sample_flags(ctx, ti, state == 'R'), 0);
+        st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, stack, rec_sample_flags(ctx, ti, state == 'R'), 0);
         if (st != TRC_OK)
             return st;
         t->samples++;
         ctx->samples++;
+    }
+    if (!gone && ids_ok) {
+        st = rec_natives_sample(t, ctx);
+        if (st != TRC_OK)
+            return st;
     }
     /* names last: a name scan reads the target too, and the stacks
      * above are best read right after the thread list they came with */

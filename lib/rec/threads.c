@@ -1,14 +1,29 @@
 /*
  * threads.c — the threads of one recorded process: discovery as they
- * appear in the interpreter's thread list, their names, the open stat
- * file that gives their scheduler state, and their removal.
+ * appear in the interpreter's thread list or (native threads) in the
+ * process's task list, their names, the open stat file that gives their
+ * scheduler state, and their removal.
+ *
+ * One entry per OS thread, whatever it runs.  A task that no Python
+ * thread state names is a native thread (started from C); when the
+ * interpreter lists a thread state with its id (PyGILState_Ensure), the
+ * same entry becomes that Python thread's, and when a Python thread's
+ * state goes while its OS thread may live on, its entry becomes a
+ * native thread's, keeping its name: one thread in the trace either way.
  *
  * Names: the threading module's name (py_proc_thread_name) when it can
- * be read, else the OS name from /proc/PID/task/TID/comm.  A name can
- * change after the thread appears (threading registers a thread only
- * once it runs, and code may rename it), so names are looked at again
- * after 20 ms, then at doubling intervals up to once a second; a change
- * is written as a THREAD redefinition (spec record 6: a rename).
+ * be read, else the OS name from /proc/PID/task/TID/comm.  A thread
+ * appears in the interpreter's list before threading has registered it
+ * (its Thread gets its native id in its first Python lines, which may
+ * wait for the GIL), so a thread without a threading name is looked at
+ * again at each of its first NAME_EAGER samples read with Python frames,
+ * before the sample is written: a thread that lives a few milliseconds
+ * (a request handler) gets its name while it lives.  After that, and for
+ * every thread, the names are looked at again after 20 ms, then at
+ * doubling intervals up to once a second (code may rename a thread).  A
+ * change is written as a THREAD redefinition (spec record 6: a rename),
+ * which readers apply to the thread's samples before it too.  A native
+ * thread's name is its OS name, or the one it had as a Python thread.
  *
  * State: see procfs.c (the syscall file, else stat).
  *
@@ -39,6 +54,25 @@
 
 #define NAME_FIRST_NS 20000000LL   /* 20 ms */
 #define NAME_MAX_NS 1000000000LL   /* 1 s */
+#define NAME_EAGER 50              /* looks at a new thread's first samples in Python */
+
+/* A new entry at the end of t (zeroed, no fds), or NULL (out of memory). */
+static rec_thread *add_entry(rec_threads *t)
+{
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 8;
+        rec_thread *v = trc_realloc(t->v, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        t->v = v;
+        t->cap = cap;
+    }
+    rec_thread *th = &t->v[t->n];
+    memset(th, 0, sizeof *th);
+    th->state_fd = -1;
+    th->sw.fd = -1;
+    return th;
+}
 
 /* The threading name if it can be read now (returns 1), else the OS
  * name (returns 0; "" if that cannot be read either).  ns_tid: the id the
@@ -190,9 +224,46 @@ int rec_thread_reopen(rec_threads *t, rec_thread *th, pid_t pid, int64_t now_ns)
         return 0;
     /* another thread: look at its name soon */
     th->py_name = 0;
+    th->name_eager = NAME_EAGER;
     th->name_interval_ns = NAME_FIRST_NS;
     th->next_name_ns = now_ns;
     return 1;
+}
+
+rec_thread *rec_threads_task(rec_threads *t, pid_t pid, pid_t tid, int64_t now_ns, int *fresh,
+                             trc_status *st)
+{
+    *st = TRC_OK;
+    *fresh = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->v[i].tid == tid)
+            return &t->v[i];
+    int64_t ns_tid = t->nested ? py_ns_tid(pid, tid) : tid;
+    if (ns_tid <= 0)
+        return NULL; /* ended meanwhile */
+    rec_thread *th = add_entry(t);
+    if (!th) {
+        *st = TRC_ERR_NOMEM;
+        return NULL;
+    }
+    th->tid = tid;
+    th->ns_tid = ns_tid;
+    th->native = 1;
+    if (open_state(t, th, pid) != 0 || th->state_fd < 0)
+        return NULL; /* ended meanwhile (nothing to close) */
+    /* the OS name only: threading names no thread without a thread state */
+    pick_name(NULL, pid, th->tid, th->ns_tid, th->name, sizeof th->name);
+    th->name_interval_ns = NAME_FIRST_NS;
+    th->next_name_ns = now_ns + th->name_interval_ns;
+    t->n++;
+    t->distinct++;
+    *fresh = 1;
+    return th;
+}
+
+char rec_thread_state(const rec_thread *th)
+{
+    return th->state_is_stat ? rec_fd_state(th->state_fd) : rec_fd_syscall_state(th->state_fd);
 }
 
 trc_status rec_thread_define(rec_thread *th, trc_writer *w, pid_t pid)
@@ -212,24 +283,31 @@ rec_thread *rec_threads_get(rec_threads *t, py_proc *py, pid_t pid, const py_thr
             if (th->tstate != ti->tstate)
                 th->last_ok = 0; /* another Python thread on this OS thread */
             th->tstate = ti->tstate;
+            if (th->native) {
+                /* a thread started from C that has a thread state now
+                 * (PyGILState_Ensure), or a Python thread that was
+                 * starting: its Python stacks from here on, and its
+                 * threading name as soon as it has one */
+                th->native = 0;
+                th->native_stack = 0;
+                if (!th->wid) {
+                    /* not written yet: named as a new thread is */
+                    th->py_name = pick_name(py, pid, th->tid, th->ns_tid, th->name, sizeof th->name);
+                    th->name_eager = th->py_name ? 0 : NAME_EAGER;
+                } else if (!th->py_name) {
+                    th->name_eager = NAME_EAGER;
+                    th->next_name_ns = now_ns; /* a look (and rename) this tick */
+                }
+            }
             return th;
         }
     }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 8;
-        rec_thread *v = trc_realloc(t->v, cap * sizeof *v);
-        if (!v) {
-            *st = TRC_ERR_NOMEM;
-            return NULL;
-        }
-        t->v = v;
-        t->cap = cap;
+    rec_thread *th = add_entry(t);
+    if (!th) {
+        *st = TRC_ERR_NOMEM;
+        return NULL;
     }
-    rec_thread *th = &t->v[t->n];
-    memset(th, 0, sizeof *th);
     th->tstate = ti->tstate;
-    th->state_fd = -1;
-    th->sw.fd = -1;
     th->ns_tid = ti->tid;
     th->tid = ti->tid;
     if (ti->tid > 0) {
@@ -241,11 +319,43 @@ rec_thread *rec_threads_get(rec_threads *t, py_proc *py, pid_t pid, const py_thr
         th->tid = -(int64_t)(t->distinct + 1);
     }
     th->py_name = pick_name(py, pid, th->tid, th->ns_tid, th->name, sizeof th->name);
+    th->name_eager = th->py_name ? 0 : NAME_EAGER;
     th->name_interval_ns = NAME_FIRST_NS;
     th->next_name_ns = now_ns + th->name_interval_ns;
     t->n++;
     t->distinct++;
     return th;
+}
+
+/* Looks at th's name now; a change is written as a rename once th has
+ * been written. */
+static trc_status look_name(rec_thread *th, trc_writer *w, py_proc *py, pid_t pid)
+{
+    char name[sizeof th->name];
+    int py_name = pick_name(th->native ? NULL : py, pid, th->tid, th->ns_tid, name, sizeof name);
+    /* a threading name that could not be read this time is not a
+     * rename back to the OS name */
+    if (!name[0] || strcmp(name, th->name) == 0 || (th->py_name && !py_name))
+        return TRC_OK;
+    th->py_name = py_name;
+    if (py_name)
+        th->name_eager = 0;
+    memcpy(th->name, name, sizeof name);
+    if (th->native) {
+        th->native_stack = 0; /* its frame says its name: a new one, */
+        th->last_ok = 0;      /* and no repeat of the old */
+    }
+    if (!th->wid)
+        return TRC_OK; /* not written yet: rec_thread_define takes this name */
+    return trc_writer_thread(w, pid, th->tid, th->name, &th->wid);
+}
+
+trc_status rec_thread_name_eager(rec_thread *th, trc_writer *w, py_proc *py, pid_t pid)
+{
+    if (th->py_name || th->name_eager <= 0)
+        return TRC_OK;
+    th->name_eager--;
+    return look_name(th, w, py, pid);
 }
 
 trc_status rec_thread_refresh_name(rec_thread *th, trc_writer *w, py_proc *py, pid_t pid,
@@ -257,17 +367,7 @@ trc_status rec_thread_refresh_name(rec_thread *th, trc_writer *w, py_proc *py, p
     if (th->name_interval_ns > NAME_MAX_NS)
         th->name_interval_ns = NAME_MAX_NS;
     th->next_name_ns = now_ns + th->name_interval_ns;
-    char name[sizeof th->name];
-    int py_name = pick_name(py, pid, th->tid, th->ns_tid, name, sizeof name);
-    /* a threading name that could not be read this time is not a
-     * rename back to the OS name */
-    if (!name[0] || strcmp(name, th->name) == 0 || (th->py_name && !py_name))
-        return TRC_OK;
-    th->py_name = py_name;
-    memcpy(th->name, name, sizeof name);
-    if (!th->wid)
-        return TRC_OK; /* not written yet: rec_thread_define takes this name */
-    return trc_writer_thread(w, pid, th->tid, th->name, &th->wid);
+    return look_name(th, w, py, pid);
 }
 
 static void thread_cleanup(rec_thread *th)
@@ -283,13 +383,27 @@ void rec_threads_prune(rec_threads *t, uint32_t gen)
 {
     size_t k = 0;
     for (size_t i = 0; i < t->n; i++) {
+        rec_thread *th = &t->v[i];
         /* a thread missing from one list may be a torn read: give it 3 */
-        if (gen - t->v[i].seen < 3) {
+        if (gen - th->seen >= 3 && !th->native && th->tid > 0 && th->state_fd >= 0) {
+            /* no thread state any more, while its OS thread may live on
+             * (the end of a thread, C code after PyGILState_Release): a
+             * native thread from now on, under the name it has, whose
+             * state file says next (sample_native) whether it lives */
+            th->native = 1;
+            th->tstate = 0;
+            th->last_ok = 0;
+            th->native_stack = 0;
+            th->next_proc_ns = 0;
+            th->listed = t->tasks_gen;
+            th->seen = gen;
+        }
+        if (gen - th->seen < 3) {
             if (k != i)
                 t->v[k] = t->v[i];
             k++;
         } else {
-            thread_cleanup(&t->v[i]);
+            thread_cleanup(th);
         }
     }
     t->n = k;
@@ -301,5 +415,6 @@ void rec_threads_cleanup(rec_threads *t)
         thread_cleanup(&t->v[i]);
     trc_free(t->v);
     trc_free(t->map);
+    trc_free(t->tasks);
     memset(t, 0, sizeof *t);
 }

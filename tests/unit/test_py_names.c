@@ -179,7 +179,7 @@ static void check_churn(const char *py, pyt_child *c, py_proc *p, const tname *t
     }
     int64_t t0 = now_ms();
     while (now_ms() - t0 < 1500) {
-        /* a tid that is no thread of the target: a fresh scan each 20 ms */
+        /* a tid that is no thread of the target: a fresh scan at each call */
         if (py_proc_thread_name(p, (int64_t)getpid()) != NULL)
             pyt_failf(py, "the test's own pid got a name");
         for (int i = 0; i < n; i++) {
@@ -200,7 +200,7 @@ static void check_churn(const char *py, pyt_child *c, py_proc *p, const tname *t
 
 /* The n-th allocation of a fresh handle's first scan fails, for every n
  * up to the number a scan makes: no crash or leak, NULL or the right
- * name, and the next scan (an unknown tid rescans after 20 ms) works. */
+ * name, and the next scan (an unknown tid rescans soon after) works. */
 static void check_nomem(const char *py, pid_t pid, const tname *t)
 {
     for (long n = 1; n < 5000; n++) {

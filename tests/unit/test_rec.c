@@ -1,9 +1,10 @@
 /*
  * test_rec.c — unit tests of the recorder's pieces that need no Python
  * target: /proc parsing, pacing, output names,
- * spawning, losses, self-timing, and stack interning through the real
- * writer and reader (lib/rec/procfs.c, pace.c, output.c, spawn.c,
- * losses.c, selftime.c, stacks.c).
+ * spawning, losses, self-timing, stack interning through the real
+ * writer and reader, and the thread table's native threads (lib/rec/
+ * procfs.c, pace.c, output.c, spawn.c, losses.c, selftime.c, stacks.c,
+ * threads.c).
  * The whole recorder is tested end to end by tests/e2e/trec_*.sh.
  */
 #include <setjmp.h>
@@ -14,10 +15,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -397,6 +400,126 @@ static void stack_interning(void **state)
     free(m.p);
 }
 
+/* A thread started from C, as a pool's worker: names itself, then
+ * blocks until its pipe is written to. */
+typedef struct cthread {
+    pthread_t th;
+    int go[2];
+    volatile pid_t tid;
+} cthread;
+
+static void *cthread_main(void *arg)
+{
+    cthread *c = arg;
+    pthread_setname_np(pthread_self(), "unit_native");
+    __atomic_store_n(&c->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+    char b;
+    while (read(c->go[0], &b, 1) < 0 && errno == EINTR)
+        ;
+    return NULL;
+}
+
+/* The samples' one-frame stacks, read back: their functions and kind,
+ * and the thread's last name. */
+static void read_native_stacks(membuf *m, const char *const *want, int nwant, const char *name)
+{
+    trc_status st;
+    trc_reader *r = trc_reader_open_callback(mem_read, m, "mem", &st);
+    assert_non_null(r);
+    const trc_event *ev;
+    int n = 0;
+    while ((st = trc_reader_next(r, &ev)) == TRC_OK) {
+        if (ev->type != TRC_EV_SAMPLE)
+            continue;
+        const trc_stack *s = trc_reader_stack(r, ev->u.sample.stack);
+        assert_non_null(s);
+        assert_int_equal(s->depth, 1);
+        const trc_frame *f = trc_reader_frame(r, s->frame);
+        assert_true(n < nwant);
+        assert_string_equal(f->function, want[n]);
+        assert_int_equal(f->kind, TRC_FRAME_OTHER);
+        assert_string_equal(trc_reader_thread(r, ev->u.sample.thread)->name, name);
+        n++;
+    }
+    assert_int_equal(st, TRC_ERR_EOF);
+    assert_int_equal(n, nwant);
+    trc_reader_free(r);
+}
+
+/* A task of the process that no entry has becomes a native thread with
+ * its OS name and its state file; asking again finds the same entry;
+ * once the interpreter lists a thread state with its id, the entry is
+ * that Python thread's (one entry for one OS thread), and the task list
+ * adds no second one.  Its one-frame stack says what it is. */
+static void native_threads(void **state)
+{
+    cthread c = {0};
+    assert_int_equal(pipe(c.go), 0);
+    assert_int_equal(pthread_create(&c.th, NULL, cthread_main, &c), 0);
+    pid_t tid;
+    while (!(tid = __atomic_load_n(&c.tid, __ATOMIC_ACQUIRE)))
+        usleep(100);
+
+    pid_t tasks[64];
+    int n = rec_proc_tasks(getpid(), tasks, 64);
+    int self = 0, it = 0;
+    for (int i = 0; i < n && i < 64; i++) {
+        self |= tasks[i] == getpid();
+        it |= tasks[i] == tid;
+    }
+    assert_true(self && it);
+    assert_int_equal(rec_proc_tasks(-1, tasks, 64), -1);
+
+    rec_threads t = {0}; /* no switch records: /proc only */
+    int fresh;
+    trc_status st;
+    rec_thread *th = rec_threads_task(&t, getpid(), tid, 0, &fresh, &st);
+    assert_non_null(th);
+    assert_int_equal(st, TRC_OK);
+    assert_true(fresh && th->native && th->tstate == 0);
+    assert_string_equal(th->name, "unit_native");
+    assert_true(th->state_fd >= 0);
+    assert_int_equal(rec_threads_task(&t, getpid(), tid, 0, &fresh, &st), th);
+    assert_false(fresh);
+    assert_null(rec_threads_task(&t, getpid(), 999999999, 0, &fresh, &st));
+    assert_int_equal(st, TRC_OK);
+    assert_int_equal(t.n, 1);
+
+    membuf m = {0};
+    trc_writer *w = trc_writer_open_callback(mem_write, &m, NULL, &st);
+    assert_non_null(w);
+    assert_int_equal(rec_thread_define(th, w, getpid()), TRC_OK);
+    assert_int_equal(rec_native_stack(w, th->name, &th->native_stack), TRC_OK);
+    assert_int_equal(trc_writer_sample(w, trc_now_ns(), th->wid, th->native_stack, 0, 0), TRC_OK);
+    /* renamed by the program: a rename, and a new frame from the next sample */
+    pthread_setname_np(c.th, "unit_renamed");
+    th->last_ok = 1;
+    assert_int_equal(rec_thread_refresh_name(th, w, NULL, getpid(), th->next_name_ns), TRC_OK);
+    assert_string_equal(th->name, "unit_renamed");
+    assert_int_equal(th->native_stack, 0);
+    assert_false(th->last_ok);
+    assert_int_equal(rec_native_stack(w, th->name, &th->native_stack), TRC_OK);
+    assert_int_equal(trc_writer_sample(w, trc_now_ns(), th->wid, th->native_stack, 0, 0), TRC_OK);
+    assert_int_equal(trc_writer_close(w, 0), TRC_OK);
+    static const char *const frames[] = {"[native thread unit_native]", "[native thread unit_renamed]"};
+    read_native_stacks(&m, frames, 2, "unit_renamed");
+    free(m.p);
+
+    /* it calls into Python: the interpreter lists a thread state with its id */
+    py_thread_info ti = {.tstate = 0x1000, .tid = tid, .pthread_id = 1, .holds_gil = -1};
+    rec_thread *py = rec_threads_get(&t, NULL, getpid(), &ti, 0, &st);
+    assert_ptr_equal(py, th);
+    assert_true(!py->native && py->tstate == 0x1000);
+    assert_int_equal(rec_threads_task(&t, getpid(), tid, 0, &fresh, &st), py);
+    assert_int_equal(t.n, 1);
+
+    rec_threads_cleanup(&t);
+    assert_int_equal(write(c.go[1], "x", 1), 1);
+    pthread_join(c.th, NULL);
+    close(c.go[0]);
+    close(c.go[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -412,6 +535,7 @@ int main(void)
         cmocka_unit_test(spawn_resets_signals),
         cmocka_unit_test(loss_counts),
         cmocka_unit_test(stack_interning),
+        cmocka_unit_test(native_threads),
         cmocka_unit_test(selftime_quantiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,126 @@
+"""native_check.py — checks for tests/e2e/trec_native_threads.sh.
+
+    native_check.py TRACE.txt TRUTH.json
+
+TRACE.txt is tests/e2e/tools/trc_stacks output; TRUTH.json is what the
+program measured of itself (fixtures/workloads/trec_native_threads.py):
+each thread's kernel id, CPU time and runnable time (on a CPU or waiting
+for one), and the process's CPU time at its end.
+
+A sample is "on CPU" when the thread was runnable at that instant, so a
+thread's on-CPU samples times the period estimate its runnable time:
+at least its CPU time, at most its runnable time (both measured inside
+the program: by the thread itself, or from its schedstat).  Ticks trec could not take (a loaded machine) are
+recorded as LOSS records (ticks skipped); the estimate scales the
+samples taken by (taken + skipped) / taken, the ticks taken being the
+main thread's samples (it is sampled at every tick).  The tolerances:
+10 % of a thread's time plus 30 ms below its CPU time (sampling noise,
+the 10 ms before trec lists a new thread), 15 % above its runnable time;
+all on-CPU samples together at least 98 % of the process's CPU time (its
+start-up before trec can read the interpreter, some 20 ms, included).
+"""
+import json
+import sys
+
+FLAG_ON_CPU = 1
+
+
+def main():
+    trace, truth_path = sys.argv[1:3]
+    with open(truth_path, encoding="utf-8") as f:
+        truth = json.load(f)
+    names, samples, period, skipped = {}, [], None, 0
+    with open(trace, encoding="utf-8") as f:
+        for line in f:
+            p = line.rstrip("\n").split("\t")
+            if p[0] == "segment":
+                period = int(p[2]) / 1e9
+            elif p[0] == "thread":
+                names.setdefault(int(p[3]), []).append(p[4])
+            elif p[0] == "loss" and int(p[1]) == 1:
+                skipped += int(p[2])
+            elif p[0] == "sample":
+                frames = [fr.rsplit("|", 3)[0] for fr in p[5].split(";")] if p[5] else []
+                samples.append((int(p[2]), int(p[3]), int(p[4]), frames))
+    fails = []
+
+    def expect(cond, msg):
+        if not cond:
+            fails.append(msg)
+
+    def count(tid=None, on=None, pred=lambda fr: True):
+        return sum(n for t, fl, n, fr in samples if (tid is None or t == tid)
+                   and (on is None or bool(fl & FLAG_ON_CPU) == on) and pred(fr))
+
+    th = truth["threads"]
+    main_tid = th["main"]["tid"]
+    taken = count(main_tid)
+    expect(period and taken > 0, "no period or no samples of the main thread")
+    if fails:
+        return report(fails)
+    scale = (taken + skipped) / taken
+    print("period %.3f ms, %d ticks taken, %d skipped (scale %.3f)" % (period * 1e3, taken, skipped, scale))
+
+    def seconds(n):
+        return n * period * scale
+
+    for name in ("spin_native", "idle_native", "both_native"):
+        tid = th[name]["tid"]
+        expect(names.get(tid, [None])[-1] == name,
+               "thread %d (%s) recorded as %r" % (tid, name, names.get(tid)))
+    frame = lambda name: (lambda fr: fr == ["[native thread %s]" % name])
+    # a thread busy in C: its samples say what it is, as long as it ran
+    s = th["spin_native"]
+    got = seconds(count(s["tid"], True, frame("spin_native")))
+    print("spin_native: %.3f s on CPU in samples; cpu %.3f s, runnable %.3f s"
+          % (got, s["cpu"], s["runnable"]))
+    expect(got >= 0.9 * s["cpu"] - 0.03, "spin_native: %.3f s of samples, its CPU time %.3f s"
+           % (got, s["cpu"]))
+    expect(got <= 1.15 * s["runnable"] + 0.03, "spin_native: %.3f s of samples, runnable %.3f s"
+           % (got, s["runnable"]))
+    # only native frames: its name may read as the process's for the first
+    # samples (trec read it before the thread named itself: 20 ms later again)
+    native = lambda fr: len(fr) == 1 and fr[0].startswith("[native thread ")
+    expect(count(s["tid"], None, lambda fr: not native(fr)) == 0,
+           "spin_native: samples with other stacks than a native thread's")
+    # a thread blocked in C: sampled at every tick, idle
+    i = th["idle_native"]
+    idle, idle_on = count(i["tid"]), count(i["tid"], True)
+    print("idle_native: %d samples, %d on CPU; runnable %.3f s" % (idle, idle_on, i["runnable"]))
+    expect(idle >= 0.8 * taken, "idle_native: %d samples in %d ticks" % (idle, taken))
+    expect(seconds(idle_on) <= 1.15 * i["runnable"] + 0.01,
+           "idle_native: %d of %d samples on CPU, runnable %.3f s" % (idle_on, idle, i["runnable"]))
+    # a thread from C that calls into Python: both kinds of stacks, one thread
+    b = th["both_native"]
+    nat = seconds(count(b["tid"], True, frame("both_native")))
+    py = seconds(count(b["tid"], True, lambda fr: "py_in_native" in fr))
+    print("both_native: %.3f s in C, %.3f s in Python; cpu %.3f s (%.3f s in Python)"
+          % (nat, py, b["cpu"], truth["both_python_cpu"]))
+    expect(py >= 0.7 * truth["both_python_cpu"] - 0.03,
+           "both_native: %.3f s of Python samples, %.3f s measured" % (py, truth["both_python_cpu"]))
+    expect(nat >= 0.7 * (b["cpu"] - truth["both_python_cpu"]) - 0.03,
+           "both_native: %.3f s of native samples, %.3f s measured"
+           % (nat, b["cpu"] - truth["both_python_cpu"]))
+    # no thread sampled twice in a tick (a thread counted as native and Python)
+    for tid in names:
+        expect(count(tid) <= taken + 2, "thread %d: %d samples in %d ticks" % (tid, count(tid), taken))
+    # every CPU second of the process is in the trace
+    total = seconds(count(None, True))
+    cpu = truth["process_cpu"]
+    runnable = sum(t["runnable"] for t in th.values())
+    print("all threads: %.3f s on CPU in samples; process CPU %.3f s (%.1f %%), runnable %.3f s"
+          % (total, cpu, 100 * total / cpu, runnable))
+    expect(total >= 0.98 * cpu, "on-CPU samples account for %.1f %% of the process's CPU time"
+           % (100 * total / cpu))
+    expect(total <= 1.15 * runnable + 0.05, "on-CPU samples %.3f s, runnable %.3f s" % (total, runnable))
+    return report(fails)
+
+
+def report(fails):
+    for f in fails:
+        print("FAIL:", f)
+    sys.exit(1 if fails else 0)
+
+
+if __name__ == "__main__":
+    main()
