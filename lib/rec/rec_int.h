@@ -433,6 +433,7 @@ typedef struct rec_tick_ctx {
     uint64_t samples;        /* thread samples written (added to) */
     uint64_t invalid;        /* added to */
     uint32_t max_wid;        /* highest writer thread id met (raised) */
+    struct rec_stopper *stopper; /* --blocking: stop threads for their reads; NULL = never */
 } rec_tick_ctx;
 
 /* Initialise for pid (not attached); 0 or -1 (NOMEM). */
