@@ -8,9 +8,13 @@
  * stopping it and without the program seeing anything; PTRACE_INTERRUPT
  * then stops that one thread (and no other) and PTRACE_CONT lets it go.
  * Each thread is seized the first time it is to be stopped, so threads
- * born later are taken as they come; a thread that is not going to be
- * read (quiet: it has not run since its last read) or that the kernel
- * says is blocked is not stopped: it cannot be changing its stack.
+ * born later are taken as they come.  Only a thread on a CPU is stopped:
+ * one that is not going to be read (quiet: it has not run since its last
+ * read), that is blocked, or, by its switch records, waits for a CPU
+ * (preempted) is not changing its stack.  Stopping a preempted thread
+ * would also cost the most: its stop comes only once the scheduler gives
+ * it a CPU again, a time slice later on a busy machine, and trec would
+ * wait for it with every other read of the tick.
  *
  * A tracer has duties, all kept here:
  *  - every signal sent to a seized thread stops it first (a signal-
@@ -30,7 +34,7 @@
  * traced, and a thread that was stopped for a read runs on: the target is
  * never left stopped.  No PTRACE_O_EXITKILL, so it does not die with trec.
  *
- * A stop is waited for with waitpid(WNOHANG), yielding the CPU between
+ * A stop is waited for with waitpid(WNOHANG), sleeping a little between
  * looks, for at most STOP_WAIT_NS: a thread in uninterruptible sleep
  * stops only when it wakes, and trec must not hang on it.  Its stop is
  * then collected later by rec_stopper_reap, which lets it go at once.
@@ -41,16 +45,15 @@
 #include "format/alloc.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <time.h>
 
-#define STOP_WAIT_NS 10000000LL     /* a stop for a read: 10 ms at most */
+#define STOP_WAIT_NS 2000000LL      /* a stop for a read: 2 ms at most */
 #define DETACH_WAIT_NS 100000000LL  /* a stop for letting go: 100 ms at most */
-#define YIELD_LOOKS 64              /* looks with sched_yield before sleeping between looks */
+#define SHORT_LOOKS 40              /* looks 5 us apart, then 50 us */
 
 typedef enum mode {
     M_RUNNING,               /* seized, running */
@@ -253,12 +256,11 @@ static int wait_stop(rec_stopper *s, tracee *e, int64_t limit_ns)
             s->stats.slow++;
             return 0;
         }
-        if (looks < YIELD_LOOKS) {
-            sched_yield();
-        } else {
-            struct timespec d = {0, 20000};
-            nanosleep(&d, NULL);
-        }
+        /* a short sleep, not sched_yield: on a busy machine a yield
+         * can give the CPU away for a whole time slice, and a sleeper
+         * is woken first */
+        struct timespec d = {0, looks < SHORT_LOOKS ? 5000 : 50000};
+        nanosleep(&d, NULL);
     }
 }
 
@@ -330,12 +332,13 @@ void rec_stopper_hold(rec_stopper *s, struct rec_target *t)
         const rec_thread *th = &t->threads.v[i];
         if (th->quiet && th->last_ok)
             continue; /* its stack is repeated, not read */
-        char before;
-        if (th->sw.fd >= 0 && th->pre_set)
-            before = th->pre_kind == 'S' ? 'S' : 'R';
-        else
-            before = state_now(th);
-        hold_one(s, t->pid, th, before);
+        if (th->sw.fd >= 0 && th->pre_set) {
+            /* 'I' on a CPU, 'P' preempted, 'S' blocked (switches.c) */
+            if (th->pre_kind == 'I')
+                hold_one(s, t->pid, th, 'R');
+        } else {
+            hold_one(s, t->pid, th, state_now(th));
+        }
     }
 }
 
