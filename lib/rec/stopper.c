@@ -53,7 +53,8 @@
 
 #define STOP_WAIT_NS 2000000LL      /* a stop for a read: 2 ms at most */
 #define DETACH_WAIT_NS 100000000LL  /* a stop for letting go: 100 ms at most */
-#define SHORT_LOOKS 40              /* looks 5 us apart, then 50 us */
+#define BUSY_LOOKS 32               /* looks without a pause, */
+#define SHORT_LOOKS 40              /* then 5 us apart, then 50 us */
 
 typedef enum mode {
     M_RUNNING,               /* seized, running */
@@ -256,10 +257,13 @@ static int wait_stop(rec_stopper *s, tracee *e, int64_t limit_ns)
             s->stats.slow++;
             return 0;
         }
-        /* a short sleep, not sched_yield: on a busy machine a yield
-         * can give the CPU away for a whole time slice, and a sleeper
-         * is woken first */
-        struct timespec d = {0, looks < SHORT_LOOKS ? 5000 : 50000};
+        /* a thread on a CPU stops within microseconds: look again at
+         * once a few times, then sleep a little between looks (not
+         * sched_yield: on a busy machine a yield can give the CPU away
+         * for a whole time slice, and a sleeper is woken first) */
+        if (looks < BUSY_LOOKS)
+            continue;
+        struct timespec d = {0, looks < BUSY_LOOKS + SHORT_LOOKS ? 5000 : 50000};
         nanosleep(&d, NULL);
     }
 }
