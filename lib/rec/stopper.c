@@ -92,6 +92,7 @@ struct rec_stopper {
     exit_rec *exits;         /* process exits met while waiting for a stop */
     size_t nexit, capexit;
     rec_stopper_stats stats;
+    int64_t wait_ns;         /* STOP_WAIT_NS, or the test hook's */
 };
 
 static int64_t now_ns(void)
@@ -116,7 +117,15 @@ static int grow(void **v, size_t *cap, size_t n, size_t size)
 
 rec_stopper *rec_stopper_new(void)
 {
-    return trc_calloc(1, sizeof(rec_stopper));
+    rec_stopper *s = trc_calloc(1, sizeof(rec_stopper));
+    if (s)
+        s->wait_ns = STOP_WAIT_NS;
+    return s;
+}
+
+void rec_stopper_set_wait(rec_stopper *s, int64_t ns)
+{
+    s->wait_ns = ns;
 }
 
 /* Index of tid, or where it would go (*found 0). */
@@ -319,7 +328,7 @@ static int hold_one(rec_stopper *s, pid_t pid, const struct rec_thread *th, char
     tracee *e = find(s, (pid_t)th->tid);
     if (!e || e->mode == M_LISTEN)
         return 0; /* stopped by job control: not moving either */
-    if (!stop(s, e, STOP_WAIT_NS))
+    if (!stop(s, e, s->wait_ns))
         return 0;
     e = find(s, (pid_t)th->tid); /* still there: stop() said so */
     e->held = e->was = 1;

@@ -9,6 +9,7 @@
 #ifndef TRC_LIB_REC_STOPPER_H
 #define TRC_LIB_REC_STOPPER_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 struct rec_target;
@@ -77,5 +78,8 @@ typedef struct rec_stopper_stats {
     unsigned long long stops, slow, seized;
 } rec_stopper_stats;
 void rec_stopper_get_stats(const rec_stopper *s, rec_stopper_stats *out);
+
+/* Test hook: wait up to ns for a stop before a read (default 2 ms). */
+void rec_stopper_set_wait(rec_stopper *s, int64_t ns);
 
 #endif /* TRC_LIB_REC_STOPPER_H */

@@ -70,6 +70,10 @@ typedef struct child {
     int quit_fd;             /* a byte ends the second thread */
 } child;
 
+/* The child of the test running, for the teardown to end whatever an
+ * assertion left behind (pid 0: none). */
+static child live;
+
 static void start_child(child *c)
 {
     int rep[2], sig[2], quit[2];
@@ -99,16 +103,38 @@ static void start_child(child *c)
     close(rep[0]);
     c->sig_fd = sig[0];
     c->quit_fd = quit[1];
+    live = *c;
 }
 
 static void end_child(child *c)
 {
-    kill(c->pid, SIGKILL);
-    int st;
-    while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR)
-        ;
+    if (c->pid > 0) {
+        kill(c->pid, SIGKILL);
+        int st;
+        while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR)
+            ;
+    }
     close(c->sig_fd);
     close(c->quit_fd);
+    live.pid = 0;
+}
+
+static int teardown(void **state)
+{
+    if (live.pid > 0)
+        end_child(&live);
+    return 0;
+}
+
+/* A stopper that waits as long as it takes for a stop: the tests check
+ * what a stop does, and a loaded machine may keep a thread off its CPU
+ * for longer than trec waits. */
+static rec_stopper *new_stopper(void)
+{
+    rec_stopper *s = rec_stopper_new();
+    assert_non_null(s);
+    rec_stopper_set_wait(s, 5000000000LL);
+    return s;
 }
 
 /* The state letter and TracerPid of one thread. */
@@ -161,8 +187,7 @@ static int ptrace_allowed(void **state)
 {
     child c;
     start_child(&c);
-    rec_stopper *s = rec_stopper_new();
-    assert_non_null(s);
+    rec_stopper *s = new_stopper();
     int e = rec_stopper_seize(s, c.pid, c.pid);
     rec_stopper_free(s);
     end_child(&c);
@@ -176,8 +201,7 @@ static void enter_stops_leave_resumes(void **state)
         skip();
     child c;
     start_child(&c);
-    rec_stopper *s = rec_stopper_new();
-    assert_non_null(s);
+    rec_stopper *s = new_stopper();
     rec_target t;
     memset(&t, 0, sizeof t);
     t.pid = c.pid;
@@ -257,8 +281,7 @@ static void signals_and_exits(void **state)
         skip();
     child c;
     start_child(&c);
-    rec_stopper *s = rec_stopper_new();
-    assert_non_null(s);
+    rec_stopper *s = new_stopper();
     assert_int_equal(rec_stopper_seize(s, c.pid, c.pid), 0);
     assert_int_equal(rec_stopper_seize(s, c.pid, c.tid2), 0);
 
@@ -286,11 +309,11 @@ static void signals_and_exits(void **state)
     assert_int_equal(reap_for(s, c.pid, &st, NULL, NULL), c.pid);
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 3);
+    c.pid = 0; /* reaped */
     /* nothing left to wait for */
     assert_int_equal(rec_stopper_reap(s, -1, &st), -1);
     rec_stopper_free(s);
-    close(c.sig_fd);
-    close(c.quit_fd);
+    end_child(&c);
 }
 
 static void detach_leaves_nothing(void **state)
@@ -299,8 +322,7 @@ static void detach_leaves_nothing(void **state)
         skip();
     child c;
     start_child(&c);
-    rec_stopper *s = rec_stopper_new();
-    assert_non_null(s);
+    rec_stopper *s = new_stopper();
     rec_target t;
     memset(&t, 0, sizeof t);
     t.pid = c.pid;
@@ -325,9 +347,7 @@ static void second_tracer_refused(void **state)
         skip();
     child c;
     start_child(&c);
-    rec_stopper *a = rec_stopper_new(), *b = rec_stopper_new();
-    assert_non_null(a);
-    assert_non_null(b);
+    rec_stopper *a = new_stopper(), *b = new_stopper();
     assert_int_equal(rec_stopper_seize(a, c.pid, c.pid), 0);
     assert_int_equal(rec_stopper_seize(b, c.pid, c.pid), EPERM);
     pid_t pid;
@@ -350,10 +370,10 @@ static void second_tracer_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(enter_stops_leave_resumes),
-        cmocka_unit_test(signals_and_exits),
-        cmocka_unit_test(detach_leaves_nothing),
-        cmocka_unit_test(second_tracer_refused),
+        cmocka_unit_test_teardown(enter_stops_leave_resumes, teardown),
+        cmocka_unit_test_teardown(signals_and_exits, teardown),
+        cmocka_unit_test_teardown(detach_leaves_nothing, teardown),
+        cmocka_unit_test_teardown(second_tracer_refused, teardown),
     };
     return cmocka_run_group_tests(tests, ptrace_allowed, NULL);
 }
