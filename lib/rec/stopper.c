@@ -209,8 +209,11 @@ int rec_stopper_seize(rec_stopper *s, pid_t pid, pid_t tid)
     if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
         int e = errno;
         /* EPERM also answers for a thread on its way out: a refusal only
-         * when no thread of the process could be taken */
-        if (e != ESRCH && !has_pid(s, pid) &&
+         * when no thread of the process could be taken and this one is
+         * not ending */
+        rec_stat st;
+        int ending = rec_proc_stat(pid, tid, &st) != 0 || st.state == 'Z' || st.state == 'X';
+        if (e != ESRCH && !ending && !has_pid(s, pid) &&
             grow((void **)&s->ref, &s->capref, s->nref, sizeof *s->ref) == 0)
             s->ref[s->nref++] = (refusal){pid, e, 0};
         return e;
