@@ -5,7 +5,8 @@
  * (stacks.c), the thread table (threads.c), one recorded process
  * (target.c), descendant discovery (children.c), loss accounting
  * (losses.c), self-timing (selftime.c) and the loop that ties them
- * together (session.c).
+ * together (session.c).  Stopping threads for their reads (--blocking)
+ * is stopper.c, with its own header (stopper.h).
  *
  * Prefix rec_.  Nothing here prints; functions that can fail say how.
  */
