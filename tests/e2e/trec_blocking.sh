@@ -5,7 +5,7 @@
 # thread and its states; Ctrl-C still reaches the program; --subprocesses
 # still records the children; a CPU-bound program is slowed, not crippled;
 # and an attached target is never left stopped or traced: not after
-# --duration ends, not after trec is SIGKILLed mid-recording.  Every
+# --duration ends, nor Ctrl-C, nor after trec is SIGKILLed mid-recording.  Every
 # interpreter found; then once: ptrace refused (another tracer holds the
 # target) is exit 2 with one line naming the fix.
 # retry-once: records a live program against the clock (tests/run-all)
@@ -114,6 +114,16 @@ sys.exit(0 if s < 3 * b else 'work took %.3f s under --blocking, %.3f s bare' % 
   not_held $target || { kill $target; return 1; }
   dump_trace "$out" || { kill $target; return 1; }
   check attach "$out.txt" "$FIX/trec_threads.py" "$ver" || { kill $target; return 1; }
+
+  # Ctrl-C (SIGINT) to trec --pid: recording stops, every thread let go of
+  rc=0
+  "$TREC" -q --blocking --pid $target -o "$dir/int-pid.trc" &
+  trec=$!
+  sleep 0.7
+  kill -INT $trec
+  wait $trec || rc=$?
+  [ $rc -eq 0 ] || { kill $target; echo "trec --blocking --pid after SIGINT exited $rc"; return 1; }
+  not_held $target || { kill $target; return 1; }
 
   # trec SIGKILLed while it records: the kernel lets go of the threads
   # (one stopped for a read at that moment runs on)
