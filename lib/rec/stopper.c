@@ -34,10 +34,18 @@
  * traced, and a thread that was stopped for a read runs on: the target is
  * never left stopped.  No PTRACE_O_EXITKILL, so it does not die with trec.
  *
+ * When: lib/py fetches the stacks of the threads it knows in the same
+ * read call as the thread list, so those threads are stopped before the
+ * list is read (rec_stopper_hold) and each is let go right after its own
+ * stack has been read (rec_stopper_leave); a thread new this tick is
+ * stopped only then, and its stack read again (rec_stopper_enter).
+ *
  * A stop is waited for with waitpid(WNOHANG), sleeping a little between
  * looks, for at most STOP_WAIT_NS: a thread in uninterruptible sleep
- * stops only when it wakes, and trec must not hang on it.  Its stop is
- * then collected later by rec_stopper_reap, which lets it go at once.
+ * stops only when it wakes, and trec must not hang on it.  Such a thread
+ * is read without the stop (lib/py's checks of what it reads still
+ * apply); its stop is collected later by rec_stopper_reap, which lets it
+ * go at once.
  */
 #include "lib/rec/stopper.h"
 #include "lib/rec/rec_int.h"
