@@ -2,10 +2,11 @@
 # bench/trec.sh — what recording costs, measured side by side in one run:
 #  1. slowdown of a CPU-bound pure-Python benchmark (fixtures/workloads/
 #     bench_cpu.py, timed inside the program) under trec at 100 Hz and
-#     1 kHz and under cProfile, against the bare program: runs interleaved,
-#     median of ROUNDS each;
+#     1 kHz, under trec --blocking at 1 kHz and under cProfile, against
+#     the bare program: runs interleaved, median of ROUNDS each;
 #  2. trec's own CPU per sample for a steady 30-frame stack (distribution
 #     from TREC_SELF_TIMING, plus all of trec's CPU divided by samples);
+#     2c: the same with and without --blocking, runs alternated;
 #  3. 10 kHz sustained: share of late ticks;
 #  4. trace bytes per sample in steady state.
 # BENCH_QUICK=1 shrinks everything; TREC_BENCH_PYTHON picks the interpreter.
@@ -29,12 +30,14 @@ elapsed() { sed -n 's/^elapsed //p' "$1"; }
 PYV=$("$PY" -c 'import platform; print(platform.python_version())')
 echo "interpreter: $PY ($PYV); $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "1. target slowdown: bench_cpu.py x$WORK, $ROUNDS interleaved rounds, time measured inside the program"
-: >"$T/bare" ; : >"$T/t100" ; : >"$T/t1k" ; : >"$T/cprof"
+: >"$T/bare" ; : >"$T/t100" ; : >"$T/t1k" ; : >"$T/tblk" ; : >"$T/cprof"
 for r in $(seq "$ROUNDS"); do
   "$PY" $W/bench_cpu.py $WORK >"$T/o" && elapsed "$T/o" >>"$T/bare"
   "$TREC" -q --rate 100 -o "$T/t100.trc" "$PY" $W/bench_cpu.py $WORK >"$T/o" && elapsed "$T/o" >>"$T/t100"
   "$TREC" --rate 1000 -o "$T/t1k.trc" "$PY" $W/bench_cpu.py $WORK >"$T/o" 2>"$T/t1k.err" &&
     elapsed "$T/o" >>"$T/t1k"
+  "$TREC" -q --blocking --rate 1000 -o "$T/tblk.trc" "$PY" $W/bench_cpu.py $WORK >"$T/o" &&
+    elapsed "$T/o" >>"$T/tblk"
   "$PY" -m cProfile -o "$T/prof" $W/bench_cpu.py $WORK >"$T/o" && elapsed "$T/o" >>"$T/cprof"
 done
 "$PY" - "$T" "$PY $PYV" "$WORK" <<'PYEOF'
@@ -42,9 +45,11 @@ import statistics, sys
 sys.path.insert(0, "bench")
 from benchres import result
 d = sys.argv[1]
-runs = {k: [float(x) for x in open("%s/%s" % (d, k)).read().split()] for k in ("bare", "t100", "t1k", "cprof")}
+runs = {k: [float(x) for x in open("%s/%s" % (d, k)).read().split()]
+        for k in ("bare", "t100", "t1k", "tblk", "cprof")}
 base = statistics.median(runs["bare"]) if runs["bare"] else None
-for k, label in (("bare", "bare"), ("t100", "trec 100 Hz"), ("t1k", "trec 1 kHz"), ("cprof", "cProfile")):
+for k, label in (("bare", "bare"), ("t100", "trec 100 Hz"), ("t1k", "trec 1 kHz"),
+                 ("tblk", "--blocking 1k"), ("cprof", "cProfile")):
     if not runs[k] or not base:
         print("   %-12s no run completed" % label)
         continue
@@ -54,6 +59,9 @@ for k, label in (("bare", "bare"), ("t100", "trec 100 Hz"), ("t1k", "trec 1 kHz"
           % (label, m, spread, len(runs[k]), m / base, 100 * (m / base - 1)))
     result("trec", k + "_s", m, "s", "bench_cpu.py x%s, %s, median of %d, range %s"
            % (sys.argv[3], sys.argv[2], len(runs[k]), spread))
+if runs["tblk"] and runs["t1k"]:
+    r = statistics.median(runs["tblk"]) / statistics.median(runs["t1k"])
+    print("   --blocking / plain trec at 1 kHz, program time: ratio %.3f" % r)
 PYEOF
 sed -n 's/^trec: \([0-9]*\) samples.*, \([0-9.]* [KMi]*B\) written.*/   (last 1 kHz run: \1 samples, \2)/p' "$T/t1k.err" 2>/dev/null
 
@@ -72,6 +80,44 @@ if [ -x "$BUILD/bench/trec_ticks" ]; then
   echo "   baseline: an empty 1 kHz wake-up costs $wake us of CPU here (included in 'all CPU')"
   bench_result trec wakeup "$wake" us "an empty 1 kHz wake-up (bench/trec_ticks)"
 fi
+
+echo "2c. --blocking against plain trec, CPU per sample, steady 30-frame stack, 1 kHz, ${STEADY} s, runs alternated"
+for r in 1 2; do
+  for mode in plain blocking; do
+    flag=; [ $mode = blocking ] && flag=--blocking
+    TREC_SELF_TIMING=1 "$TREC" $flag -o "$T/$mode.trc" "$PY" $W/bench_deep.py $STEADY 2>"$T/$mode.$r.err"
+  done
+done
+"$PY" - "$T" "$STEADY" <<'PYEOF'
+import re, statistics, sys
+sys.path.insert(0, "bench")
+from benchres import result
+d, steady = sys.argv[1], sys.argv[2]
+fig = {}
+for mode in ("plain", "blocking"):
+    p50, allc = [], []
+    for r in (1, 2):
+        try:
+            t = open("%s/%s.%d.err" % (d, mode, r)).read()
+        except OSError:
+            continue
+        m = re.search(r"p50 ([0-9.]+) us", t)
+        a = re.search(r"= ([0-9.]+) us per sample", t)
+        if m and a:
+            p50.append(float(m.group(1)))
+            allc.append(float(a.group(1)))
+    if p50:
+        fig[mode] = (statistics.median(p50), statistics.median(allc))
+        print("   %-9s per sample p50 %.2f us, all CPU / samples %.2f us (median of %d runs)"
+              % (mode, fig[mode][0], fig[mode][1], len(p50)))
+if "plain" in fig and "blocking" in fig:
+    b, p = fig["blocking"], fig["plain"]
+    print("   --blocking / plain: p50 ratio %.2f, all CPU ratio %.2f" % (b[0] / p[0], b[1] / p[1]))
+    result("trec", "blk_sample_p50", b[0], "us", "--blocking, %s s at 1 kHz, 30 frames" % steady)
+    result("trec", "blk_plain_p50", p[0], "us", "plain trec in the same alternation")
+    result("trec", "blk_sample_all_cpu", b[1], "us", "--blocking: all trec CPU / samples")
+    result("trec", "blk_plain_all_cpu", p[1], "us", "plain trec in the same alternation")
+PYEOF
 
 echo "2b. trec CPU with 32 blocked threads and 1 running, 1 kHz, ${STEADY} s: switch records against /proc (the previous method)"
 for mode in switch proc; do

@@ -26,13 +26,21 @@ static const char details[] =
     "\n"
     "--rate: the default 1000 Hz gives 1 ms resolution, the scale of the\n"
     "questions cProfile answers, while costing the program well under 3%\n"
-    "(trec reads the program's memory from outside and never stops it).\n"
+    "(trec reads the program's memory from outside and, unless --blocking,\n"
+    "never stops it).\n"
     "Lower rates cost less; rates above a few kHz mostly measure noise.\n"
     "Each tick is taken after a sleep, and some machines (virtual ones\n"
     "above all) wake a sleeper tens of microseconds late, hundreds now and\n"
     "then: at 10 kHz many ticks come over half a period late (the summary\n"
     "counts them).  --spin watches the clock instead, which keeps them on\n"
     "time at the price of one CPU kept busy (yielded to any other task).\n"
+    "\n"
+    "--blocking stops each running thread (ptrace) while its stack is read,\n"
+    "so every stack is exactly one the thread had; the program pays tens of\n"
+    "microseconds per stop (more on a busy machine), and its signals reach it\n"
+    "up to one tick late (see trec(1)).\n"
+    "If ptrace is refused, --pid exits 2; a started program is recorded\n"
+    "without stopping, with a warning.\n"
     "\n"
     "With -o - the trace is written to standard output and the program's own\n"
     "standard output is sent to standard error, so it cannot corrupt the\n"
@@ -139,7 +147,7 @@ int main(int argc, char **argv)
     const char *output = "trec-%p.trc";
     long pid = 0;
     double rate = 1000.0, duration = 0.0;
-    int subprocesses = 0, gil = 0, quiet = 0, no_gpu = 0, spin = 0;
+    int subprocesses = 0, gil = 0, quiet = 0, no_gpu = 0, spin = 0, blocking = 0;
     double gpu_rate = 10.0;
     const cli_option options[] = {
         {"output", 'o', CLI_STRING, &output, "FILE",
@@ -152,6 +160,8 @@ int main(int argc, char **argv)
         {"spin", 0, CLI_FLAG, &spin, NULL,
          "watch the clock between ticks, not sleep: on time at high rates, one CPU busy",
          0, 0},
+        {"blocking", 0, CLI_FLAG, &blocking, NULL,
+         "stop each thread while its stack is read (exact stacks; costs the program)", 0, 0},
         {"subprocesses", 's', CLI_FLAG, &subprocesses, NULL,
          "also record child processes (multiprocessing, subprocess, fork)", 0, 0},
         {"gil", 'g', CLI_FLAG, &gil, NULL, "record which thread holds the GIL", 0, 0},
@@ -193,6 +203,7 @@ int main(int argc, char **argv)
         .subprocesses = subprocesses,
         .gil = gil,
         .spin = spin,
+        .blocking = blocking,
         .no_gpu = no_gpu,
         .gpu_rate_hz = gpu_rate,
         .command_line = cmdline ? cmdline : "",
@@ -209,12 +220,14 @@ int main(int argc, char **argv)
                 "trec: self-timing: %llu ticks, per sample p50 %.2f us, p90 %.2f us, "
                 "p99 %.2f us, max %.2f us; all CPU %.1f ms = %.2f us per sample; "
                 "%llu samples repeated from threads that had not run; "
-                "switch records for %llu threads; %llu torn reads retried, %llu dropped\n",
+                "switch records for %llu threads; %llu torn reads retried, %llu dropped; "
+                "%llu threads stopped for reads (%llu stops slower than the wait)\n",
                 (unsigned long long)res.cost_n, res.cost_p50_ns / 1e3, res.cost_p90_ns / 1e3,
                 res.cost_p99_ns / 1e3, res.cost_max_ns / 1e3, res.cpu_ns / 1e6,
                 res.samples ? res.cpu_ns / 1e3 / (double)res.samples : 0.0,
                 (unsigned long long)res.quiet_samples, (unsigned long long)res.switch_threads,
-                (unsigned long long)res.torn_retries, (unsigned long long)res.invalid);
+                (unsigned long long)res.torn_retries, (unsigned long long)res.invalid,
+                (unsigned long long)res.stops, (unsigned long long)res.slow_stops);
     free(cmdline);
     free(pos);
     return status;

@@ -21,6 +21,12 @@
  *            callers' frames are unchanged; its own line may move).
  *            Calls that start and end between two samples are missed and
  *            back-to-back calls from one line merge: a lower bound.
+ *            Gaps start no call: samples not in the trace (unreadable,
+ *            counted by LOSS records) are skipped over, and so is one
+ *            sample without Python frames (stack 0, count 1) between two
+ *            with frames: it counts its own entry of the no-Python
+ *            function, and the next sample is compared with the one
+ *            before it.  Two or more empty samples in a row end the calls.
  *            primitive calls = entries not made while the same function
  *            was already on the stack (cProfile's "cc").
  */

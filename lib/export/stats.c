@@ -20,6 +20,20 @@
  * is a new entry, except the first one when it is the same function as
  * the old stack's frame at that depth: a caller's frame is unchanged
  * while a call runs, so only the callee's own line moved.
+ *
+ * Gaps: a sample that could not be read is not in the trace at all (the
+ * recorder writes a LOSS record instead), so the comparison is with the
+ * last sample that was: a gap of invalid samples starts no call.  A
+ * single sample without Python frames between two samples with Python
+ * frames is a gap too: a running thread read at the instant its frame
+ * pointer moves can show an empty stack, and taking that at its word
+ * ended and restarted every call on the stack (main() called once showed
+ * hundreds of calls).  So such a sample counts its time and its own entry
+ * (<no Python frames>) but the next sample is compared with the stack
+ * before it.  Two or more empty samples in a row (or one folded sample
+ * of count 2 or more) are the thread really leaving Python: the calls
+ * ended at the first of them.  Streaming still: one pending flag per
+ * thread.
  */
 #include "lib/export/export.h"
 
@@ -43,8 +57,9 @@ typedef struct gpu_acc {
 } gpu_acc;
 
 typedef struct thread_acc {
-    uint32_t last_stack;
+    uint32_t last_stack;     /* the stack the next sample is compared with */
     uint8_t seen;
+    uint8_t empty_once;      /* the last sample was one empty sample after last_stack */
 } thread_acc;
 
 struct exp_stats {
@@ -223,11 +238,22 @@ trc_status exp_stats_add(exp_stats *s, const trc_reader *r, const trc_sample *sm
         t->seen = 1;
         s->totals.threads++;
     }
-    t->last_stack = smp->stack;
-    if (!had || prev != smp->stack) {
-        st = count_entries(s, r, had ? prev : 0, smp->stack);
-        if (st != TRC_OK)
-            return st; /* "no previous sample" counts as the empty stack */
+    if (smp->stack == 0 && had && prev != 0 && n == 1 && !t->empty_once) {
+        /* maybe a gap (see the file comment): the calls in progress go
+         * on unless the next sample is empty too */
+        t->empty_once = 1;
+        s->nodes[0].entries++;
+    } else if (smp->stack == 0 && t->empty_once) {
+        t->empty_once = 0; /* the second empty sample: Python was left */
+        t->last_stack = 0;
+    } else {
+        t->empty_once = 0;
+        t->last_stack = smp->stack;
+        if (!had || prev != smp->stack) {
+            st = count_entries(s, r, had ? prev : 0, smp->stack);
+            if (st != TRC_OK)
+                return st; /* "no previous sample" counts as the empty stack */
+        }
     }
     node_acc *a = &s->nodes[smp->stack];
     a->samples += n;

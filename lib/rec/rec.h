@@ -35,6 +35,7 @@ typedef struct rec_config {
     const char *command_line;  /* trec's own command line, for the segment header */
     int self_timing;           /* measure the recorder's CPU per sample (rec_result.cost_*) */
     int spin;                  /* wait for ticks by watching the clock (a CPU kept busy) */
+    int blocking;              /* stop each thread while its stack is read (ptrace) */
     rec_message_fn message;    /* may be NULL (messages dropped) */
     void *message_ctx;
 } rec_config;
@@ -59,6 +60,8 @@ typedef struct rec_result {
     uint64_t quiet_samples;    /* samples repeated from threads that had not run (switch records) */
     uint64_t torn_retries;     /* stack reads redone at once after a torn read */
     uint64_t switch_threads;   /* threads whose state came from switch records */
+    uint64_t stops;            /* --blocking: threads stopped for a read */
+    uint64_t slow_stops;       /* --blocking: stops that did not come within the wait */
     char output_path[4096];    /* the expanded path, "<stdout>" for "-" */
 } rec_result;
 
@@ -67,7 +70,8 @@ typedef struct rec_result {
  *     128 + signal if it died of a signal; 127 (not found) / 126 (not
  *     executable) if it could not be started;
  *   - with --pid: 0 when recording ended normally (duration, Ctrl-C,
- *     target exit), 2 when the target cannot be recorded;
+ *     target exit), 2 when the target cannot be recorded (with
+ *     blocking: also when its threads cannot be stopped);
  *   - 2 for an output that cannot be opened (or is a directory);
  *   - when the trace could not be written completely (disk full, file
  *     size limit, closed pipe; it then ends at its last complete chunk):

@@ -6,7 +6,8 @@
  * (target.c), its threads without a Python thread state (natives.c),
  * descendant discovery (children.c), loss accounting
  * (losses.c), self-timing (selftime.c) and the loop that ties them
- * together (session.c).
+ * together (session.c).  Stopping threads for their reads (--blocking)
+ * is stopper.c, with its own header (stopper.h).
  *
  * Prefix rec_.  Nothing here prints; functions that can fail say how.
  */
@@ -470,6 +471,7 @@ typedef struct rec_tick_ctx {
     uint64_t samples;        /* thread samples written (added to) */
     uint64_t invalid;        /* added to */
     uint32_t max_wid;        /* highest writer thread id met (raised) */
+    struct rec_stopper *stopper; /* --blocking: stop threads for their reads; NULL = never */
 } rec_tick_ctx;
 
 /* Initialise for pid (not attached); 0 or -1 (NOMEM). */

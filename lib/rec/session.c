@@ -17,6 +17,7 @@
  * program keeps the terminal as if trec were not there.
  */
 #include "lib/rec/rec_int.h"
+#include "lib/rec/stopper.h"
 #include "lib/gpu/trec_gpu.h"
 
 #include <dirent.h>
@@ -58,6 +59,7 @@ typedef struct session {
     rec_selftime cost;       /* hist NULL when not measuring */
     char gpu_dir[4096];      /* side traces of the CUPTI injection; "" = GPU off */
     trec_gpu_nvml *nvml;     /* NULL = no NVML counters */
+    rec_stopper *stopper;    /* --blocking; NULL otherwise */
 } session;
 
 static void say(const session *s, rec_msg_level level, const char *fmt, ...)
@@ -143,14 +145,18 @@ static void flush_losses(session *s)
 }
 
 /* Collect exited children: the root's status, and with --subprocesses
- * the exit of any descendant re-parented to trec (the subreaper). */
+ * the exit of any descendant re-parented to trec (the subreaper).  With
+ * --blocking, trec traces the threads it reads: their ptrace stops and
+ * exits come through waitpid too, and rec_stopper_reap answers them on
+ * the way (so this runs every tick then, attached or not). */
 static void reap(session *s, int64_t now_ns)
 {
-    if (!s->launched)
+    if (!s->launched && !s->stopper)
         return;
     for (;;) {
         int status;
-        pid_t pid = waitpid(s->cfg->subprocesses ? -1 : s->root_pid, &status, WNOHANG);
+        pid_t which = s->cfg->subprocesses || !s->launched ? -1 : s->root_pid;
+        pid_t pid = rec_stopper_reap(s->stopper, which, &status);
         if (pid <= 0)
             break;
         rec_target *t = rec_targets_find(&s->targets, pid);
@@ -161,7 +167,7 @@ static void reap(session *s, int64_t now_ns)
         } else if (t) {
             rec_target_exited(t, NULL, now_ns, status);
         }
-        if (pid == s->root_pid) {
+        if (pid == s->root_pid && s->launched) {
             s->root_reaped = 1;
             s->root_status = status;
         }
@@ -219,8 +225,19 @@ static void warn_unsampled(session *s, rec_target *t)
     }
 }
 
+/* What to do when ptrace is refused (--blocking), in one line. */
+static void say_refused(const session *s, rec_msg_level level, pid_t pid, int err,
+                        const char *then)
+{
+    say(s, level, "pid %d: --blocking cannot stop its threads: ptrace: %s (another debugger "
+        "or profiler may be attached to it, or ptrace is restricted: run trec as the target's "
+        "user with kernel.yama.ptrace_scope=0, or with CAP_SYS_PTRACE); %s", (int)pid,
+        strerror(err), then);
+}
+
 /* chld: a SIGCHLD arrived since the last look.  waitpid only then (and
- * 10 times a second anyway): a system call per tick saved. */
+ * 10 times a second anyway): a system call per tick saved.  With
+ * --blocking every tick: a signal for the program waits for trec there. */
 static void tick(session *s, const rec_tick *tk, int chld)
 {
     int64_t now = tk->now_ns;
@@ -228,7 +245,7 @@ static void tick(session *s, const rec_tick *tk, int chld)
     if (tk->late)
         rec_loss_add(&s->late, 1, now);
     rec_loss_add(&s->missed, tk->missed, now);
-    if (chld || now >= s->next_reap_ns) {
+    if (chld || now >= s->next_reap_ns || s->stopper) {
         s->next_reap_ns = now + REAP_NS;
         reap(s, now);
     }
@@ -241,7 +258,7 @@ static void tick(session *s, const rec_tick *tk, int chld)
             return;
         }
     }
-    rec_tick_ctx ctx = {.w = s->w, .now_ns = now, .gil = s->cfg->gil};
+    rec_tick_ctx ctx = {.w = s->w, .now_ns = now, .gil = s->cfg->gil, .stopper = s->stopper};
     int64_t cpu0 = s->cost.hist ? rec_thread_cpu_ns() : 0;
     for (size_t i = 0; i < s->targets.n; i++) {
         rec_target *t = s->targets.v[i];
@@ -253,6 +270,10 @@ static void tick(session *s, const rec_tick *tk, int chld)
         warn_unsampled(s, t);
         warn_truncated(s, t);
     }
+    pid_t rpid;
+    int rerr;
+    while (rec_stopper_take_refusal(s->stopper, &rpid, &rerr))
+        say_refused(s, REC_MSG_WARN, rpid, rerr, "its stacks are read without stopping it");
     if (s->cost.hist && ctx.samples)
         rec_selftime_add(&s->cost, (rec_thread_cpu_ns() - cpu0) / (int64_t)ctx.samples);
     s->samples += ctx.samples;
@@ -401,6 +422,10 @@ static void finish_trace(session *s)
     if (getrusage(RUSAGE_SELF, &ru) == 0)
         r->cpu_ns = ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
                     ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
+    rec_stopper_stats ss;
+    rec_stopper_get_stats(s->stopper, &ss);
+    r->stops = ss.stops;
+    r->slow_stops = ss.slow;
     if (s->cost.n) {
         r->cost_n = s->cost.n;
         r->cost_p50_ns = rec_selftime_quantile(&s->cost, 0.50);
@@ -449,6 +474,12 @@ static int wait_status_to_exit(int status)
  * early by --duration or a write error). */
 static void wait_root(session *s)
 {
+    /* --blocking: threads not let go of yet (stuck in the kernel) must
+     * still have their stops answered while the program runs on */
+    while (!s->root_reaped && s->stopper && rec_stopper_detach_all(s->stopper) > 0) {
+        reap(s, trc_now_ns());
+        usleep(1000);
+    }
     while (!s->root_reaped) {
         int status;
         pid_t pid = waitpid(s->root_pid, &status, 0);
@@ -490,6 +521,12 @@ static int start(session *s)
         }
         if (attach_existing(s) != 0)
             return 2;
+        int e = rec_stopper_seize(s->stopper, s->root_pid, s->root_pid);
+        if (e) {
+            say_refused(s, REC_MSG_ERROR, s->root_pid, e, "not recorded (drop --blocking to "
+                        "record it without stopping it)");
+            return 2;
+        }
         gpu_setup(s);
     }
 
@@ -569,6 +606,10 @@ int rec_run(const rec_config *cfg, rec_result *res)
 
     if (cfg->self_timing)
         (void)rec_selftime_init(&s.cost); /* without memory: no figures */
+    if (cfg->blocking && !(s.stopper = rec_stopper_new())) {
+        say(&s, REC_MSG_ERROR, "out of memory");
+        goto out;
+    }
     int rc = start(&s);
     if (rc > 0) {
         status = rc;
@@ -604,6 +645,12 @@ int rec_run(const rec_config *cfg, rec_result *res)
     ended_unseen(&s);
     say_ending(&s);
     finish_trace(&s);
+    /* let go of every thread before waiting for the program: exits met
+     * while doing so are queued, collected by reap */
+    if (s.stopper) {
+        (void)rec_stopper_detach_all(s.stopper);
+        reap(&s, trc_now_ns());
+    }
 
     /* A trace cut short must not look like success: 1 then, unless the
      * program's own status already says something went wrong. */
@@ -624,6 +671,7 @@ out:
     if (s.child.go_fd >= 0)
         rec_spawn_abort(&s.child);
     rec_output_close(&s.out);
+    rec_stopper_free(s.stopper);
     rec_targets_cleanup(&s.targets);
     rec_selftime_cleanup(&s.cost);
     rec_signals_restore();

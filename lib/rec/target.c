@@ -57,6 +57,7 @@
  * a sample like any other, counted in truncated for a warning.
  */
 #include "lib/rec/rec_int.h"
+#include "lib/rec/stopper.h"
 
 #include "format/alloc.h"
 
@@ -438,10 +439,18 @@ uint32_t rec_sample_flags(const rec_tick_ctx *ctx, const py_thread_info *ti, int
     return flags;
 }
 
-/* The thread's stack into t->frames: its depth, or -1 (invalid). */
-static int read_stack(rec_target *t, const py_thread_info *ti, int *truncated)
+/* The thread's stack into t->frames: its depth, or -1 (invalid).  With
+ * --blocking the thread is stopped for the read (stopper.c); one stopped
+ * only now is read twice, as the list's fetch saw it running. */
+static int read_stack(rec_target *t, rec_tick_ctx *ctx, rec_thread *th,
+                      const py_thread_info *ti, int *truncated)
 {
-    return py_proc_stack_trunc(t->py, ti->tstate, t->frames, REC_MAX_DEPTH - 1, truncated);
+    int again = rec_stopper_enter(ctx->stopper, t, th);
+    int depth = py_proc_stack_trunc(t->py, ti->tstate, t->frames, REC_MAX_DEPTH - 1, truncated);
+    if (again)
+        depth = py_proc_stack_trunc(t->py, ti->tstate, t->frames, REC_MAX_DEPTH - 1, truncated);
+    rec_stopper_leave(ctx->stopper, (pid_t)th->tid);
+    return depth;
 }
 
 trc_status rec_sample_quiet(rec_target *t, rec_tick_ctx *ctx, rec_thread *th,
@@ -458,10 +467,9 @@ trc_status rec_sample_quiet(rec_target *t, rec_tick_ctx *ctx, rec_thread *th,
     return TRC_OK;
 }
 
-static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
+static trc_status read_samples(rec_target *t, rec_tick_ctx *ctx)
 {
     trc_status st = TRC_OK;
-    look_switches(t);
     int n = read_threads(t, ctx->gil);
     if (n < 0) {
         if (py_proc_last_error(t->py) != PY_ERR_GONE && rec_target_alive(t)) {
@@ -499,7 +507,7 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
         int quiet = th->quiet && th->last_ok;
         int truncated = 0, depth = 0;
         if (!quiet) {
-            depth = read_stack(t, ti, &truncated);
+            depth = read_stack(t, ctx, th, ti, &truncated);
             if (depth < 0 && py_proc_last_error(t->py) == PY_ERR_GONE) {
                 gone = 1;
                 break; /* the process exited under us: not a torn read */
@@ -525,7 +533,7 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
                     /* another thread has the id now: its own stack, read
                      * before the process is checked below */
                     quiet = 0;
-                    depth = read_stack(t, ti, &truncated);
+                    depth = read_stack(t, ctx, th, ti, &truncated);
                     if (depth < 0 && py_proc_last_error(t->py) == PY_ERR_GONE) {
                         gone = 1;
                         break;
@@ -560,6 +568,9 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
             else if (!by_proc && th->state_fd >= 0)
                 state = rec_thread_state(th);
         }
+        char before = rec_stopper_state(ctx->stopper, (pid_t)th->tid);
+        if (before)
+            state = before; /* what /proc says now is the stop's doing */
         if (depth < 0) {
             th->last_ok = 0;
             rec_loss_add(&t->invalid, 1, ctx->now_ns);
@@ -614,6 +625,19 @@ static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
     }
     rec_threads_prune(&t->threads, t->gen);
     return TRC_OK;
+}
+
+/* With --blocking the threads to be read are held stopped from before
+ * the list's read (which fetches their stacks too) until each one's
+ * stack is read; all run again when the reads are over, whatever the
+ * outcome. */
+static trc_status sample_threads(rec_target *t, rec_tick_ctx *ctx)
+{
+    look_switches(t);
+    rec_stopper_hold(ctx->stopper, t);
+    trc_status st = read_samples(t, ctx);
+    rec_stopper_release(ctx->stopper);
+    return st;
 }
 
 static trc_status sample_rss(rec_target *t, rec_tick_ctx *ctx)

@@ -168,6 +168,112 @@ static void test_entries_observed(void **state)
     done(s, b);
 }
 
+/* main() > work() sampled on ticks 0..k-1, as trec records a thread
+ * running that one call throughout. */
+typedef struct one_call {
+    conv_tb *b;
+    uint32_t th, s_work, s_main, s_other;
+} one_call;
+
+static void one_call_new(one_call *c)
+{
+    c->b = conv_tb_new();
+    c->th = conv_tb_thread(c->b, 1, 1, "main");
+    uint32_t m = conv_tb_frame(c->b, "main", "a.py", 5, 1);
+    uint32_t w = conv_tb_frame(c->b, "work", "a.py", 12, 10);
+    uint32_t o = conv_tb_frame(c->b, "other", "a.py", 22, 20);
+    c->s_work = conv_tb_stack(c->b, 2, (uint32_t[]){m, w});
+    c->s_main = conv_tb_stack(c->b, 1, &m);
+    c->s_other = conv_tb_stack(c->b, 1, &o);
+}
+
+/* Samples the recorder could not read are not in the trace: a LOSS
+ * record counts them.  The call goes on across the gap. */
+static void test_invalid_gap_no_new_call(void **state)
+{
+    one_call c;
+    one_call_new(&c);
+    for (int i = 0; i < 3; i++)
+        conv_tb_sample(c.b, i, c.th, c.s_work, ON, 0);
+    conv_tb_loss(c.b, TRC_LOSS_SAMPLES_INVALID, 4); /* ticks 3..6 unreadable */
+    for (int i = 7; i < 10; i++)
+        conv_tb_sample(c.b, i, c.th, c.s_work, ON, 0);
+    conv_tb_loss(c.b, TRC_LOSS_SAMPLES_INVALID, 1);
+    conv_tb_sample(c.b, 11, c.th, c.s_work, ON, 0);
+    exp_stats *s = stats_of(c.b, NULL);
+    assert_int_equal(fn(s, "main")->nc, 1);
+    assert_int_equal(fn(s, "work")->nc, 1);
+    assert_int_equal(edge(s, "main", "work")->nc, 1);
+    assert_int_equal(fn(s, "work")->tt_ns, 7 * MS);
+    done(s, c.b);
+}
+
+/* One sample without Python frames between two with the call on the
+ * stack: a read at the wrong instant, not a return and a new call.  Its
+ * time stays <no Python frames>'s. */
+static void test_empty_sample_no_new_call(void **state)
+{
+    one_call c;
+    one_call_new(&c);
+    for (int i = 0; i < 20; i++) /* every 4th tick reads empty */
+        conv_tb_sample(c.b, i, c.th, i % 4 == 3 ? 0 : c.s_work, ON, 0);
+    exp_stats *s = stats_of(c.b, NULL);
+    assert_int_equal(fn(s, "main")->nc, 1);
+    assert_int_equal(fn(s, "main")->cc, 1);
+    assert_int_equal(fn(s, "work")->nc, 1);
+    assert_int_equal(edge(s, "main", "work")->nc, 1);
+    const exp_func *np = fn(s, EXP_NO_PYTHON_FRAMES);
+    assert_int_equal(np->nc, 5); /* each empty sample observed */
+    assert_int_equal(np->tt_ns, 5 * MS);
+    assert_int_equal(fn(s, "work")->tt_ns, 15 * MS);
+    done(s, c.b);
+}
+
+/* Two empty samples in a row (the writer may fold them into one sample
+ * of count 2: the same): the thread left Python, and what comes back is
+ * a new call. */
+static void test_empty_run_ends_calls(void **state)
+{
+    one_call c;
+    one_call_new(&c);
+    conv_tb_sample(c.b, 0, c.th, c.s_work, ON, 0);
+    conv_tb_sample(c.b, 1, c.th, 0, ON, 0);
+    conv_tb_sample(c.b, 2, c.th, 0, ON, 0);
+    conv_tb_sample(c.b, 3, c.th, c.s_work, ON, 0);
+    conv_tb_sample(c.b, 4, c.th, 0, ON, 0);
+    conv_tb_sample(c.b, 5, c.th, 0, ON, 0);
+    conv_tb_sample(c.b, 6, c.th, c.s_work, ON, 0);
+    conv_tb_sample(c.b, 7, c.th, 0, ON, 0); /* one empty sample at the end */
+    exp_stats *s = stats_of(c.b, NULL);
+    assert_int_equal(fn(s, "main")->nc, 3);
+    assert_int_equal(fn(s, "work")->nc, 3);
+    assert_int_equal(fn(s, EXP_NO_PYTHON_FRAMES)->nc, 3);
+    done(s, c.b);
+}
+
+/* Calls that really end still count apart: the function absent from a
+ * valid sample with Python frames between two where it is present. */
+static void test_repeated_calls_still_counted(void **state)
+{
+    one_call c;
+    one_call_new(&c);
+    for (int k = 0; k < 3; k++) {
+        conv_tb_sample(c.b, 4 * k, c.th, c.s_work, ON, 0);
+        conv_tb_sample(c.b, 4 * k + 1, c.th, c.s_work, ON, 0);
+        conv_tb_sample(c.b, 4 * k + 2, c.th, c.s_main, ON, 0); /* work returned */
+        conv_tb_sample(c.b, 4 * k + 3, c.th, 0, ON, 0); /* an empty one does not hide that */
+    }
+    /* main itself returns: another top-level function runs between */
+    conv_tb_sample(c.b, 12, c.th, c.s_other, ON, 0);
+    conv_tb_sample(c.b, 13, c.th, c.s_work, ON, 0);
+    exp_stats *s = stats_of(c.b, NULL);
+    assert_int_equal(fn(s, "work")->nc, 4);
+    assert_int_equal(edge(s, "main", "work")->nc, 4);
+    assert_int_equal(fn(s, "main")->nc, 2);
+    assert_int_equal(fn(s, "other")->nc, 1);
+    done(s, c.b);
+}
+
 static void test_threads_tracked_apart(void **state)
 {
     conv_tb *b = conv_tb_new();
@@ -317,6 +423,10 @@ int main(void)
         cmocka_unit_test(test_recursion_counted_once),
         cmocka_unit_test(test_folded_samples_weighted),
         cmocka_unit_test(test_entries_observed),
+        cmocka_unit_test(test_invalid_gap_no_new_call),
+        cmocka_unit_test(test_empty_sample_no_new_call),
+        cmocka_unit_test(test_empty_run_ends_calls),
+        cmocka_unit_test(test_repeated_calls_still_counted),
         cmocka_unit_test(test_threads_tracked_apart),
         cmocka_unit_test(test_keys_and_labels),
         cmocka_unit_test(test_pstats_encoding),
