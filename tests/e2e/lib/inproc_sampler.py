@@ -26,11 +26,30 @@ class Sampler:
         self.incl = {}      # function anywhere under ROOT -> samples
         self.outside = 0    # samples not under ROOT
         self.empty = 0      # samples with no frame
+        self.busy = False   # in the handler: a signal then is not a sample
+        self.nested = 0     # signals that came while the handler ran
 
     def _handler(self, sig, frame):
-        if frame is None:
-            self.empty += 1
+        # A program slowed down (trec --blocking stops it for every read)
+        # can take a signal while the handler still runs.  The program
+        # is where the handler found it all that time, so such a signal
+        # counts as one more sample of that same place.
+        if self.busy:
+            self.nested += 1
             return
+        self.busy = True
+        before = self.nested
+        try:
+            where = self._where(frame)
+        finally:
+            self.busy = False
+        self._count(where, 1 + self.nested - before)
+
+    def _where(self, frame):
+        """None (no frame), "outside" (not under ROOT), or (depth below
+        ROOT, innermost function, functions under ROOT)."""
+        if frame is None:
+            return None
         n, f, root_at, names = 0, frame, None, []
         while f is not None:
             if f.f_code.co_name == self.root:
@@ -40,13 +59,20 @@ class Sampler:
             n += 1
             f = f.f_back
         if root_at is None:
-            self.outside += 1
-            return
-        self.depth[root_at] = self.depth.get(root_at, 0) + 1
-        name = frame.f_code.co_name
-        self.leaf[name] = self.leaf.get(name, 0) + 1
-        for name in set(names):
-            self.incl[name] = self.incl.get(name, 0) + 1
+            return "outside"
+        return root_at, frame.f_code.co_name, set(names)
+
+    def _count(self, where, k):
+        if where is None:
+            self.empty += k
+        elif where == "outside":
+            self.outside += k
+        else:
+            depth, leaf, names = where
+            self.depth[depth] = self.depth.get(depth, 0) + k
+            self.leaf[leaf] = self.leaf.get(leaf, 0) + k
+            for name in names:
+                self.incl[name] = self.incl.get(name, 0) + k
 
     def start(self):
         signal.signal(signal.SIGALRM, self._handler)
@@ -59,4 +85,4 @@ class Sampler:
     def dump(self, path):
         with open(path, "w") as out:
             json.dump({"root": self.root, "depth": self.depth, "leaf": self.leaf, "incl": self.incl,
-                       "outside": self.outside, "empty": self.empty}, out)
+                       "outside": self.outside, "empty": self.empty, "nested": self.nested}, out)
