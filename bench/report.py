@@ -123,6 +123,27 @@ SECTIONS = [
         ("bytes/sample, steady state (trec trace)", "trec", "bytes_steady", {}),
         ("bytes/sample, bench_cpu.py at 1 kHz", "trec", "bytes_t1k", {}),
     ]),
+    ("1b. trec: stacks read whole (fidelity_deep.py; bench/trec_torn.sh; "
+     "heap = frame objects before 3.11, datastack = 3.11+)", [
+        ("heap: ticks lost to torn reads", "torn", "heap_plain_pct", {}),
+        ("  torn reads retried per tick", "torn", "heap_plain_retries", {}),
+        ("  worst depth decile vs in-process reference", "torn", "heap_plain_depth", {}),
+        ("  trec CPU per tick", "torn", "heap_plain_cpu", {}),
+        ("heap, --blocking: ticks torn", "torn", "heap_blocking_pct", {}),
+        ("  worst depth decile vs in-process reference", "torn", "heap_blocking_depth", {}),
+        ("  trec CPU per tick", "torn", "heap_blocking_cpu", {}),
+        ("  --blocking / plain, CPU per tick", "torn", "heap_blocking_cpu",
+         {"div": ("torn", "heap_plain_cpu")}),
+        ("datastack: ticks lost to torn reads", "torn", "datastack_plain_pct", {}),
+        ("  torn reads retried per tick", "torn", "datastack_plain_retries", {}),
+        ("  worst depth decile vs in-process reference", "torn", "datastack_plain_depth", {}),
+        ("  trec CPU per tick", "torn", "datastack_plain_cpu", {}),
+        ("datastack, --blocking: ticks torn", "torn", "datastack_blocking_pct", {}),
+        ("  worst depth decile vs in-process reference", "torn", "datastack_blocking_depth", {}),
+        ("  trec CPU per tick", "torn", "datastack_blocking_cpu", {}),
+        ("  --blocking / plain, CPU per tick", "torn", "datastack_blocking_cpu",
+         {"div": ("torn", "datastack_plain_cpu")}),
+    ]),
     ("2a. decode, CPU trace: {cpu_items} samples, {cpu_bytes}, {cpu_bps} B/sample "
      "(rates: samples / CPU s, best of {reps})", tool_rows("decode_cpu", CPU_Z, [
          "trc-dump --summary", "trc-dump --check", "trc2collapsed", "trc-stats", "trc2pstats",
