@@ -291,22 +291,22 @@ static void memo_commit(pymemo *to, const pymemo *from)
  * that the next try fetches them in its one batched read instead of
  * reading them one by one while the target moves on.  The rest of the
  * memo (the last good stack's bottom) stays. */
+/* Appends what of add[0..nadd) set[0..*n) lacks, up to cap. */
+static void add_missing(uint64_t *set, int *n, int cap, const uint64_t *add, int nadd)
+{
+    for (int i = 0; i < nadd && *n < cap; i++) {
+        int j = 0;
+        while (j < *n && set[j] != add[i])
+            j++;
+        if (j == *n)
+            set[(*n)++] = add[i];
+    }
+}
+
 static void memo_learn(pymemo *m, const walk *w)
 {
-    for (int i = 0; i < w->next.nframes && m->nframes < PYMEMO_FRAMES; i++) {
-        int j = 0;
-        while (j < m->nframes && m->frames[j] != w->next.frames[i])
-            j++;
-        if (j == m->nframes)
-            m->frames[m->nframes++] = w->next.frames[i];
-    }
-    for (int i = 0; i < w->next.ncodes && m->ncodes < PYMEMO_CODES; i++) {
-        int j = 0;
-        while (j < m->ncodes && m->codes[j] != w->next.codes[i])
-            j++;
-        if (j == m->ncodes)
-            m->codes[m->ncodes++] = w->next.codes[i];
-    }
+    add_missing(m->frames, &m->nframes, PYMEMO_FRAMES, w->next.frames, w->next.nframes);
+    add_missing(m->codes, &m->ncodes, PYMEMO_CODES, w->next.codes, w->next.ncodes);
     if (w->fhi > w->flo && w->next.chunk == m->chunk) {
         uint64_t lo = m->hi > m->lo && m->lo < w->flo ? m->lo : w->flo;
         uint64_t hi = w->top + WINDOW_SLACK < w->chunk_end ? w->top + WINDOW_SLACK : w->chunk_end;

@@ -11,10 +11,11 @@ A handler runs only where the interpreter checks for signals (loop
 back-edges, function entries), so a workload whose time is spent in
 loops at every depth is what this measures without bias of its own.
 
-Usage from a workload:  ref = Sampler("main"); ref.start(); ...;
-ref.stop(); ref.dump(path)."""
+Usage from a workload: record(main), with argv OUT.json SECONDS: runs
+main(SECONDS) under the sampler and writes its counts to OUT.json."""
 import json
 import signal
+import sys
 
 
 class Sampler:
@@ -86,3 +87,15 @@ class Sampler:
         with open(path, "w") as out:
             json.dump({"root": self.root, "depth": self.depth, "leaf": self.leaf, "incl": self.incl,
                        "outside": self.outside, "empty": self.empty, "nested": self.nested}, out)
+
+
+def record(main, root="main"):
+    """Runs main(SECONDS) under a Sampler for ROOT and writes its counts
+    to OUT.json (argv: OUT.json SECONDS)."""
+    ref = Sampler(root)
+    ref.start()
+    try:
+        main(float(sys.argv[2]))
+    finally:
+        ref.stop()
+    ref.dump(sys.argv[1])
