@@ -506,15 +506,17 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
         uint64_t code, prev;
         if (L->frame_objects) {
             int state = (int8_t)fr[L->fo_state];
+            int running = state == L->fo_state_run || state == L->fo_state_unwind;
+            code = pysnap_u64(fr, L->fo_code);
+            prev = pysnap_u64(fr, L->fo_back);
             /* The innermost frame may be one being entered or left: the
              * thread state names it a few instructions before it is
              * marked running and after it is marked done.  Its callers
-             * must be running. */
-            if (pysnap_u64(fr, L->ob_type) != p->frame_type ||
-                (w->leaf && state != L->fo_state_run && state != L->fo_state_unwind))
+             * must be running, and it must have one: a generator's frame
+             * that has yielded is not running and has no caller (it
+             * would pass for a stack of its own). */
+            if (pysnap_u64(fr, L->ob_type) != p->frame_type || (!running && (w->leaf || !prev)))
                 return pywalk_fail(p, PY_ERR_IO);   /* freed, reused or not running */
-            code = pysnap_u64(fr, L->fo_code);
-            prev = pysnap_u64(fr, L->fo_back);
             int r = emit(p, w, frame, code, (int32_t)pysnap_u32(fr, L->fo_lasti));
             if (r < 0)
                 return -1;
