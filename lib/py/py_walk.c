@@ -153,22 +153,31 @@ static void plan_page(py_proc *p, uint64_t *pages, int *n, uint64_t addr, uint64
         pysnap_plan_piece(&p->snap, a, b - a, PYSNAP_MIDDLE);
 }
 
+/* The page or two the frame at f lies on: within the window [lo, hi)
+ * when it lies there, whole otherwise. */
+static void plan_frame(py_proc *p, const pymemo *m, uint64_t *pages, int *n, uint64_t f)
+{
+    uint64_t lo = 0, hi = UINT64_MAX;
+    if (m->hi > m->lo && f >= m->lo && f < m->hi)
+        lo = m->lo, hi = m->hi;
+    plan_page(p, pages, n, f, lo, hi);
+    if (pysnap_page(f + p->fr_len - 1) != pysnap_page(f))
+        plan_page(p, pages, n, f + p->fr_len - 1, lo, hi);
+}
+
 /* Before 3.11: the pages the last chain's frame objects lie on, from
  * the outermost in, each its own piece of the read.  Whole pages: a
  * frame of a new call is most often allocated next to the frames seen
  * last time (the same free list, the same pool), so it comes with this
- * read instead of a later one of its own. */
-static void plan_pages_outer_first(py_proc *p, const pymemo *m)
+ * read instead of a later one of its own.  The pages planned. */
+static int plan_pages_outer_first(py_proc *p, const pymemo *m)
 {
     uint64_t pages[PLAN_PAGES];
     int n = 0;
 
-    for (int i = m->nframes; i-- > 0;) {
-        uint64_t f = m->frames[i];
-        plan_page(p, pages, &n, f, 0, UINT64_MAX);
-        if (pysnap_page(f + p->fr_len - 1) != pysnap_page(f))
-            plan_page(p, pages, &n, f + p->fr_len - 1, 0, UINT64_MAX);
-    }
+    for (int i = m->nframes; i-- > 0;)
+        plan_frame(p, m, pages, &n, m->frames[i]);
+    return n;
 }
 
 /* 3.11+: the pages a stack lies on, from the newest frames to the
@@ -176,8 +185,8 @@ static void plan_pages_outer_first(py_proc *p, const pymemo *m)
  * last chain's frames innermost first (data stack, generators, entry
  * frames on the C stack), then the rest of the window from its top
  * down.  Each page is its own piece of the read, so the kernel copies
- * them in this order. */
-static void plan_pages_inner_first(py_proc *p, const pymemo *m)
+ * them in this order.  The pages planned. */
+static int plan_pages_inner_first(py_proc *p, const pymemo *m)
 {
     uint64_t pages[PLAN_PAGES];
     int n = 0;
@@ -187,42 +196,29 @@ static void plan_pages_inner_first(py_proc *p, const pymemo *m)
         if (m->hi - m->lo > 4096)
             plan_page(p, pages, &n, m->hi - 4097, m->lo, m->hi);
     }
-    for (int i = 0; i < m->nframes; i++) {
-        uint64_t f = m->frames[i];
-        if (m->hi > m->lo && f >= m->lo && f < m->hi) {
-            plan_page(p, pages, &n, f, m->lo, m->hi);
-            if (pysnap_page(f + p->fr_len - 1) != pysnap_page(f))
-                plan_page(p, pages, &n, f + p->fr_len - 1, m->lo, m->hi);
-        } else {
-            plan_page(p, pages, &n, f, 0, UINT64_MAX);
-            if (pysnap_page(f + p->fr_len - 1) != pysnap_page(f))
-                plan_page(p, pages, &n, f + p->fr_len - 1, 0, UINT64_MAX);
-        }
-    }
+    for (int i = 0; i < m->nframes; i++)
+        plan_frame(p, m, pages, &n, m->frames[i]);
     for (uint64_t a = m->hi; a > m->lo; a = pysnap_page(a - 1))
         plan_page(p, pages, &n, a - 1, m->lo, m->hi);
+    return n;
 }
 
 /* The read order (py_snap.h): code objects, then the current frame
- * pointer and the frames in the order the layout wants (see the top of
- * this file): before 3.11 frames from the outermost in and the pointer
- * last; from 3.11 the pointer first and frames from the innermost out
- * (the window in pieces from its top down). */
-static void plan_stack(py_proc *p, const pymemo *m, uint64_t tstate)
+ * pointer where pywalk_ts_place says and the frames in the order the
+ * layout wants (see the top of this file): before 3.11 frames from the
+ * outermost in, the pointer after them; from 3.11 the pointer first and
+ * frames from the innermost out.  Returns about how many bytes that is. */
+static uint64_t plan_stack(py_proc *p, const pymemo *m, uint64_t tstate)
 {
     for (int i = 0; i < m->ncodes; i++) {
         pysnap_plan_at(&p->snap, m->codes[i], p->co_len, PYSNAP_FIRST);
         pycode_plan(p, m->codes[i]);   /* the strings a cache hit checks */
     }
-    if (p->L.frame_objects) {
-        plan_pages_outer_first(p, m);
-        pysnap_plan_at(&p->snap, tstate, p->ts_len, PYSNAP_LATE);
-        return;
-    }
     if (m->cframe)
-        pysnap_plan_at(&p->snap, m->cframe + p->L.cf_current_frame, 8, PYSNAP_EARLY);
-    pysnap_plan_at(&p->snap, tstate, p->ts_len, PYSNAP_EARLY);
-    plan_pages_inner_first(p, m);
+        pysnap_plan_at(&p->snap, m->cframe + p->L.cf_current_frame, 8, pywalk_ts_place(p));
+    pysnap_plan_at(&p->snap, tstate, p->ts_len, pywalk_ts_place(p));
+    int pages = p->L.frame_objects ? plan_pages_outer_first(p, m) : plan_pages_inner_first(p, m);
+    return (uint64_t)pages * 4096 + (uint64_t)m->ncodes * p->co_len;
 }
 
 uint64_t pywalk_plan_known(py_proc *p, uint64_t tstate)
@@ -231,8 +227,7 @@ uint64_t pywalk_plan_known(py_proc *p, uint64_t tstate)
 
     if (!m || m->idle)
         return 0;
-    plan_stack(p, m, tstate);
-    return (m->hi - m->lo) + (uint64_t)(m->nframes * p->fr_len + m->ncodes * p->co_len);
+    return plan_stack(p, m, tstate);
 }
 
 void py_proc_set_idle(py_proc *p, uint64_t tstate, int idle)
