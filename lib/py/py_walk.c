@@ -43,8 +43,7 @@
  * list shared by all threads and is soon reused, possibly by another
  * thread: a chain followed through it would be invented.  Three checks:
  *  - every PyFrameObject on the chain must be executing (f_executing /
- *    f_state); freed frames are not (the innermost may be just entered
- *    or just done: the thread state names it a little before and after);
+ *    f_state); freed frames are not;
  *  - 3.11+: inside the thread's frame chunk, each caller lies below its
  *    callee and every frame below datastack_top; the outermost frame
  *    must be one that can be (an entry frame in 3.12+; never a
@@ -504,13 +503,10 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
             int running = state == L->fo_state_run || state == L->fo_state_unwind;
             code = pysnap_u64(fr, L->fo_code);
             prev = pysnap_u64(fr, L->fo_back);
-            /* The innermost frame may be one being entered or left: the
-             * thread state names it a few instructions before it is
-             * marked running and after it is marked done.  Its callers
-             * must be running, and it must have one: a generator's frame
-             * that has yielded is not running and has no caller (it
-             * would pass for a stack of its own). */
-            if (pysnap_u64(fr, L->ob_type) != p->frame_type || (!running && (w->leaf || !prev)))
+            /* Every frame, the innermost too, must be running: a frame
+             * object read a moment before the thread state named it may
+             * still hold a freed frame's code and instruction. */
+            if (pysnap_u64(fr, L->ob_type) != p->frame_type || !running)
                 return pywalk_fail(p, PY_ERR_IO);   /* freed, reused or not running */
             int r = emit(p, w, frame, code, (int32_t)pysnap_u32(fr, L->fo_lasti));
             if (r < 0)

@@ -51,7 +51,7 @@ one() {
   mkdir -p "$TMPD/$tag"
   case "$ver" in
     3.8.* | 3.9.* | 3.10.*)
-      calls_torn=10
+      calls_torn=15
       record "$py" "$tag" deep "" torn=100 depth=100 incl=100 stackless=0 || bad=1 ;;
     *)
       record "$py" "$tag" deep "" torn=1.5 depth=7 incl=4 stackless=0 || bad=1 ;;
