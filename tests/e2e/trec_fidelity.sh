@@ -57,7 +57,7 @@ one() {
       record "$py" "$tag" deep "" torn=1.5 depth=7 incl=4 stackless=0 || bad=1 ;;
   esac
   record "$py" "$tag" calls "" "torn=$calls_torn" depth=100 stackless=0 || bad=1
-  record "$py" "$tag" gen "" torn=2 stackless=0 || bad=1
+  record "$py" "$tag" gen "" torn=3 stackless=0 || bad=1
   if "$py" -c "import sympy" 2>/dev/null; then
     record "$py" "$tag" sympy "" torn=1.5 depth=5 stackless=0 || bad=1
   else
