@@ -20,7 +20,7 @@ static const cli_option options[] = {
     { "check", 'c', CLI_FLAG, &opt_check, NULL,
       "validate the whole file; print each problem and a summary line", 0, 0 },
     { "summary", 's', CLI_FLAG, &opt_summary, NULL,
-      "print counts per event type, threads, samples, time span, losses", 0, 0 },
+      "print counts per event type, each thread, samples, start date, losses", 0, 0 },
     { "events", 'e', CLI_FLAG, &opt_events, NULL,
       "print one line per event as converters see them (ids resolved)", 0, 0 },
     { "hex", 'x', CLI_FLAG, &opt_hex, NULL,

@@ -2,15 +2,26 @@
  * lib/dump/dump_summary.c — `trc-dump --summary` (see lib/dump/dump.h):
  * what a trace holds, read with the public reader: the recording(s), the
  * number of events of each type (spec §7), threads, processes, samples,
- * the time covered and every loss, recorded or detected (spec §8.8).
+ * the time covered (on the trace clock and as a wall-clock date, which a
+ * person can place), each thread with its samples, and every loss,
+ * recorded or detected (spec §8.8).
  */
 #include "lib/dump/dump.h"
 
 #include <inttypes.h>
 #include <string.h>
+#include <time.h>
+
+#include "format/alloc.h"
 
 #define N_EVENT_TYPES (TRC_EV_GPU_STREAM + 1)
 #define N_LOSS_KINDS (TRC_LOSS_OTHER + 1)
+#define MAX_THREAD_LINES 64   /* a summary stays readable; the rest are counted */
+
+/* Samples of one thread, indexed by the reader's thread id. */
+typedef struct thread_tally {
+    uint64_t samples, on_cpu;
+} thread_tally;
 
 typedef struct summary {
     uint64_t by_type[N_EVENT_TYPES];
@@ -20,7 +31,39 @@ typedef struct summary {
     uint64_t processes;                     /* PROCESS events (pids may repeat) */
     const char *recorder, *host, *command;  /* of the first segment (borrowed) */
     uint64_t period_ns;
+    int64_t wall_ns;                        /* of the first segment; 0 = unknown */
+    thread_tally *threads;                  /* [thread id], grown as ids appear */
+    uint32_t n_threads;
+    int threads_nomem;                      /* per-thread lines left out */
 } summary;
+
+/* Counts a sample for its thread; without memory the per-thread lines are
+ * left out rather than the summary failing. */
+static void tally_thread(summary *s, const trc_sample *sm)
+{
+    if (s->threads_nomem)
+        return;
+    if (sm->thread >= s->n_threads) {
+        uint32_t n = s->n_threads ? s->n_threads : 16;
+        while (n <= sm->thread && n < UINT32_MAX / 2)
+            n *= 2;
+        if (n <= sm->thread) {
+            s->threads_nomem = 1;
+            return;
+        }
+        thread_tally *v = trc_realloc(s->threads, (size_t)n * sizeof *v);
+        if (!v) {
+            s->threads_nomem = 1;
+            return;
+        }
+        memset(v + s->n_threads, 0, (size_t)(n - s->n_threads) * sizeof *v);
+        s->threads = v;
+        s->n_threads = n;
+    }
+    s->threads[sm->thread].samples += sm->count;
+    if (sm->flags & TRC_SAMPLE_ON_CPU)
+        s->threads[sm->thread].on_cpu += sm->count;
+}
 
 static void tally(summary *s, const trc_event *ev)
 {
@@ -33,6 +76,7 @@ static void tally(summary *s, const trc_event *ev)
             s->host = ev->u.segment->host;
             s->command = ev->u.segment->command_line;
             s->period_ns = ev->u.segment->period_ns;
+            s->wall_ns = ev->u.segment->wall_ns;
         }
         break;
     case TRC_EV_SAMPLE:
@@ -40,6 +84,7 @@ static void tally(summary *s, const trc_event *ev)
         s->sample_weight_ns += ev->u.sample.weight_ns * ev->u.sample.count;
         if (ev->u.sample.flags & TRC_SAMPLE_ON_CPU)
             s->on_cpu += ev->u.sample.count;
+        tally_thread(s, &ev->u.sample);
         break;
     case TRC_EV_LOSS: {
         int fr = ev->u.loss.from_reader ? 1 : 0;
@@ -73,6 +118,50 @@ static void print_losses(FILE *out, const summary *s)
                         fr ? "detected by the reader" : "recorded");
 }
 
+/* The recording's start as a UTC date, e.g. 2026-11-26 17:50:12.345 UTC:
+ * trace-clock times are seconds since boot and say nothing to a person. */
+static void print_wall_start(FILE *out, int64_t wall_ns)
+{
+    struct tm tm;
+    time_t secs = (time_t)(wall_ns / 1000000000);
+    if (wall_ns <= 0 || !gmtime_r(&secs, &tm)) {
+        fputs("started: unknown (no wall-clock time recorded)\n", out);
+        return;
+    }
+    char date[64];
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm);
+    fprintf(out, "started: %s.%03d UTC\n", date, (int)(wall_ns % 1000000000 / 1000000));
+}
+
+/* One line per thread that has a name or samples, in order of first
+ * appearance: what a two-thread program did is seen at a glance. */
+static void print_threads(FILE *out, const summary *s, trc_reader *r)
+{
+    uint32_t n = trc_reader_thread_count(r), shown = 0, more = 0;
+    fprintf(out, "threads: %" PRIu32 "\n", n);
+    if (s->threads_nomem) {
+        fputs("  (per-thread lines left out: out of memory)\n", out);
+        return;
+    }
+    for (uint32_t id = 1; id <= n; id++) {
+        const trc_thread *t = trc_reader_thread(r, id);
+        const thread_tally *c = id < s->n_threads ? &s->threads[id] : NULL;
+        if (!t)
+            continue;
+        if (shown == MAX_THREAD_LINES) {
+            more++;
+            continue;
+        }
+        shown++;
+        fprintf(out, "  pid %" PRId64 " tid %" PRId64 " ", t->pid, t->tid);
+        dump_quote(out, t->name ? t->name : "", t->name ? strlen(t->name) : 0, 80);
+        fprintf(out, ": %" PRIu64 " samples, %" PRIu64 " on cpu\n", c ? c->samples : 0,
+                c ? c->on_cpu : 0);
+    }
+    if (more)
+        fprintf(out, "  ... and %" PRIu32 " more\n", more);
+}
+
 static void print_summary(FILE *out, const summary *s, trc_reader *r)
 {
     trc_reader_stats st;
@@ -100,8 +189,10 @@ static void print_summary(FILE *out, const summary *s, trc_reader *r)
     fputs(" (", out);
     dump_time(out, (int64_t)((uint64_t)st.last_ns - (uint64_t)st.first_ns)); /* wraps (spec §2.6), no UB */
     fputs(" s)\n", out);
+    if (s->recorder)
+        print_wall_start(out, s->wall_ns);
     fprintf(out, "processes: %" PRIu64 "\n", s->by_type[TRC_EV_PROCESS]);
-    fprintf(out, "threads: %" PRIu32 "\n", trc_reader_thread_count(r));
+    print_threads(out, s, r);
     fprintf(out, "frames: %" PRIu32 "\n", trc_reader_frame_count(r));
     fprintf(out, "stacks: %" PRIu32 "\n", trc_reader_stack_count(r));
     fprintf(out, "samples: %" PRIu64 " in %" PRIu64 " events, %" PRIu64 " on cpu, weight ",
@@ -141,10 +232,13 @@ int dump_summary(trc_reader *r, FILE *out, const dump_opts *o)
     if (st != TRC_ERR_EOF && o->problem)
         o->problem(o->problem_ctx, st == TRC_ERR_NOMEM ? "out of memory" : trc_reader_error(r));
     verdict = dump_status_verdict(st, events > 0);
-    if (verdict == DUMP_UNUSABLE && events == 0)
+    if (verdict == DUMP_UNUSABLE && events == 0) {
+        trc_free(s.threads);
         return verdict;
+    }
     if (verdict == DUMP_OK && detected)
         verdict = DUMP_DAMAGED;
     print_summary(out, &s, r);
+    trc_free(s.threads);
     return verdict;
 }

@@ -59,5 +59,34 @@ run "$dump" "$cut"
 grep -Eq "^trc-dump: error: $cut: offset 0x[0-9a-f]+: input ends inside a chunk" <<<"$err" || bad "truncated error: $err"
 grep -q '^0x[0-9a-f]* TRUNCATED length=' <<<"$out" || bad "no TRUNCATED line"
 
+# --summary: the wall-clock start as a date, checked against date(1)
+# around a live recording, and one line per thread with its samples,
+# checked against what the program did (one busy thread, one asleep).
+py=$(command -v python3)
+cat > "$tmp/two.py" <<'PY'
+import threading, time
+def sleeper(): time.sleep(0.6)
+t = threading.Thread(target=sleeper, name="sleeper"); t.start()
+end = time.monotonic() + 0.5
+while time.monotonic() < end: pass
+t.join()
+PY
+before=$(date -u +%s)
+if "${BIN:-bin}/trec" -q -o "$tmp/two.trc" -- "$py" "$tmp/two.py" 2>"$tmp/trec.err"; then
+  after=$(date -u +%s)
+  run "$dump" --summary "$tmp/two.trc"
+  started=$(sed -n 's/^started: \(.*\)\.[0-9]* UTC$/\1/p' <<<"$out")
+  at=$(date -u -d "$started" +%s 2>/dev/null || echo 0)
+  [ "$at" -ge "$before" ] && [ "$at" -le "$after" ] || bad "--summary started '$started' not within the recording ($before..$after)"
+  busy=$(sed -n 's/^  pid [0-9]* tid [0-9]* "MainThread": \([0-9]*\) samples, \([0-9]*\) on cpu$/\2/p' <<<"$out")
+  idle=$(sed -n 's/^  pid [0-9]* tid [0-9]* "sleeper": \([0-9]*\) samples, \([0-9]*\) on cpu$/\1 \2/p' <<<"$out")
+  read -r idle_all idle_cpu <<<"$idle"
+  [ "${busy:-0}" -ge 200 ] || bad "--summary: MainThread on cpu '${busy:-}', want >= 200 of 500 ms busy: $out"
+  [ "${idle_all:-0}" -ge 200 ] && [ "${idle_cpu:-999}" -le $(( idle_all / 10 )) ] \
+    || bad "--summary: sleeper '$idle', want >= 200 samples, almost none on cpu: $out"
+else
+  bad "trec failed: $(cat "$tmp/trec.err")"
+fi
+
 [ $fail = 0 ] && echo ok
 exit $fail
