@@ -129,8 +129,15 @@ static void print_header(const ctx *c, trc_reader *r, FILE *out)
                 c->o->gil ? ", holding the GIL" : "", (double)t->weight_ns / 1e9);
     }
     fprintf(out, "duration:   %.3f s\n", duration);
-    fprintf(out, "threads:    %" PRIu64 "\nprocesses:  %" PRIu64 "\n",
-            c->gpu ? t->gpu_threads : t->threads, t->processes);
+    /* The default view counts only threads with on-CPU samples: say so
+     * when others exist, or a two-thread program reads as one thread. */
+    uint64_t shown = c->gpu ? t->gpu_threads : t->threads, all = trc_reader_thread_count(r);
+    if (shown < all)
+        fprintf(out, "threads:    %" PRIu64 " with samples in this view (%" PRIu64 " in the trace%s)\n",
+                shown, all, c->o->idle || c->gpu ? "" : "; --idle shows idle ones");
+    else
+        fprintf(out, "threads:    %" PRIu64 "\n", shown);
+    fprintf(out, "processes:  %" PRIu64 "\n", t->processes);
     fprintf(out, "loss:       %s\n\n", loss[0] ? loss : "none");
     fprintf(out, "%9" PRIu64 " function calls", t->calls);
     if (t->calls != t->primitive_calls)
