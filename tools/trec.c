@@ -128,29 +128,28 @@ static void human_bytes(uint64_t b, char *out, size_t cap)
         snprintf(out, cap, "%.1f MiB", b / 1048576.0);
 }
 
-/* The closing line.  Late, missed and torn (invalid) ticks are named
- * only when the converters would warn about them (lib/lossrule.h: over
- * the limit, in a run long enough, with some stack read): below that
- * they are the usual noise of a busy machine, and the startup ticks of
- * a program that is not Python (yet) lost nothing.  TREC_SELF_TIMING
- * shows them always. */
+/* The closing line.  Late and missed ticks are named, with torn ones as
+ * a share of all ticks, only when the converters would warn about them
+ * (lib/lossrule.h: over the limit, in a run long enough, with some stack
+ * read): below that they are the usual noise of a busy machine, and the
+ * startup ticks of a program that is not Python (yet) lost nothing.
+ * TREC_SELF_TIMING's line has the exact tick counts always. */
 static void summary(const rec_result *r)
 {
     char bytes[32], lag[160] = "";
     human_bytes(r->bytes, bytes, sizeof bytes);
     if (lossrule_sampling_over(r->samples, r->missed_ticks, r->invalid, r->late_ticks))
-        snprintf(lag, sizeof lag,
-                 "%.1f%% of %llu ticks late, missed or torn (%llu late, %llu missed, "
-                 "%llu invalid), ",
+        snprintf(lag, sizeof lag, "%.1f%% of %llu ticks late, missed or torn (%llu late, %llu missed), ",
                  lossrule_percent(r->samples, r->missed_ticks, r->invalid, r->late_ticks),
                  (unsigned long long)lossrule_ticks(r->samples, r->missed_ticks, r->invalid),
-                 (unsigned long long)r->late_ticks, (unsigned long long)r->missed_ticks,
-                 (unsigned long long)r->invalid);
-    fprintf(stderr, "trec: %llu samples, %llu thread%s, %llu process%s, %.2f s, %s%s written to %s\n",
+                 (unsigned long long)r->late_ticks, (unsigned long long)r->missed_ticks);
+    fprintf(stderr,
+            "trec: %llu samples, %llu thread%s, %llu process%s, %.2f s, %llu invalid, %s%s "
+            "written to %s\n",
             (unsigned long long)r->samples, (unsigned long long)r->threads,
             r->threads == 1 ? "" : "s", (unsigned long long)r->processes,
-            r->processes == 1 ? "" : "es", (double)r->duration_ns / 1e9, lag, bytes,
-            r->output_path);
+            r->processes == 1 ? "" : "es", (double)r->duration_ns / 1e9,
+            (unsigned long long)r->invalid, lag, bytes, r->output_path);
 }
 
 int main(int argc, char **argv)
