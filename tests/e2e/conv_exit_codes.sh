@@ -149,8 +149,7 @@ trec=$!
 for _ in $(seq 100); do [ -s "$tmp/killed.trc" ] && break; sleep 0.05; done
 sleep 1
 kids=$(cat /proc/$trec/task/*/children 2>/dev/null)
-kill -KILL $trec 2>/dev/null
-wait $trec 2>/dev/null
+{ kill -KILL $trec; wait $trec; } 2>/dev/null
 [ -n "$kids" ] && kill $kids 2>/dev/null
 for p in "${busy_pids[@]}"; do kill "$p" 2>/dev/null; done
 busy_pids=()
