@@ -30,7 +30,7 @@ void lossrule_event(lossrule_tally *t, const trc_event *ev)
         case TRC_LOSS_SAMPLES_INVALID: t->invalid += ev->u.loss.count; break;
         case TRC_LOSS_SAMPLES_LATE: t->late += ev->u.loss.count; break;
         case TRC_LOSS_GPU_DROPPED: t->gpu_dropped += ev->u.loss.count; break;
-        default: break;
+        default: t->other += ev->u.loss.count ? ev->u.loss.count : 1; break;
         }
         break;
     default:
@@ -82,7 +82,7 @@ int lossrule_sampling_any(const lossrule_tally *t)
 
 int lossrule_warns(const lossrule_tally *t, int strict)
 {
-    if (t->gpu_dropped)
+    if (t->gpu_dropped || t->other)
         return 1;
     if (strict)
         return lossrule_sampling_any(t);

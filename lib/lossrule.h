@@ -13,7 +13,9 @@
  * one stack was read (missed ticks of a program that is not Python, or
  * not yet, lost nothing).  GPU records dropped by CUPTI always count:
  * each is a kernel, copy or API call missing from the GPU totals, and
- * CUPTI drops them in bursts, not at random.
+ * CUPTI drops them in bursts, not at random.  So do losses of other
+ * kinds the recorder wrote (TRC_LOSS_OTHER): nothing says what share
+ * of what they are.
  */
 #ifndef TRC_LIB_LOSSRULE_H
 #define TRC_LIB_LOSSRULE_H
@@ -35,6 +37,8 @@ typedef struct lossrule_tally {
     uint64_t invalid;      /* TRC_LOSS_SAMPLES_INVALID counts */
     uint64_t late;         /* TRC_LOSS_SAMPLES_LATE counts (these samples were kept) */
     uint64_t gpu_dropped;  /* TRC_LOSS_GPU_DROPPED counts */
+    uint64_t other;        /* other kinds the recorder wrote (TRC_LOSS_OTHER: a GPU
+                              subscription refused...), 1 for a count of 0 */
     uint64_t segments;     /* segments begun */
     uint64_t unended;      /* segments that ended without their SEGMENT_END and
                               without damage (which explains a missing end) */
@@ -65,7 +69,8 @@ int lossrule_sampling_over(uint64_t samples, uint64_t missed, uint64_t invalid, 
 int lossrule_sampling_any(const lossrule_tally *t);
 
 /* 1 when the recorded losses call for a warning: sampling losses over
- * the rule, any GPU record dropped, or (strict) any recorded loss. */
+ * the rule, any GPU record dropped, any loss of another kind, or
+ * (strict) any recorded loss. */
 int lossrule_warns(const lossrule_tally *t, int strict);
 
 #endif /* TRC_LIB_LOSSRULE_H */

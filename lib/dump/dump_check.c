@@ -99,8 +99,12 @@ static int recording_warning(const dump_opts *o, const lossrule_tally *t)
                                 limit);
     }
     if (o->strict && t->gpu_dropped && len < sizeof line)
-        snprintf(line + len, sizeof line - len, "%s%" PRIu64 " GPU record%s dropped by CUPTI",
-                 len ? "; " : "", t->gpu_dropped, t->gpu_dropped == 1 ? "" : "s");
+        len += (size_t)snprintf(line + len, sizeof line - len,
+                                "%s%" PRIu64 " GPU record%s dropped by CUPTI", len ? "; " : "",
+                                t->gpu_dropped, t->gpu_dropped == 1 ? "" : "s");
+    if (o->strict && t->other && len < sizeof line)
+        snprintf(line + len, sizeof line - len, "%s%" PRIu64 " other recorded loss%s",
+                 len ? "; " : "", t->other, t->other == 1 ? "" : "es");
     if (!line[0])
         return 0;
     if (o->warning) {

@@ -255,6 +255,16 @@ static void test_loss_summary(void **state)
     conv_losses_describe(&l, buf, sizeof buf);
     assert_string_equal(buf, "2 damaged chunks skipped, input truncated, first damage at offset "
                              "0x1a3, 20 samples missed by the recorder (100.0 % of 20 ticks)");
+    /* a loss of another kind the recorder wrote: always worth the warning,
+     * but not damage */
+    conv_losses_reset(&l);
+    trc_loss refused = {TRC_LOSS_OTHER, 0, -1, 0, 0, 0, 0, "GPU recording refused", 0};
+    conv_losses_add(&l, &refused);
+    assert_true(conv_losses_warns(&l, 0));
+    assert_false(conv_losses_damaged(&l));
+    conv_losses_describe(&l, buf, sizeof buf);
+    assert_string_equal(buf, "GPU recording refused");
+
     /* a short buffer is cut, still terminated */
     conv_losses_describe(&l, buf, 10);
     assert_int_equal(strlen(buf), 9);

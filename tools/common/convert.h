@@ -143,12 +143,12 @@ typedef struct conv_losses {
     uint64_t chunks_damaged, undefined_refs;
     int truncated;
     /* added by losses.c */
-    uint64_t chunks_missing, other;   /* TRC_LOSS_CHUNK_MISSING / _OTHER counts */
+    uint64_t chunks_missing, other;   /* TRC_LOSS_CHUNK_MISSING / reader-made _OTHER counts */
     uint64_t first_damage_offset;     /* byte offset of the first reader-made loss */
     int have_damage_offset;
     trc_status stopped;               /* error that ended reading early, TRC_OK if none */
     char stop_message[256];           /* trc_reader_error() at that point */
-    char other_detail[160];           /* detail of the first TRC_LOSS_OTHER */
+    char other_detail[160];           /* detail of the first TRC_LOSS_OTHER (either maker) */
 } conv_losses;
 /* Valid during conv_run too (a sink's finish() sees the complete summary). */
 const conv_losses *conv_last_losses(void);

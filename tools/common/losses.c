@@ -46,10 +46,11 @@ void conv_losses_add(conv_losses *l, const trc_loss *loss)
     case TRC_LOSS_CHUNK_MISSING: l->chunks_missing += loss->count ? loss->count : 1; break;
     case TRC_LOSS_TRUNCATED: l->truncated = 1; break;
     case TRC_LOSS_UNDEFINED_REF: l->undefined_refs += loss->count ? loss->count : 1; break;
-    default:
-        if (!l->other && loss->detail)
+    default: /* the recorder's are the tally's; the reader's are damage */
+        if (!l->other_detail[0] && loss->detail)
             snprintf(l->other_detail, sizeof l->other_detail, "%s", loss->detail);
-        l->other += loss->count ? loss->count : 1;
+        if (loss->from_reader)
+            l->other += loss->count ? loss->count : 1;
         break;
     }
     if (loss->from_reader && !l->have_damage_offset) {
@@ -146,10 +147,11 @@ void conv_losses_describe(const conv_losses *l, char *buf, size_t n)
     if (l->undefined_refs)
         add(&ln, "%" PRIu64 " %s referring to lost definitions", l->undefined_refs,
             plural(l->undefined_refs, "record", "records"));
-    if (l->other && l->other_detail[0])
+    uint64_t other = l->other + t->other;
+    if (other && l->other_detail[0])
         add(&ln, "%s", l->other_detail);
-    else if (l->other)
-        add(&ln, "%" PRIu64 " other lost %s", l->other, plural(l->other, "item", "items"));
+    else if (other)
+        add(&ln, "%" PRIu64 " other lost %s", other, plural(other, "item", "items"));
     if (l->truncated)
         add(&ln, "input truncated");
     if (l->stopped != TRC_OK)
