@@ -4,6 +4,12 @@
  */
 #include "lib/lossrule.h"
 
+/* Sums saturate: counts come from hostile input. */
+static uint64_t add(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
 void lossrule_event(lossrule_tally *t, const trc_event *ev)
 {
     switch (ev->type) {
@@ -18,7 +24,7 @@ void lossrule_event(lossrule_tally *t, const trc_event *ev)
         t->open = 0;
         break;
     case TRC_EV_SAMPLE:
-        t->samples += ev->u.sample.count;
+        t->samples = add(t->samples, ev->u.sample.count);
         break;
     case TRC_EV_LOSS:
         if (ev->u.loss.from_reader) {
@@ -26,11 +32,11 @@ void lossrule_event(lossrule_tally *t, const trc_event *ev)
             break;
         }
         switch (ev->u.loss.kind) {
-        case TRC_LOSS_SAMPLES_MISSED: t->missed += ev->u.loss.count; break;
-        case TRC_LOSS_SAMPLES_INVALID: t->invalid += ev->u.loss.count; break;
-        case TRC_LOSS_SAMPLES_LATE: t->late += ev->u.loss.count; break;
-        case TRC_LOSS_GPU_DROPPED: t->gpu_dropped += ev->u.loss.count; break;
-        default: t->other += ev->u.loss.count ? ev->u.loss.count : 1; break;
+        case TRC_LOSS_SAMPLES_MISSED: t->missed = add(t->missed, ev->u.loss.count); break;
+        case TRC_LOSS_SAMPLES_INVALID: t->invalid = add(t->invalid, ev->u.loss.count); break;
+        case TRC_LOSS_SAMPLES_LATE: t->late = add(t->late, ev->u.loss.count); break;
+        case TRC_LOSS_GPU_DROPPED: t->gpu_dropped = add(t->gpu_dropped, ev->u.loss.count); break;
+        default: t->other = add(t->other, ev->u.loss.count ? ev->u.loss.count : 1); break;
         }
         break;
     default:
@@ -44,12 +50,6 @@ void lossrule_end(lossrule_tally *t)
         t->unended++;
     t->open = 0;
     t->damaged = 0;
-}
-
-/* Sums saturate: counts come from hostile input. */
-static uint64_t add(uint64_t a, uint64_t b)
-{
-    return a + b < a ? UINT64_MAX : a + b;
 }
 
 uint64_t lossrule_ticks(uint64_t samples, uint64_t missed, uint64_t invalid)
