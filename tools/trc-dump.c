@@ -14,11 +14,13 @@
 #include "lib/dump/dump.h"
 #include "tools/common/cli.h"
 
-static int opt_check, opt_summary, opt_events, opt_hex;
+static int opt_check, opt_summary, opt_events, opt_hex, opt_strict;
 
 static const cli_option options[] = {
     { "check", 'c', CLI_FLAG, &opt_check, NULL,
       "validate the whole file; print each problem and a summary line", 0, 0 },
+    { "strict", 0, CLI_FLAG, &opt_strict, NULL,
+      "with --check: any loss the recorder wrote (a tick late, missed or torn) is a finding", 0, 0 },
     { "summary", 's', CLI_FLAG, &opt_summary, NULL,
       "print counts per event type, each thread, samples, start date, losses", 0, 0 },
     { "events", 'e', CLI_FLAG, &opt_events, NULL,
@@ -35,14 +37,24 @@ static const cli_tool tool = {
     "stored and decoded length, base time, CRC) and one indented line per record\n"
     "(offset in the payload, type, length, decoded fields).  Problems go to stderr\n"
     "as \"trc-dump: error: FILE: offset 0x..: what\".\n\n"
-    "Exit status: 0 intact, 1 damaged but partly readable, 2 usage error or\n"
-    "input unusable (not a trace, unsupported version, unreadable).",
+    "--check's summary line ends in ok, lossy, incomplete, damaged or unusable:\n"
+    "losses the recorder wrote are counted there, and with --strict any of them\n"
+    "is a finding (lossy).\n\n"
+    "Exit status: 0 intact; 1 damaged but partly readable, or with --check\n"
+    "incomplete (the recorder was killed: no end record) or, with --strict,\n"
+    "lossy; 2 usage error or input unusable (not a trace, unsupported version,\n"
+    "unreadable).",
     options, NULL,
 };
 
 static void print_problem(void *ctx, const char *line)
 {
     cli_error("%s", line);
+}
+
+static void print_warning(void *ctx, const char *line)
+{
+    cli_warn("%s", line);
 }
 
 static long read_fd(void *ctx, void *buf, size_t len)
@@ -86,9 +98,13 @@ int main(int argc, char **argv)
         cli_die(CLI_EXIT_USAGE, "one input file at most (got %d; see --help)", npos);
     if (opt_check + opt_summary + opt_events > 1)
         cli_die(CLI_EXIT_USAGE, "--check, --summary and --events cannot be combined");
+    if (opt_strict && !opt_check)
+        cli_die(CLI_EXIT_USAGE, "--strict goes with --check");
     path = npos ? pos[0] : NULL;
     o.name = path && strcmp(path, "-") != 0 ? path : "<stdin>";
     o.problem = print_problem;
+    o.warning = print_warning;
+    o.strict = opt_strict;
     o.hex = opt_hex;
     cli_output_open(&out, NULL, 0);
     if (opt_check || opt_summary || opt_events) {

@@ -65,6 +65,7 @@ int main(int argc, char **argv)
     stats_table_default(&c.table);
     const cli_option options[] = {
         CONV_OPTION_OUTPUT(&cli.output),
+        CONV_OPTION_STRICT(&cli.strict),
         {"sort", 's', CLI_STRING, &sort, "KEY",
          "tottime|cumtime|ncalls|name|file (or time|cumulative|calls); default cumtime", 0, 0},
         {"limit", 'n', CLI_INT, &c.table.limit, "N", "show the first N rows only (0 = all)", 0, 1e9},

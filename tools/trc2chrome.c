@@ -34,6 +34,7 @@ int main(int argc, char **argv)
     chrome_options opt = {0};
     const cli_option options[] = {
         CONV_OPTION_OUTPUT(&cli.output),
+        CONV_OPTION_STRICT(&cli.strict),
         {"lines", 0, CLI_FLAG, &opt.lines, NULL,
          "one slice per executing line instead of per function", 0, 0},
         {NULL, 0, 0, NULL, NULL, NULL, 0, 0},

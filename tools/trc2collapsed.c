@@ -50,6 +50,7 @@ int main(int argc, char **argv)
     static opts o;
     const cli_option options[] = {
         CONV_OPTION_OUTPUT(&cli.output),
+        CONV_OPTION_STRICT(&cli.strict),
         {"threads", 0, CLI_FLAG, &o.threads, NULL, "add a \"NAME (tid N)\" root frame per thread", 0, 0},
         {"pids", 0, CLI_FLAG, &o.pids, NULL, "add an \"EXE (pid N)\" root frame per process", 0, 0},
         {"no-lines", 0, CLI_FLAG, &o.no_lines, NULL, "function names only (no file:line)", 0, 0},

@@ -67,6 +67,7 @@ int main(int argc, char **argv)
     static opts o;
     const cli_option options[] = {
         CONV_OPTION_OUTPUT(&cli.output),
+        CONV_OPTION_STRICT(&cli.strict),
         {"print-gpu-trace", 0, CLI_FLAG, &o.gpu_trace, NULL,
          "one line per kernel, copy and memset, by start time", 0, 0},
         {"print-api-trace", 0, CLI_FLAG, &o.api_trace, NULL,

@@ -56,6 +56,7 @@ int main(int argc, char **argv)
     static int gpu;
     const cli_option options[] = {
         CONV_OPTION_OUTPUT(&cli.output),
+        CONV_OPTION_STRICT(&cli.strict),
         {"gpu", 0, CLI_FLAG, &gpu, NULL,
          "GPU time by launching Python stack, kernel as leaf function", 0, 0},
         {NULL, 0, 0, NULL, NULL, NULL, 0, 0},

@@ -33,6 +33,7 @@ int main(int argc, char **argv)
     sscope_options opt = {0};
     const cli_option options[] = {
         CONV_OPTION_OUTPUT(&cli.output),
+        CONV_OPTION_STRICT(&cli.strict),
         {"merge-threads", 0, CLI_FLAG, &opt.merge_threads, NULL,
          "also one profile per process, all its threads merged (listed first)", 0, 0},
         {"lines", 0, CLI_FLAG, &opt.lines, NULL,

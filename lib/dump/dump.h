@@ -32,6 +32,10 @@ typedef struct dump_opts {
     dump_problem_fn problem;   /* may be NULL: problems are then only counted */
     void *problem_ctx;
     int hex;                   /* listing: also hex-dump each record body */
+    int strict;                /* check: any recorded loss is a finding (--strict) */
+    dump_problem_fn warning;   /* check: the one warning line about the recording
+                                  (no end record; --strict: recorded losses);
+                                  may be NULL */
 } dump_opts;
 
 /* Listing: one line per chunk, one indented line per record.  Reads the
@@ -41,8 +45,12 @@ int dump_listing(trc_read_fn fn, void *ctx, FILE *out, const dump_opts *o);
 
 /* Check: read every event with the public reader r (borrowed), report
  * each problem the reader detects and each disagreement between a
- * segment's SEGMENT_END totals and what the segment held, then print one
- * summary line. */
+ * segment's SEGMENT_END totals and what the segment held; then at most
+ * one warning about the recording itself: a segment without its end
+ * record (the recorder was killed), and with o->strict any loss the
+ * recorder wrote; then one summary line whose verdict is "ok", "lossy"
+ * (--strict's losses only: exit 1), "incomplete" (exit 1), "damaged"
+ * or "unusable". */
 int dump_check(trc_reader *r, FILE *out, const dump_opts *o);
 
 /* Summary: counts per event type, threads, processes, samples, duration

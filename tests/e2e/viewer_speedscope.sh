@@ -39,7 +39,8 @@ www=$tmp/www
 mkdir -p "$www" "$tmp/home"
 cp -R "$app"/. "$www"/
 
-# The inputs: the small fixture (exit 1: it records a loss) and a mid-size trace.
+# The inputs: the small fixture (exit 0: the few missed samples it records
+# are too few ticks for the 5 % rule, docs/exit-codes.md) and a mid-size trace.
 "$gen" --write-small "$tmp/small.trc" || { echo "FAIL: cannot write the small trace"; exit 1; }
 "$gen" --write-big 40000 4 "$tmp/big.trc" || { echo "FAIL: cannot write the big trace"; exit 1; }
 run_tool() { # run_tool EXPECTED_RC TOOL ARGS...
@@ -47,10 +48,10 @@ run_tool() { # run_tool EXPECTED_RC TOOL ARGS...
   "$@" 2>"$tmp/stderr"; local rc=$?
   if [ "$rc" != "$want" ]; then echo "FAIL: $* exited $rc, expected $want"; cat "$tmp/stderr"; exit 1; fi
 }
-run_tool 1 "$BIN/trc2speedscope" -o "$www/small.speedscope.json" "$tmp/small.trc"
-run_tool 1 "$BIN/trc2speedscope" --idle --merge-threads -o "$www/merged.speedscope.json" "$tmp/small.trc"
+run_tool 0 "$BIN/trc2speedscope" -o "$www/small.speedscope.json" "$tmp/small.trc"
+run_tool 0 "$BIN/trc2speedscope" --idle --merge-threads -o "$www/merged.speedscope.json" "$tmp/small.trc"
 run_tool 0 "$BIN/trc2speedscope" --merge-threads -o "$www/big.speedscope.json" "$tmp/big.trc"
-run_tool 1 "$BIN/trc2chrome" --idle -o "$www/small.trace.json" "$tmp/small.trc"
+run_tool 0 "$BIN/trc2chrome" --idle -o "$www/small.trace.json" "$tmp/small.trc"
 run_tool 0 "$BIN/trc2chrome" -o "$www/big.trace.json" "$tmp/big.trc"
 # GPU outputs (tests/e2e/chgpu_views.sh checks their structure): the
 # fixture recorded through the injection code (exit 1: it records dropped

@@ -3,6 +3,7 @@
  * stats / pstats converters (see conv_traces.h).  With -DCONV_GEN_MAIN
  * it is the conv-gen program the e2e tests and bench use:
  *   conv-gen fixture|lossy FILE      conv-gen big N FILE
+ *   conv-gen ticks SAMPLES MISSED INVALID LATE FILE
  * and prints "samples N on_cpu N on_cpu_ns N idle N gil N" on stdout.
  */
 #include "tests/support/conv_traces.h"
@@ -306,6 +307,27 @@ trc_status conv_write_lossy(int fd, conv_info *info)
     return to_fd(b, fd, info);
 }
 
+trc_status conv_write_ticks(int fd, uint64_t samples, uint64_t missed, uint64_t invalid,
+                            uint64_t late, conv_info *info)
+{
+    conv_tb *b = conv_tb_new();
+    if (!b)
+        return TRC_ERR_NOMEM;
+    process(b, 100, "/usr/bin/python3.11", "python3 app.py");
+    uint32_t t_main = conv_tb_thread(b, 100, 100, "MainThread");
+    uint32_t mod = conv_tb_frame(b, "<module>", "/home/u/proj/app.py", 1, 1);
+    uint32_t s_mod = conv_tb_stack(b, 1, (uint32_t[]){mod});
+    for (uint64_t i = 0; i < samples; i++)
+        conv_tb_sample(b, (double)i, t_main, s_mod, ON, 0);
+    if (missed)
+        conv_tb_loss(b, TRC_LOSS_SAMPLES_MISSED, missed);
+    if (invalid)
+        conv_tb_loss(b, TRC_LOSS_SAMPLES_INVALID, invalid);
+    if (late)
+        conv_tb_loss(b, TRC_LOSS_SAMPLES_LATE, late);
+    return to_fd(b, fd, info);
+}
+
 /* A deterministic generator (xorshift). */
 static uint64_t rnd(uint64_t *s)
 {
@@ -391,9 +413,11 @@ int main(int argc, char **argv)
 {
     conv_info info;
     trc_status st;
-    const char *path = argc == 3 ? argv[2] : argc == 4 ? argv[3] : NULL;
-    if (!path || (argc == 4 && strcmp(argv[1], "big") != 0)) {
-        fprintf(stderr, "usage: conv-gen fixture|lossy FILE | conv-gen big N FILE\n");
+    const char *path = argc == 3 ? argv[2] : argc == 4 ? argv[3] : argc == 7 ? argv[6] : NULL;
+    if (!path || (argc == 4 && strcmp(argv[1], "big") != 0) ||
+        (argc == 7 && strcmp(argv[1], "ticks") != 0)) {
+        fprintf(stderr, "usage: conv-gen fixture|lossy FILE | conv-gen big N FILE | "
+                        "conv-gen ticks SAMPLES MISSED INVALID LATE FILE\n");
         return 2;
     }
     int fd = strcmp(path, "-") == 0 ? 1 : open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -407,6 +431,9 @@ int main(int argc, char **argv)
         st = conv_write_lossy(fd, &info);
     else if (strcmp(argv[1], "big") == 0)
         st = conv_write_big(fd, strtoull(argv[2], NULL, 10), &info);
+    else if (strcmp(argv[1], "ticks") == 0)
+        st = conv_write_ticks(fd, strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10),
+                              strtoull(argv[4], NULL, 10), strtoull(argv[5], NULL, 10), &info);
     else {
         fprintf(stderr, "conv-gen: unknown trace '%s'\n", argv[1]);
         return 2;

@@ -79,4 +79,10 @@ trc_status conv_write_lossy(int fd, conv_info *info);
  * ~10% idle. */
 trc_status conv_write_big(int fd, uint64_t n, conv_info *info);
 
+/* One thread, SAMPLES samples 1 ms apart, then LOSS records of the
+ * recorder: MISSED, INVALID, LATE samples (a count of 0 writes none):
+ * traces on either side of the loss rule (lib/lossrule.h). */
+trc_status conv_write_ticks(int fd, uint64_t samples, uint64_t missed, uint64_t invalid,
+                            uint64_t late, conv_info *info);
+
 #endif

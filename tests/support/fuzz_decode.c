@@ -414,7 +414,7 @@ static int read_all(const uint8_t *data, size_t size, size_t max_read, read_resu
 int fs_reader(const uint8_t *data, size_t size, FILE *out, char *why, size_t n)
 {
     read_result whole, pieces;
-    dump_opts o = {"fuzz.trc", NULL, NULL, 1};
+    dump_opts o = {"fuzz.trc", NULL, NULL, 1, 0, NULL};
     int (*views[])(trc_reader *, FILE *, const dump_opts *) = {dump_check, dump_events, dump_summary};
     tb_src src = {data, size, 0, 0};
     trc_status st;

@@ -196,30 +196,103 @@ static void test_loss_summary(void **state)
     conv_losses l;
     char buf[512];
     conv_losses_reset(&l);
-    assert_false(conv_losses_any(&l));
+    assert_false(conv_losses_warns(&l, 1));
     conv_losses_describe(&l, buf, sizeof buf);
     assert_string_equal(buf, "");
 
+    /* a few late and missed ticks among many samples: facts, not a warning */
+    trc_event seg = {.type = TRC_EV_SEGMENT};
+    trc_event sample = {.type = TRC_EV_SAMPLE};
+    trc_event end = {.type = TRC_EV_SEGMENT_END};
+    sample.u.sample.count = 1000;
+    conv_losses_event(&l, &seg);
+    conv_losses_event(&l, &sample);
     trc_loss late = {TRC_LOSS_SAMPLES_LATE, 9, -1, 0, 0, 0, 0, "", 0};
+    trc_loss missed = {TRC_LOSS_SAMPLES_MISSED, 20, -1, 0, 0, 0, 0, "", 0};
     conv_losses_add(&l, &late);
-    assert_false(conv_losses_any(&l)); /* late samples are kept: no loss */
+    conv_losses_add(&l, &missed);
+    conv_losses_event(&l, &end);
+    conv_losses_end(&l);
+    assert_false(conv_losses_warns(&l, 0));
+    assert_true(conv_losses_warns(&l, 1)); /* --strict: any recorded loss */
+    conv_losses_describe(&l, buf, sizeof buf);
+    assert_string_equal(buf, "20 samples missed by the recorder, 9 samples taken late "
+                             "(2.8 % of 1020 ticks)");
 
-    trc_loss missed = {TRC_LOSS_SAMPLES_MISSED, 120, -1, 0, 0, 0, 0, "", 0};
+    /* over the limit: 29 + 25 of 1045 ticks */
+    trc_loss invalid = {TRC_LOSS_SAMPLES_INVALID, 25, -1, 0, 0, 0, 0, "", 0};
+    conv_losses_add(&l, &invalid);
+    assert_true(conv_losses_warns(&l, 0));
+    assert_false(conv_losses_damaged(&l));
+    conv_losses_describe(&l, buf, sizeof buf);
+    assert_string_equal(buf, "20 samples missed by the recorder, 25 invalid samples dropped, "
+                             "9 samples taken late (5.2 % of 1045 ticks, over the 5 % limit)");
+
+    /* damage, and a recording that ends without its end record */
+    conv_losses_reset(&l);
+    conv_losses_event(&l, &seg);
+    conv_losses_event(&l, &sample);
+    conv_losses_end(&l);
+    assert_true(conv_losses_warns(&l, 0));
+    assert_false(conv_losses_damaged(&l));
+    conv_losses_describe(&l, buf, sizeof buf);
+    assert_string_equal(buf, "the recording ends without its end record (the recorder was "
+                             "killed or its output cut)");
+
+    conv_losses_reset(&l);
     trc_loss crc = {TRC_LOSS_CHUNK_DAMAGED, 1, -1, 0, 0, 0, 0x1a3, "bad CRC", 1};
     trc_loss crc2 = {TRC_LOSS_CHUNK_DAMAGED, 1, -1, 0, 0, 0, 0x4000, "bad CRC", 1};
     trc_loss trunc = {TRC_LOSS_TRUNCATED, 77, -1, 0, 0, 0, 0x5000, "", 1};
+    conv_losses_event(&l, &seg);
     conv_losses_add(&l, &missed);
     conv_losses_add(&l, &crc);
     conv_losses_add(&l, &crc2);
     conv_losses_add(&l, &trunc);
-    assert_true(conv_losses_any(&l));
-    assert_int_equal(l.events, 5);
+    conv_losses_end(&l); /* no end record, but the damage says why: not blamed twice */
+    assert_true(conv_losses_warns(&l, 0));
+    assert_true(conv_losses_damaged(&l));
+    assert_int_equal(l.events, 4);
     conv_losses_describe(&l, buf, sizeof buf);
-    assert_string_equal(buf, "120 samples missed by the recorder, 2 damaged chunks skipped, "
-                             "input truncated, first damage at offset 0x1a3");
+    assert_string_equal(buf, "2 damaged chunks skipped, input truncated, first damage at offset "
+                             "0x1a3, 20 samples missed by the recorder (100.0 % of 20 ticks)");
+    /* a loss of another kind the recorder wrote: always worth the warning,
+     * but not damage */
+    conv_losses_reset(&l);
+    trc_loss refused = {TRC_LOSS_OTHER, 0, -1, 0, 0, 0, 0, "GPU recording refused", 0};
+    conv_losses_add(&l, &refused);
+    assert_true(conv_losses_warns(&l, 0));
+    assert_false(conv_losses_damaged(&l));
+    conv_losses_describe(&l, buf, sizeof buf);
+    assert_string_equal(buf, "GPU recording refused");
+
     /* a short buffer is cut, still terminated */
     conv_losses_describe(&l, buf, 10);
     assert_int_equal(strlen(buf), 9);
+}
+
+static void test_loss_rule(void **state)
+{
+    /* the limit: over 5 % of the ticks, not at it */
+    assert_false(lossrule_sampling_over(950, 50, 0, 0)); /* 5.0 % */
+    assert_true(lossrule_sampling_over(949, 51, 0, 0));  /* 5.1 % */
+    assert_true(lossrule_sampling_over(1000, 0, 0, 60)); /* late ones count too */
+    assert_true(lossrule_sampling_over(1000, 0, 60, 0));
+    /* too short a run to mean anything; nothing read (not Python) */
+    assert_false(lossrule_sampling_over(50, 49, 0, 0));
+    assert_false(lossrule_sampling_over(0, 500, 0, 0));
+    assert_true(lossrule_sampling_over(0, 0, 500, 0)); /* every stack torn */
+    assert_int_equal(lossrule_ticks(10, 2, 3), 15);
+    assert_true(lossrule_percent(0, 0, 0, 0) == 0.0);
+    /* hostile counts: saturate, stay a percentage */
+    assert_int_equal(lossrule_ticks(UINT64_MAX, 1, 1), UINT64_MAX);
+    assert_true(lossrule_percent(1, 0, 0, UINT64_MAX) == 100.0);
+
+    /* GPU records dropped always warn */
+    lossrule_tally t = {0};
+    t.samples = 1000;
+    assert_false(lossrule_warns(&t, 1));
+    t.gpu_dropped = 1;
+    assert_true(lossrule_warns(&t, 0));
 }
 
 int main(void)
@@ -229,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_threads_and_pids),
         cmocka_unit_test(test_time_window_clips_runs),
         cmocka_unit_test(test_loss_summary),
+        cmocka_unit_test(test_loss_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,9 +3,10 @@
  * input (cli_open_input) → selection (select.c) → sink → output through a
  * temp file renamed on success (cli_output_*), with loss accounting
  * (losses.c) mapped to the exit codes of docs/exit-codes.md:
- *   0 clean; 1 damage or recorded loss (output written from what was
- *   readable, ONE warning line); 2 input unusable or sink failure (no
- *   output file left behind).
+ *   0 clean, or recorded sampling losses under lib/lossrule.h's limit;
+ *   1 damage, a recording without its end, or recorded loss that
+ *   matters (output written from what was readable, ONE warning line);
+ *   2 input unusable or sink failure (no output file left behind).
  */
 #include "tools/common/convert.h"
 
@@ -61,9 +62,8 @@ int conv_run(const conv_job *job, conv_sink *sink)
     trc_event scratch;
     trc_status st;
     while ((st = trc_reader_next(r, &ev)) == TRC_OK) {
-        if (ev->type == TRC_EV_LOSS)
-            conv_losses_add(&last_losses, &ev->u.loss);
-        else if (!is_definition(ev->type))
+        conv_losses_event(&last_losses, ev);
+        if (ev->type != TRC_EV_LOSS && !is_definition(ev->type))
             data_events++;
         const trc_event *kept = job->sel ? conv_selection_filter(job->sel, r, ev, &scratch) : ev;
         if (!kept || !sink->event)
@@ -93,6 +93,7 @@ int conv_run(const conv_job *job, conv_sink *sink)
         snprintf(last_losses.stop_message, sizeof last_losses.stop_message, "%s",
                  msg && *msg ? msg : trc_status_str(st));
     }
+    conv_losses_end(&last_losses);
     if (sink->finish && sink->finish(sink->ctx, r, out.f) != 0) {
         code = CLI_EXIT_USAGE;
         goto fail;
@@ -101,10 +102,11 @@ int conv_run(const conv_job *job, conv_sink *sink)
         code = CLI_EXIT_USAGE;
         goto out;
     }
-    if (conv_losses_any(&last_losses)) {
+    if (conv_losses_warns(&last_losses, job->strict)) {
         char what[768];
         conv_losses_describe(&last_losses, what, sizeof what);
-        cli_warn("%s: %s; output covers what could be read", name, what);
+        cli_warn("%s: %s; output covers what %s", name, what,
+                 conv_losses_damaged(&last_losses) ? "could be read" : "was recorded");
         code = CLI_EXIT_DAMAGED;
     }
     goto out;

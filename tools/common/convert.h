@@ -1,7 +1,8 @@
 /*
  * convert.h — what every converter shares beyond the option parser:
  * the selections (--pid, --thread, --from/--to, --idle, --gil), loss
- * accounting (one warning, exit 1), and the reader → sink pipeline that
+ * accounting (at most one warning, exit 1; --strict), and the reader →
+ * sink pipeline that
  * opens input, writes output through a temp file and maps the result to
  * an exit code.  A converter main() = option table + a sink + conv_run().
  */
@@ -9,6 +10,7 @@
 #define TRC_TOOLS_CONVERT_H
 
 #include "lib/export/gpu_callsite.h"
+#include "lib/lossrule.h"
 #include "tools/common/cli.h"
 
 /* Shared selections, identical in every converter. */
@@ -68,12 +70,14 @@ typedef struct conv_job {
     const char *output;   /* path or NULL/"-" for stdout */
     int binary;           /* output is binary (pstats) */
     conv_selection *sel;  /* may be NULL */
+    int strict;           /* --strict: any recorded loss warns (conv_losses_warns) */
 } conv_job;
 
 /* Run the pipeline.  Returns the process exit code: 0 clean, 1 when the
- * input had damage or recorded loss (after ONE warning line summarising
- * what was lost), 2 when the input is unusable or a sink failed (output
- * file not created). */
+ * input had damage, is incomplete, or recorded losses that matter
+ * (conv_losses_warns; after ONE warning line summarising what was
+ * lost), 2 when the input is unusable or a sink failed (output file not
+ * created). */
 int conv_run(const conv_job *job, conv_sink *sink);
 
 /* For sinks: report a failed exporter call in one line ("out of memory",
@@ -91,14 +95,25 @@ int conv_sink_error(trc_status st);
 #define CONV_OPTION_OUTPUT(dest) \
     {"output", 'o', CLI_STRING, (dest), "FILE", "write to FILE (default: stdout)", 0, 0}
 
-/* The exit-status paragraph of a converter's --help. */
-#define CONV_HELP_EXIT                                                            \
-    "Exit status: 0 ok, 1 input damaged or data lost (output covers what was\n" \
-    "readable), 2 usage error or unusable input."
+/* The --strict row, worded the same in every converter. */
+#define CONV_OPTION_STRICT(dest)                                                   \
+    {"strict", 0, CLI_FLAG, (dest), NULL,                                          \
+     "any loss the recorder wrote (a tick late, missed or torn) warns, exit 1", 0, 0}
+
+/* The exit-status paragraph of a converter's --help (docs/exit-codes.md);
+ * the limit is lib/lossrule.h's, spelt out by the preprocessor. */
+#define CONV_STR_(x) #x
+#define CONV_STR(x) CONV_STR_(x)
+#define CONV_HELP_EXIT                                                               \
+    "Exit status: 0 ok; 1 input damaged, incomplete (its recorder was killed) or\n" \
+    "data lost: over " CONV_STR(LOSSRULE_LIMIT_PERCENT) " % of the ticks missed, torn or late, a GPU record\n" \
+    "dropped, or with --strict any recorded loss (one warning; the output covers\n" \
+    "what was readable); 2 usage error or unusable input."
 
 typedef struct conv_cli {
     conv_selection sel;   /* the shared selections */
     const char *output;   /* -o FILE; NULL = stdout */
+    int strict;           /* --strict (CONV_OPTION_STRICT) */
     const char *input;    /* set by conv_parse: FILE, or NULL for stdin */
     char **pos;           /* cli_parse's positional array, released by conv_exec */
 } conv_cli;
@@ -124,28 +139,37 @@ exp_gpu_callsite *conv_callsite_new(conv_selection *sel, exp_gpu_emit_fn emit, v
 /* Loss summary of the last conv_run (for tools that print a header). */
 typedef struct conv_losses {
     uint64_t events;            /* loss events seen */
-    uint64_t samples_missed, samples_invalid, samples_late, gpu_dropped;
+    lossrule_tally tally;       /* samples, recorded losses, segments without an end */
     uint64_t chunks_damaged, undefined_refs;
     int truncated;
     /* added by losses.c */
-    uint64_t chunks_missing, other;   /* TRC_LOSS_CHUNK_MISSING / _OTHER counts */
+    uint64_t chunks_missing, other;   /* TRC_LOSS_CHUNK_MISSING / reader-made _OTHER counts */
     uint64_t first_damage_offset;     /* byte offset of the first reader-made loss */
     int have_damage_offset;
     trc_status stopped;               /* error that ended reading early, TRC_OK if none */
     char stop_message[256];           /* trc_reader_error() at that point */
-    char other_detail[160];           /* detail of the first TRC_LOSS_OTHER */
+    char other_detail[160];           /* detail of the first TRC_LOSS_OTHER (either maker) */
 } conv_losses;
 /* Valid during conv_run too (a sink's finish() sees the complete summary). */
 const conv_losses *conv_last_losses(void);
 
 /* Loss accounting, used by conv_run (exposed for tools and tests). */
 void conv_losses_reset(conv_losses *l);
+/* Count one event the reader yielded (any type). */
+void conv_losses_event(conv_losses *l, const trc_event *ev);
+/* The input ended: a segment still open has no end record. */
+void conv_losses_end(conv_losses *l);
 void conv_losses_add(conv_losses *l, const trc_loss *loss);
-/* 1 if anything was lost (late samples alone are not a loss). */
-int conv_losses_any(const conv_losses *l);
+/* 1 if the reader met damage or stopped early. */
+int conv_losses_damaged(const conv_losses *l);
+/* 1 if the warning (and exit 1) is due: damage, a segment without its
+ * end, or recorded losses as lib/lossrule.h rules (strict: any). */
+int conv_losses_warns(const conv_losses *l, int strict);
 /* One line, no newline, describing what was lost ("" when nothing):
- * "120 samples missed by the recorder, 2 damaged chunks (first at offset
- * 0x1a3)".  Always NUL-terminates buf (n >= 1). */
+ * "2 damaged chunks skipped, first damage at offset 0x1a3, 120 samples
+ * missed by the recorder (9.8 % of 1230 ticks, over the 5 % limit)".
+ * Sampling losses are listed whether or not they warn.  Always
+ * NUL-terminates buf (n >= 1). */
 void conv_losses_describe(const conv_losses *l, char *buf, size_t n);
 
 #endif

@@ -1,8 +1,10 @@
 /*
  * losses.c — loss accounting for converters (contract in convert.h):
- * adds up recorded losses (TRC_EV_LOSS from the recorder, spec §7.18) and
- * reader-detected damage (TRC_EV_LOSS with from_reader = 1) so that a
- * converter prints exactly one warning line summarising what was lost.
+ * adds up recorded losses (TRC_EV_LOSS from the recorder, spec §7.18),
+ * reader-detected damage (TRC_EV_LOSS with from_reader = 1) and segments
+ * that end without their SEGMENT_END (§7.20), so that a converter prints
+ * at most one warning line summarising what was lost.  Whether recorded
+ * sampling losses deserve that warning is lib/lossrule.c's rule.
  */
 #include "tools/common/convert.h"
 
@@ -15,22 +17,40 @@ void conv_losses_reset(conv_losses *l)
     l->stopped = TRC_OK;
 }
 
+void conv_losses_event(conv_losses *l, const trc_event *ev)
+{
+    if (ev->type == TRC_EV_LOSS)
+        conv_losses_add(l, &ev->u.loss);
+    else
+        lossrule_event(&l->tally, ev);
+}
+
+void conv_losses_end(conv_losses *l)
+{
+    lossrule_end(&l->tally);
+}
+
 void conv_losses_add(conv_losses *l, const trc_loss *loss)
 {
+    trc_event ev = {.type = TRC_EV_LOSS};
+    ev.u.loss = *loss;
+    lossrule_event(&l->tally, &ev); /* recorded losses; damage in this segment */
     l->events++;
     switch (loss->kind) {
-    case TRC_LOSS_SAMPLES_MISSED: l->samples_missed += loss->count; break;
-    case TRC_LOSS_SAMPLES_INVALID: l->samples_invalid += loss->count; break;
-    case TRC_LOSS_SAMPLES_LATE: l->samples_late += loss->count; break;
-    case TRC_LOSS_GPU_DROPPED: l->gpu_dropped += loss->count; break;
+    case TRC_LOSS_SAMPLES_MISSED:
+    case TRC_LOSS_SAMPLES_INVALID:
+    case TRC_LOSS_SAMPLES_LATE:
+    case TRC_LOSS_GPU_DROPPED:
+        break; /* counted in the tally */
     case TRC_LOSS_CHUNK_DAMAGED: l->chunks_damaged += loss->count ? loss->count : 1; break;
     case TRC_LOSS_CHUNK_MISSING: l->chunks_missing += loss->count ? loss->count : 1; break;
     case TRC_LOSS_TRUNCATED: l->truncated = 1; break;
     case TRC_LOSS_UNDEFINED_REF: l->undefined_refs += loss->count ? loss->count : 1; break;
-    default:
-        if (!l->other && loss->detail)
+    default: /* the recorder's are the tally's; the reader's are damage */
+        if (!l->other_detail[0] && loss->detail)
             snprintf(l->other_detail, sizeof l->other_detail, "%s", loss->detail);
-        l->other += loss->count ? loss->count : 1;
+        if (loss->from_reader)
+            l->other += loss->count ? loss->count : 1;
         break;
     }
     if (loss->from_reader && !l->have_damage_offset) {
@@ -39,11 +59,15 @@ void conv_losses_add(conv_losses *l, const trc_loss *loss)
     }
 }
 
-int conv_losses_any(const conv_losses *l)
+int conv_losses_damaged(const conv_losses *l)
 {
-    return l->samples_missed || l->samples_invalid || l->gpu_dropped || l->chunks_damaged ||
-           l->chunks_missing || l->truncated || l->undefined_refs || l->other ||
-           l->stopped != TRC_OK;
+    return l->chunks_damaged || l->chunks_missing || l->truncated || l->undefined_refs ||
+           l->other || l->stopped != TRC_OK;
+}
+
+int conv_losses_warns(const conv_losses *l, int strict)
+{
+    return conv_losses_damaged(l) || l->tally.unended || lossrule_warns(&l->tally, strict);
 }
 
 /* Appends ", "-separated parts to buf without overflowing it. */
@@ -75,21 +99,45 @@ static const char *plural(uint64_t n, const char *one, const char *many)
     return n == 1 ? one : many;
 }
 
+/* The sampling facts as one part: "14 samples missed by the recorder,
+ * 13 samples taken late (2.5 % of 1089 ticks)". */
+static void add_sampling(line *ln, const lossrule_tally *t)
+{
+    if (!lossrule_sampling_any(t))
+        return;
+    char part[256];
+    line pl = {part, sizeof part, 0};
+    part[0] = '\0';
+    if (t->missed)
+        add(&pl, "%" PRIu64 " %s missed by the recorder", t->missed,
+            plural(t->missed, "sample", "samples"));
+    if (t->invalid)
+        add(&pl, "%" PRIu64 " invalid %s dropped", t->invalid,
+            plural(t->invalid, "sample", "samples"));
+    if (t->late)
+        add(&pl, "%" PRIu64 " %s taken late", t->late, plural(t->late, "sample", "samples"));
+    double pct = lossrule_percent(t->samples, t->missed, t->invalid, t->late);
+    uint64_t ticks = lossrule_ticks(t->samples, t->missed, t->invalid);
+    if (lossrule_sampling_over(t->samples, t->missed, t->invalid, t->late))
+        add(ln, "%s (%.1f %% of %" PRIu64 " ticks, over the %d %% limit)", part, pct, ticks,
+            LOSSRULE_LIMIT_PERCENT);
+    else
+        add(ln, "%s (%.1f %% of %" PRIu64 " ticks)", part, pct, ticks);
+}
+
 void conv_losses_describe(const conv_losses *l, char *buf, size_t n)
 {
     line ln = {buf, n, 0};
     if (n == 0)
         return;
     buf[0] = '\0';
-    if (l->samples_missed)
-        add(&ln, "%" PRIu64 " %s missed by the recorder", l->samples_missed,
-            plural(l->samples_missed, "sample", "samples"));
-    if (l->samples_invalid)
-        add(&ln, "%" PRIu64 " invalid %s dropped", l->samples_invalid,
-            plural(l->samples_invalid, "sample", "samples"));
-    if (l->gpu_dropped)
-        add(&ln, "%" PRIu64 " GPU %s dropped", l->gpu_dropped,
-            plural(l->gpu_dropped, "record", "records"));
+    const lossrule_tally *t = &l->tally;
+    if (t->unended && t->segments > 1)
+        add(&ln, "%" PRIu64 " of %" PRIu64 " recordings end without their end record (a "
+            "recorder was killed or its output cut)", t->unended, t->segments);
+    else if (t->unended)
+        add(&ln, "the recording ends without its end record (the recorder was killed or its "
+                 "output cut)");
     if (l->chunks_damaged)
         add(&ln, "%" PRIu64 " damaged %s skipped", l->chunks_damaged,
             plural(l->chunks_damaged, "chunk", "chunks"));
@@ -99,10 +147,11 @@ void conv_losses_describe(const conv_losses *l, char *buf, size_t n)
     if (l->undefined_refs)
         add(&ln, "%" PRIu64 " %s referring to lost definitions", l->undefined_refs,
             plural(l->undefined_refs, "record", "records"));
-    if (l->other && l->other_detail[0])
+    uint64_t other = l->other + t->other;
+    if (other && l->other_detail[0])
         add(&ln, "%s", l->other_detail);
-    else if (l->other)
-        add(&ln, "%" PRIu64 " other lost %s", l->other, plural(l->other, "item", "items"));
+    else if (other)
+        add(&ln, "%" PRIu64 " other lost %s", other, plural(other, "item", "items"));
     if (l->truncated)
         add(&ln, "input truncated");
     if (l->stopped != TRC_OK)
@@ -110,4 +159,8 @@ void conv_losses_describe(const conv_losses *l, char *buf, size_t n)
             l->stop_message[0] ? l->stop_message : trc_status_str(l->stopped));
     if (l->have_damage_offset && ln.len)
         add(&ln, "first damage at offset 0x%" PRIx64, l->first_damage_offset);
+    add_sampling(&ln, t);
+    if (t->gpu_dropped)
+        add(&ln, "%" PRIu64 " GPU %s dropped", t->gpu_dropped,
+            plural(t->gpu_dropped, "record", "records"));
 }
