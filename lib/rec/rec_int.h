@@ -459,7 +459,7 @@ typedef struct rec_target {
     int process_written;     /* PROCESS written for the current image */
     int64_t rank;            /* from its environment at attach, -1 = none */
     char label[48];          /* its role once its stack showed one ("" = none yet) */
-    int role_looks;          /* main-thread stacks looked at for a role */
+    int64_t role_until_ns;   /* main-thread stacks are looked at for a role until then */
     unsigned process_records;
     py_status last_err;
     char err[512];           /* pyproc's explanation of the last failure */

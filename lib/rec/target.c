@@ -158,6 +158,12 @@ void rec_target_cleanup(rec_target *t)
     t->frames = NULL;
 }
 
+/* A worker's role shows in its main thread's stack once it runs its
+ * loop: at once for a forked one, after its imports for a spawned one
+ * (seconds for torch).  Its stacks are looked at for this long after
+ * attach, then no more, so that the cost stays with a process's start. */
+#define ROLE_LOOK_NS (15 * 1000000000LL)
+
 py_status rec_target_try_attach(rec_target *t, int64_t now_ns)
 {
     py_proc *py = NULL;
@@ -173,7 +179,7 @@ py_status rec_target_try_attach(rec_target *t, int64_t now_ns)
     /* a new image: its rank and role are looked at again */
     t->rank = rec_proc_rank(t->pid);
     t->label[0] = '\0';
-    t->role_looks = 0;
+    t->role_until_ns = now_ns + ROLE_LOOK_NS;
     t->threads.nested = py_ns_nested(t->pid);
     /* the image is complete now (its libpython runs); what init read may
      * have been taken while exec was still setting it up */
@@ -474,12 +480,6 @@ trc_status rec_sample_quiet(rec_target *t, rec_tick_ctx *ctx, rec_thread *th,
     return TRC_OK;
 }
 
-/* A forked worker's role shows in its main thread's stack once it runs
- * its loop: the first stacks with Python frames are looked at (a worker
- * gets there within its first moments), then no more, so that the cost
- * stays with the first samples. */
-#define ROLE_LOOKS 50
-
 /* The n-th DataLoader worker of a parent, counting from 0 in the order
  * trec found them (the order the DataLoader started them in, unless two
  * start within one scan). */
@@ -500,7 +500,6 @@ static unsigned dataloader_index(const rec_tick_ctx *ctx, const rec_target *t)
  * later record for a pid replaces the description, [R-ID-9]). */
 static trc_status look_for_role(rec_target *t, rec_tick_ctx *ctx, int depth)
 {
-    t->role_looks++;
     const char *role = rec_stack_role(t->frames, depth);
     if (!role)
         return TRC_OK;
@@ -651,7 +650,7 @@ static trc_status read_samples(rec_target *t, rec_tick_ctx *ctx)
             return st;
         t->samples++;
         ctx->samples++;
-        if (th->tid == t->pid && depth > 0 && !t->label[0] && t->role_looks < ROLE_LOOKS) {
+        if (th->tid == t->pid && depth > 0 && !t->label[0] && ctx->now_ns < t->role_until_ns) {
             st = look_for_role(t, ctx, depth);
             if (st != TRC_OK)
                 return st;
