@@ -1,5 +1,5 @@
 /*
- * format/records.h — record bodies of format 1.0 as plain structs, with
+ * format/records.h — record bodies of format 1.1 as plain structs, with
  * one decoder and one encoder for all of them (spec/DESIGN-NOTES.md
  * "Record types"; field order and meaning are the spec's).
  *
@@ -80,6 +80,9 @@ typedef struct trcf_process_def {
     int64_t pid, ppid;
     uint64_t executable, interpreter, command_line;
     int64_t start_ns;
+    /* 1.1 trailing fields (spec §7.5); a 1.0 body gives -1 and 0 */
+    int64_t rank;
+    uint64_t label;
 } trcf_process_def;
 typedef struct trcf_thread_def { uint64_t id; int64_t pid, tid; uint64_t name; } trcf_thread_def;
 

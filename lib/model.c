@@ -210,7 +210,7 @@ static int same_process(const trc_process *a, const trc_process *b)
 {
     return a->ppid == b->ppid && a->executable == b->executable &&
            a->interpreter == b->interpreter && a->command_line == b->command_line &&
-           a->start_ns == b->start_ns;
+           a->start_ns == b->start_ns && a->rank == b->rank && a->label == b->label;
 }
 
 trc_status trcm_process(trcm_model *m, const trc_process *p, const trc_process **out, int *changed)

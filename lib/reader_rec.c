@@ -305,13 +305,14 @@ static trc_status process_def(trc_reader *r, const trcf_record *rec, const trcf_
 {
     trc_process p;
     const trc_process *out;
-    uint32_t exe, interp, cmd;
+    uint32_t exe, interp, cmd, label;
     int ok = 1, changed;
     trc_status st;
 
     exe = map0(&r->strings, d->executable, &ok);
     interp = map0(&r->strings, d->interpreter, &ok);
     cmd = map0(&r->strings, d->command_line, &ok);
+    label = map0(&r->strings, d->label, &ok);
     if (!ok) {
         trcr_undef(r, rec, "string", d->executable);
         return TRC_ERR_EOF;
@@ -323,6 +324,8 @@ static trc_status process_def(trc_reader *r, const trcf_record *rec, const trcf_
     p.interpreter = str(r, interp);
     p.command_line = str(r, cmd);
     p.start_ns = d->start_ns;
+    p.rank = d->rank < 0 ? -1 : d->rank;
+    p.label = str(r, label);
     st = trcm_process(&r->model, &p, &out, &changed);
     if (st != TRC_OK)
         return st;

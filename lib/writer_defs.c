@@ -22,7 +22,8 @@
 static int same_process(const trcw_process *a, const trcw_process *b)
 {
     return a->ppid == b->ppid && a->start_ns == b->start_ns && a->executable == b->executable &&
-           a->interpreter == b->interpreter && a->command_line == b->command_line;
+           a->interpreter == b->interpreter && a->command_line == b->command_line &&
+           a->rank == b->rank && a->label == b->label;
 }
 
 static int same_device(const trcw_device *a, const trcw_device *b)
@@ -244,11 +245,14 @@ trc_status trc_writer_process(trc_writer *w, const trc_process *p)
     memset(&cur, 0, sizeof cur);
     cur.ppid = p->ppid;
     cur.start_ns = p->start_ns;
+    cur.rank = p->rank < 0 ? -1 : p->rank; /* every negative rank means unknown */
     st = trcw_cstr(w, p->executable, &cur.executable);
     if (st == TRC_OK)
         st = trcw_cstr(w, p->interpreter, &cur.interpreter);
     if (st == TRC_OK)
         st = trcw_cstr(w, p->command_line, &cur.command_line);
+    if (st == TRC_OK)
+        st = trcw_cstr(w, p->label, &cur.label);
     if (st != TRC_OK)
         return st;
     h = trci_hash(&p->pid, sizeof p->pid);
@@ -267,6 +271,8 @@ trc_status trc_writer_process(trc_writer *w, const trc_process *p)
     b.process.interpreter = cur.interpreter;
     b.process.command_line = cur.command_line;
     b.process.start_ns = p->start_ns;
+    b.process.rank = cur.rank;
+    b.process.label = cur.label;
     st = trcw_put(w, TRCF_PROCESS, 1, p->start_ns, &b);
     if (st != TRC_OK)
         return st;

@@ -34,8 +34,8 @@ typedef struct trcw_thread {
 
 /* What was last written for a pid / GPU device, to skip repeats. */
 typedef struct trcw_process {
-    int64_t ppid, start_ns;
-    uint32_t executable, interpreter, command_line;
+    int64_t ppid, start_ns, rank;
+    uint32_t executable, interpreter, command_line, label;
 } trcw_process;
 
 typedef struct trcw_device {

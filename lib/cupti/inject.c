@@ -412,6 +412,7 @@ static int open_writer(void)
     }
     p.pid = g.pid;
     p.ppid = g.cfg.pid ? -1 : (int64_t)getppid();
+    p.rank = -1;
     p.executable = exe;
     p.interpreter = "";
     p.command_line = cmdline;

@@ -11,6 +11,7 @@
  * "fn@file:line;fn@file:line" (or "-" for the empty stack).
  */
 #include "lib/dump/dump.h"
+#include "lib/procname.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -314,6 +315,11 @@ void dump_event_line(FILE *out, const trc_reader *r, const trc_event *ev)
         k_q(out, "interpreter", p->interpreter);
         k_q(out, "command", p->command_line);
         k_t(out, "start", p->start_ns);
+        k_s(out, "rank", p->rank);
+        k_q(out, "label", p->label);
+        char name[PROCNAME_MAX];
+        procname_base(p, name, sizeof name);
+        k_q(out, "name", name); /* what the converters call it, before " (pid N)" */
         break;
     }
     case TRC_EV_THREAD: {

@@ -18,6 +18,7 @@
 
 #include "format/alloc.h"
 #include "lib/hashtab.h"
+#include "lib/procname.h"
 
 typedef struct row {
     uint32_t group, stack;
@@ -258,12 +259,10 @@ static void put_roots(const exp_collapsed *c, const trc_reader *r, sbuf *b, uint
     const trc_thread *t = group ? trc_reader_thread(r, group) : NULL;
     if (c->opt.pids) {
         int64_t pid = t ? t->pid : pid_hint;
-        const trc_process *p = t ? trc_reader_process_by_pid(r, pid) : NULL;
-        const char *exe = p && p->executable ? p->executable : "";
-        const char *base = strrchr(exe, '/');
-        base = base ? base + 1 : exe;
-        sb_escaped(b, *base ? base : "process");
-        sb_printf(b, " (pid %" PRId64 ");", pid);
+        char name[PROCNAME_MAX];
+        procname(trc_reader_process_by_pid(r, pid), pid, name, sizeof name);
+        sb_escaped(b, name);
+        sb_puts(b, ";");
     }
     if (c->opt.threads) {
         if (!t) {

@@ -14,6 +14,7 @@
 #include "lib/export/export.h"
 #include "lib/export/json_out.h"
 #include "lib/hashtab.h"
+#include "lib/procname.h"
 
 #define NO_ID UINT32_MAX
 
@@ -341,37 +342,11 @@ const char *cpuview_kind_name(trc_frame_kind kind)
     }
 }
 
-/* Length of at most max bytes of s, not cutting a UTF-8 sequence. */
-static size_t utf8_cut(const char *s, size_t max)
-{
-    size_t n = strlen(s);
-    if (n <= max)
-        return n;
-    while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
-        max--;
-    return max;
-}
-
 void cpuview_write_process_label(jsonw *f, const trc_process *p, int64_t pid, int with_id)
 {
-    const char *name = "process";
-    size_t n;
-
-    if (p && p->command_line && p->command_line[0]) {
-        name = p->command_line;
-    } else if (p && p->executable && p->executable[0]) {
-        const char *slash = strrchr(p->executable, '/');
-        name = slash && slash[1] ? slash + 1 : p->executable;
-    }
-    n = utf8_cut(name, 80);
+    char name[PROCNAME_MAX];
+    size_t n = with_id ? procname(p, pid, name, sizeof name) : procname_base(p, name, sizeof name);
     jsonw_str_body(f, name, n);
-    if (n < strlen(name))
-        jsonw_raw(f, "\\u2026"); /* a JSON-escaped ellipsis marks the cut */
-    if (!with_id)
-        return;
-    jsonw_raw(f, " (pid ");
-    jsonw_i64(f, pid);
-    jsonw_putc(f, ')');
 }
 
 void cpuview_write_thread_label(jsonw *f, const trc_thread *t, int64_t tid, int with_id)

@@ -90,9 +90,9 @@ int cpuview_grow(void *arrp, uint32_t *cap, uint32_t need, size_t sz, uint32_t f
 /* "<category>" word for a frame kind: "python", "native", "gpu", "other". */
 const char *cpuview_kind_name(trc_frame_kind kind);
 
-/* Write, JSON-escaped and without quotes, the label users know a process
- * by: its command line (cut at 80 bytes), else its executable's base
- * name, else "process"; with_id appends " (pid N)".  p may be NULL. */
+/* Write, JSON-escaped and without quotes, the name users know a process
+ * by (lib/procname.h: "train.py rank 3"); with_id appends " (pid N)".
+ * p may be NULL. */
 void cpuview_write_process_label(struct jsonw *w, const trc_process *p, int64_t pid, int with_id);
 
 /* Same for a thread: its name, "<unnamed>" when empty or t is NULL;

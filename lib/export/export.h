@@ -163,6 +163,9 @@ const exp_func *exp_stats_func(const exp_stats *s, size_t i);
 size_t exp_stats_edge_count(const exp_stats *s);
 const exp_edge *exp_stats_edge(const exp_stats *s, size_t i);
 const exp_stats_totals *exp_stats_get_totals(const exp_stats *s);
+/* The pid of counted process i (0 <= i < totals.processes, in the order
+ * first met; -1 for samples of a thread never described). */
+int64_t exp_stats_pid(const exp_stats *s, uint64_t i);
 
 /* pstats' func_std_string: "file:line(function)", or for file "~" and
  * line 0 the bare name, with "<...>" shown as "{...}".  Writes at most n

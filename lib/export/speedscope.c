@@ -371,10 +371,13 @@ static trc_status write_profile(sscope *s, const trc_reader *r, jsonw *out, trac
         t->has_cur = 0;
     }
     jsonw_raw(out, first ? "\n{\"type\":\"sampled\",\"name\":\"" : ",\n{\"type\":\"sampled\",\"name\":\"");
-    if (t->is_process)
-        cpuview_write_process_label(out, trc_reader_process_by_pid(r, t->pid), t->pid, 1);
-    else
-        cpuview_write_thread_label(out, trc_reader_thread(r, t->thread), t->tid, 1);
+    /* a thread's profile says its process too: one file holds the
+     * threads of every recorded process, and many are "MainThread" */
+    cpuview_write_process_label(out, trc_reader_process_by_pid(r, t->pid), t->pid, 1);
+    if (!t->is_process) {
+        jsonw_raw(out, ": ");
+        cpuview_write_thread_label(out, trc_reader_thread(r, t->thread), t->tid, t->tid != t->pid);
+    }
     jsonw_raw(out, "\",\"unit\":\"nanoseconds\",\"startValue\":");
     jsonw_i64(out, start);
     jsonw_raw(out, ",\"endValue\":");

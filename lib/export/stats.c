@@ -82,6 +82,7 @@ struct exp_stats {
     trch_u64map gpu_root_map; /* origin << 32 | name id → gpu_acc (the others) */
     trch_u64map gpu_threads;  /* launching threads seen */
     trch_u64map gpu_pids;     /* processes of the activities */
+    trch_u64map pids;         /* every process counted (after finish), keys as int64_t */
     exp_stats_totals totals;
     int finished;
 };
@@ -110,6 +111,7 @@ void exp_stats_free(exp_stats *s)
     trch_u64map_cleanup(&s->gpu_root_map);
     trch_u64map_cleanup(&s->gpu_threads);
     trch_u64map_cleanup(&s->gpu_pids);
+    trch_u64map_cleanup(&s->pids);
     trc_free(s);
 }
 
@@ -393,7 +395,7 @@ out:
 
 static trc_status count_processes(exp_stats *s, const trc_reader *r)
 {
-    trch_u64map pids = {0};
+    trch_u64map *pids = &s->pids;
     trc_status st = TRC_OK;
     uint32_t v;
     int added;
@@ -401,20 +403,19 @@ static trc_status count_processes(exp_stats *s, const trc_reader *r)
         if (!s->threads[id].seen)
             continue;
         const trc_thread *t = trc_reader_thread(r, (uint32_t)id);
-        st = trch_u64map_put(&pids, t ? (uint64_t)t->pid : UINT64_MAX, 0, &v, &added);
+        st = trch_u64map_put(pids, t ? (uint64_t)t->pid : UINT64_MAX, 0, &v, &added);
         if (st != TRC_OK)
             goto out;
         s->totals.processes += (uint64_t)added;
     }
     for (uint32_t i = 0; i < trch_u64map_count(&s->gpu_pids); i++) {
-        st = trch_u64map_put(&pids, s->gpu_pids.keys[i], 0, &v, &added);
+        st = trch_u64map_put(pids, s->gpu_pids.keys[i], 0, &v, &added);
         if (st != TRC_OK)
             goto out;
         s->totals.processes += (uint64_t)added;
     }
     s->totals.gpu_threads = trch_u64map_count(&s->gpu_threads);
 out:
-    trch_u64map_cleanup(&pids);
     return st;
 }
 
@@ -651,6 +652,11 @@ const exp_edge *exp_stats_edge(const exp_stats *s, size_t i)
     return s->finished && i < s->n_edges ? &s->edges[i] : NULL;
 }
 const exp_stats_totals *exp_stats_get_totals(const exp_stats *s) { return &s->totals; }
+
+int64_t exp_stats_pid(const exp_stats *s, uint64_t i)
+{
+    return (int64_t)s->pids.keys[i]; /* UINT64_MAX (a thread never defined) reads as -1 */
+}
 
 char *exp_func_label(const exp_func *f, char *buf, size_t n)
 {

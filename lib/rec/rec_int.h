@@ -410,6 +410,26 @@ void rec_threads_prune(rec_threads *t, uint32_t gen);
 void rec_threads_cleanup(rec_threads *t);
 
 /* ------------------------------------------------------------------ */
+/* role.c — a process's rank and role (PROCESS rank and label fields)  */
+/* ------------------------------------------------------------------ */
+
+#define REC_ROLE_DATALOADER "DataLoader worker"
+#define REC_ROLE_MP_WORKER "multiprocessing worker"
+
+/* The rank an environment block (NUL-separated NAME=VALUE entries) says:
+ * RANK, else OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, else
+ * LOCAL_RANK; a value that is not a decimal number below 2^31 counts as
+ * absent.  -1 when none. */
+int64_t rec_environ_rank(const char *env, size_t len);
+/* The same from /proc/PID/environ; -1 when none or unreadable. */
+int64_t rec_proc_rank(pid_t pid);
+/* The role a main thread's stack (leaf first) shows: REC_ROLE_DATALOADER
+ * or REC_ROLE_MP_WORKER when a frame of torch's DataLoader worker loop or
+ * of multiprocessing.pool's worker is in it (the innermost one wins);
+ * NULL otherwise. */
+const char *rec_stack_role(const py_frame_info *const *frames, int depth);
+
+/* ------------------------------------------------------------------ */
 /* target.c — one process being recorded                                */
 /* ------------------------------------------------------------------ */
 
@@ -437,6 +457,9 @@ typedef struct rec_target {
     int64_t next_rss_ns;
     int warned;
     int process_written;     /* PROCESS written for the current image */
+    int64_t rank;            /* from its environment at attach, -1 = none */
+    char label[48];          /* its role once its stack showed one ("" = none yet) */
+    int64_t role_until_ns;   /* main-thread stacks are looked at for a role until then */
     unsigned process_records;
     py_status last_err;
     char err[512];           /* pyproc's explanation of the last failure */
@@ -472,6 +495,7 @@ typedef struct rec_tick_ctx {
     uint64_t invalid;        /* added to */
     uint32_t max_wid;        /* highest writer thread id met (raised) */
     struct rec_stopper *stopper; /* --blocking: stop threads for their reads; NULL = never */
+    const struct rec_targets *targets; /* all of them: a worker is numbered among its siblings */
 } rec_tick_ctx;
 
 /* Initialise for pid (not attached); 0 or -1 (NOMEM). */

@@ -258,7 +258,8 @@ static void tick(session *s, const rec_tick *tk, int chld)
             return;
         }
     }
-    rec_tick_ctx ctx = {.w = s->w, .now_ns = now, .gil = s->cfg->gil, .stopper = s->stopper};
+    rec_tick_ctx ctx = {.w = s->w, .now_ns = now, .gil = s->cfg->gil, .stopper = s->stopper,
+                        .targets = &s->targets};
     int64_t cpu0 = s->cost.hist ? rec_thread_cpu_ns() : 0;
     for (size_t i = 0; i < s->targets.n; i++) {
         rec_target *t = s->targets.v[i];

@@ -82,6 +82,7 @@ int rec_target_init(rec_target *t, pid_t pid, int is_root, int launched, int64_t
     memset(t, 0, sizeof *t);
     t->pid = pid;
     t->ppid = -1;
+    t->rank = -1;
     t->is_root = is_root;
     t->launched = launched;
     t->state = REC_T_WAITING;
@@ -157,6 +158,12 @@ void rec_target_cleanup(rec_target *t)
     t->frames = NULL;
 }
 
+/* A worker's role shows in its main thread's stack once it runs its
+ * loop: at once for a forked one, after its imports for a spawned one
+ * (seconds for torch).  Its stacks are looked at for this long after
+ * attach, then no more, so that the cost stays with a process's start. */
+#define ROLE_LOOK_NS (15 * 1000000000LL)
+
 py_status rec_target_try_attach(rec_target *t, int64_t now_ns)
 {
     py_proc *py = NULL;
@@ -169,6 +176,10 @@ py_status rec_target_try_attach(rec_target *t, int64_t now_ns)
     t->state = REC_T_ATTACHED;
     t->process_written = 0;
     t->ids_seen = 0;
+    /* a new image: its rank and role are looked at again */
+    t->rank = rec_proc_rank(t->pid);
+    t->label[0] = '\0';
+    t->role_until_ns = now_ns + ROLE_LOOK_NS;
     t->threads.nested = py_ns_nested(t->pid);
     /* the image is complete now (its libpython runs); what init read may
      * have been taken while exec was still setting it up */
@@ -199,6 +210,8 @@ trc_status rec_target_write_process(rec_target *t, trc_writer *w, int64_t now_ns
     p.start_ns = rec_start_ns(t->starttime);
     if (p.start_ns == 0)
         p.start_ns = t->found_ns;
+    p.rank = t->rank;
+    p.label = t->label;
     trc_status st = trc_writer_process(w, &p);
     if (st == TRC_OK) {
         t->process_written = 1;
@@ -467,6 +480,36 @@ trc_status rec_sample_quiet(rec_target *t, rec_tick_ctx *ctx, rec_thread *th,
     return TRC_OK;
 }
 
+/* The n-th DataLoader worker of a parent, counting from 0 in the order
+ * trec found them (the order the DataLoader started them in, unless two
+ * start within one scan). */
+static unsigned dataloader_index(const rec_tick_ctx *ctx, const rec_target *t)
+{
+    unsigned n = 0;
+    size_t len = strlen(REC_ROLE_DATALOADER);
+    for (size_t i = 0; ctx->targets && i < ctx->targets->n; i++) {
+        const rec_target *o = ctx->targets->v[i];
+        if (o != t && o->ppid == t->ppid && strncmp(o->label, REC_ROLE_DATALOADER, len) == 0)
+            n++;
+    }
+    return n;
+}
+
+/* Looks at the main thread's stack just sampled for a role; when it
+ * shows one, the PROCESS record is written again with the label (a
+ * later record for a pid replaces the description, [R-ID-9]). */
+static trc_status look_for_role(rec_target *t, rec_tick_ctx *ctx, int depth)
+{
+    const char *role = rec_stack_role(t->frames, depth);
+    if (!role)
+        return TRC_OK;
+    if (strcmp(role, REC_ROLE_DATALOADER) == 0)
+        snprintf(t->label, sizeof t->label, "%s %u", role, dataloader_index(ctx, t));
+    else
+        snprintf(t->label, sizeof t->label, "%s", role);
+    return rec_target_write_process(t, ctx->w, ctx->now_ns);
+}
+
 static trc_status read_samples(rec_target *t, rec_tick_ctx *ctx)
 {
     trc_status st = TRC_OK;
@@ -607,6 +650,11 @@ static trc_status read_samples(rec_target *t, rec_tick_ctx *ctx)
             return st;
         t->samples++;
         ctx->samples++;
+        if (th->tid == t->pid && depth > 0 && !t->label[0] && ctx->now_ns < t->role_until_ns) {
+            st = look_for_role(t, ctx, depth);
+            if (st != TRC_OK)
+                return st;
+        }
     }
     if (!gone && ids_ok) {
         st = rec_natives_sample(t, ctx);

@@ -103,10 +103,10 @@ if not any(e["ph"] == "i" and e["name"] == "loss: GPU records dropped" for e in 
     missing.add("GPU_DROPPED loss instant")
 ss = json.load(open(sys.argv[2]))
 pn = [p["name"] for p in ss["profiles"]]
-for p in ("MainThread (tid 4242)", "GPU 0 stream 13", "GPU 0 stream 14", "GPU 1 stream 3",
+for p in ("app.py (pid 4242): MainThread", "GPU 0 stream 13", "GPU 0 stream 14", "GPU 1 stream 3",
           "GPU 0 stream 7 (pid 4242, context 1)", "GPU 0 stream 7 (pid 4343, context 9)"):
     if p not in pn: missing.add("speedscope profile " + p)
-if pn[0] != "MainThread (tid 4242)": missing.add("CPU profiles first")
+if pn[0] != "app.py (pid 4242): MainThread": missing.add("CPU profiles first")
 if missing: sys.exit(f"missing: {sorted(missing)}")
 print(f"tracks and profiles present ({len(names)} thread names, {len(pn)} profiles)")
 EOF

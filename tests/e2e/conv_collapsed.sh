@@ -80,7 +80,9 @@ ls "$tmp" | grep -q '\.tmp\.' && bad "temp file left behind"
 
 # the names that need escaping came out escaped, and the thread frames are there
 grep -q 'odd%3Bname%25%09x (/home/u/proj/odd file.py:5)' "$tmp/threads.txt" || bad "escaped odd;name frame missing"
-grep -q '^python3.11 (pid 100);pool%3B1%0A (tid 101);compute' "$tmp/threads.txt" || bad "pid/thread root frames missing"
+grep -q '^app.py (pid 100);pool%3B1%0A (tid 101);compute' "$tmp/threads.txt" || bad "pid/thread root frames missing"
+# processes by script and module (lib/procname.c): "python3 app.py", "python3 -m worker"
+grep -q '^worker (pid 200);' "$tmp/threads.txt" || bad "-m process not named by its module"
 grep -q '^<no Python frames> 1$' "$tmp/default.txt" || bad "no-Python-frames sample missing"
 
 # selections: per thread and per process sums add up

@@ -113,6 +113,10 @@ cmp -s "$tmp/a.txt" "$tmp/b.txt" || bad "--sort time != --sort tottime"
 grep -q 'was called by' "$tmp/callers.txt" && grep -q 'called\.\.\.' "$tmp/callers.txt" || bad "--callers/--callees sections missing"
 grep -qE '3/0 +0\.003 +0\.003  /home/u/proj/app.py:29\(fib\)' "$tmp/callers.txt" || bad "fib's recursive caller edge (3/0) missing"
 
+# the header names the processes as every converter does (lib/procname.c)
+"$st" "$tmp/fx.trc" | grep -qx 'processes:  2: app.py (pid 100), worker (pid 200)' ||
+  bad "header does not name the processes by script and module"
+
 # golden files
 exp=fixtures/expected
 "$ps" -o "$tmp/golden.pstats" "$tmp/fx.trc" && "$st" "$tmp/fx.trc" > "$tmp/golden.stats" || bad "golden runs failed"

@@ -225,7 +225,7 @@ run pid_ps 2 trc2pstats --gpu --pid 1 -o "$tmp/none.prof" "$ft"
 grep -q "no GPU activities selected" "$tmp/pid_ps.err" || bad "empty pstats --gpu: $(cat "$tmp/pid_ps.err")"
 [ -e "$tmp/none.prof" ] && bad "empty pstats --gpu left a file"
 run threads 1 trc2collapsed --gpu --threads --pids --no-lines "$ft"
-grep -q '^python3 (pid 4242);<unnamed> (tid 4243);<module>;main;Model.forward;ampere_sgemm_128x64_nn 300$' "$tmp/threads.out" ||
+grep -q '^train.py (pid 4242);<unnamed> (tid 4243);<module>;main;Model.forward;ampere_sgemm_128x64_nn 300$' "$tmp/threads.out" ||
   bad "--threads --pids roots: $(head -3 "$tmp/threads.out")"
 "$BIN/trc2collapsed" --gpu --full-filenames < "$ft" > "$tmp/stdin.out" 2>/dev/null
 cmp -s "$tmp/stdin.out" "$tmp/ft.us.out" || bad "stdin gives other output"

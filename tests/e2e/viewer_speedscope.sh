@@ -135,15 +135,15 @@ check() { # check FILE EXPECTED-TEXT...
   echo "ok: $file shows: $*"
 }
 
-check small.speedscope.json "Time Order" "Left Heavy" "Sandwich" "MainThread (tid 4242)"
-check merged.speedscope.json "Time Order" "Left Heavy" "Sandwich" "python3 app.py --size 3 (pid 4242)"
+check small.speedscope.json "Time Order" "Left Heavy" "Sandwich" "app.py (pid 4242): MainThread"
+check merged.speedscope.json "Time Order" "Left Heavy" "Sandwich" "app.py (pid 4242)"
 check big.speedscope.json "Time Order" "Left Heavy" "Sandwich" "(pid 4242)"
 # speedscope names Chrome-trace profiles "PROCESS (pid P), THREAD (tid T)".
-check small.trace.json "Time Order" "Left Heavy" "Sandwich" "python3 app.py --size 3 (pid 4242), MainThread (tid 4242)"
+check small.trace.json "Time Order" "Left Heavy" "Sandwich" "app.py (pid 4242), MainThread (tid 4242)"
 check big.trace.json "Time Order" "Left Heavy" "Sandwich" "MainThread (tid 4242)"
 
 check gpu.speedscope.json "Time Order" "Left Heavy" "Sandwich" "GPU 0 stream 7"
-check train.speedscope.json "Time Order" "Left Heavy" "Sandwich" "MainThread (tid 4242)"
+check train.speedscope.json "Time Order" "Left Heavy" "Sandwich" "app.py (pid 4242): MainThread"
 check train13.speedscope.json "Time Order" "Left Heavy" "Sandwich" "GPU 0 stream 13"
 check gpu.trace.json "Time Order" "Left Heavy" "Sandwich" "GPU 0: NVIDIA H100 80GB HBM3 (fake) (pid 2147418112)"
 check train.trace.json "Time Order" "Left Heavy" "Sandwich" "(pid 4242), MainThread (tid 4242)"

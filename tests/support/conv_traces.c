@@ -220,6 +220,7 @@ static void process(conv_tb *b, int64_t pid, const char *exe, const char *cmd)
     memset(&p, 0, sizeof p);
     p.pid = pid;
     p.ppid = 1;
+    p.rank = -1;
     p.executable = exe;
     p.interpreter = "CPython 3.11.2";
     p.command_line = cmd;

@@ -94,6 +94,7 @@ static void process(gen *g)
     memset(&p, 0, sizeof p);
     p.pid = CONVB_PID;
     p.ppid = 1;
+    p.rank = -1;
     p.executable = "/usr/bin/python3.12";
     p.interpreter = "CPython 3.12.1";
     p.command_line = "python3 app.py --size 3";
@@ -431,6 +432,7 @@ trc_status convb_write_gpu(int fd, uint64_t n, convb_info *info)
     memset(&p, 0, sizeof p);
     p.pid = GPU_PID2;
     p.ppid = CONVB_PID;
+    p.rank = -1;
     p.executable = "/usr/bin/python3.12";
     p.command_line = "python3 loader.py";
     p.start_ns = CONVB_START_NS;

@@ -108,6 +108,7 @@ static void g_process(gen *g, const char *cmd)
     memset(&p, 0, sizeof p);
     p.pid = PID;
     p.ppid = 4000;
+    p.rank = -1;
     p.executable = "/usr/bin/python3.11";
     p.interpreter = "CPython 3.11.2";
     p.command_line = cmd;

@@ -66,6 +66,8 @@ static void fill(uint64_t type, trcf_body *b, trc_kv *kv)
         b->process.ppid = -1;
         b->process.executable = 5;
         b->process.start_ns = INT64_MAX;
+        b->process.rank = 3;   /* one byte each, see test_short_and_long_bodies */
+        b->process.label = 4;
         break;
     case TRCF_THREAD:
         b->thread.id = 9;
@@ -306,12 +308,22 @@ static void test_short_and_long_bodies(void **state)
         trcf_record_next(&it, &rec, &why);
         assert_true(rec.len < sizeof body - 8);
         memcpy(body, rec.body, rec.len);
-        /* every proper prefix of the body is corrupt (never a crash) */
-        for (cut = 0; cut < rec.len; cut++) {
+        /* every proper prefix of the body is corrupt (never a crash),
+         * except one that ends where a minor version's trailing fields
+         * begin: PROCESS's rank and label (1.1) take their defaults */
+        size_t v10 = type == TRCF_PROCESS ? rec.len - 2 : rec.len;
+        for (cut = 0; cut < v10; cut++) {
             tcur = 0;
             why = NULL;
             assert_int_not_equal(trcf_decode(type, body, cut, &tcur, &out, &why), TRC_OK);
             assert_non_null(why);
+        }
+        if (type == TRCF_PROCESS) {
+            tcur = 0;
+            assert_int_equal(trcf_decode(type, body, v10, &tcur, &out, &why), TRC_OK);
+            assert_true(out.process.rank == -1 && out.process.label == 0);
+            assert_int_equal(trcf_decode(type, body, v10 + 1, &tcur, &out, &why), TRC_OK);
+            assert_true(out.process.rank == 3 && out.process.label == 0);
         }
         /* trailing bytes from a newer minor version are ignored */
         memcpy(body + rec.len, "\x01\x02\x03\xff\xff", 5);

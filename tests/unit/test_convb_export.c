@@ -291,12 +291,12 @@ static void test_speedscope_small(void **state)
     assert_int_equal(cJSON_GetArraySize(get(doc, "profiles")), 3);
     assert_string_equal(get_str(doc, "name"), "python3 app.py --size 3");
     /* One profile per thread, in order of first sample, named by the
-     * thread's latest name. */
+     * process and the thread's latest name (its tid too where not the pid). */
     assert_string_equal(get_str(cJSON_GetArrayItem(get(doc, "profiles"), 0), "name"),
-                        "MainThread (tid 4242)");
-    main_p = profile_named(doc, "MainThread (tid 4242)");
-    worker = profile_named(doc, "worker-1 (tid 4250)");
-    io = profile_named(doc, "io-\xce\xb4 (tid 4251)");
+                        "app.py (pid 4242): MainThread");
+    main_p = profile_named(doc, "app.py (pid 4242): MainThread");
+    worker = profile_named(doc, "app.py (pid 4242): worker-1 (tid 4250)");
+    io = profile_named(doc, "app.py (pid 4242): io-\xce\xb4 (tid 4251)");
     /* Default view = on-CPU samples only. */
     assert_true(total_weight(main_p) == 16 * MS);
     assert_true(total_weight(worker) == 7 * MS);
@@ -326,10 +326,10 @@ static void test_speedscope_options(void **state)
     check_speedscope_doc(doc);
     assert_int_equal(cJSON_GetArraySize(get(doc, "profiles")), 4);
     p0 = cJSON_GetArrayItem(get(doc, "profiles"), 0);
-    assert_string_equal(get_str(p0, "name"), "python3 app.py --size 3 (pid 4242)");
+    assert_string_equal(get_str(p0, "name"), "app.py (pid 4242)");
     assert_true(total_weight(p0) == (double)small_info.all_ns);
-    assert_true(total_weight(profile_named(doc, "MainThread (tid 4242)")) == 18 * MS);
-    leaf_sequence(doc, profile_named(doc, "io-\xce\xb4 (tid 4251)"), seq, sizeof seq);
+    assert_true(total_weight(profile_named(doc, "app.py (pid 4242): MainThread")) == 18 * MS);
+    leaf_sequence(doc, profile_named(doc, "app.py (pid 4242): io-\xce\xb4 (tid 4251)"), seq, sizeof seq);
     assert_string_equal(seq, "time.sleep:10 read_loop:2");
     cJSON_Delete(doc);
 
@@ -338,7 +338,7 @@ static void test_speedscope_options(void **state)
     o.ss.lines = 1;
     doc = convert_json(small_path, &o, NULL);
     check_speedscope_doc(doc);
-    leaf_sequence(doc, profile_named(doc, "MainThread (tid 4242)"), seq, sizeof seq);
+    leaf_sequence(doc, profile_named(doc, "app.py (pid 4242): MainThread"), seq, sizeof seq);
     assert_string_equal(seq, "<module>:1 main:1 compute:2 compute:1 helper:1 PyObject_Call:1 "
                              "helper:1 main:1 weird\"name\\\tend:1 gr\xc3\xb6\xc3\x9f" "e_\xce\xbb:2 "
                              "<no Python frames>:1 main:1 compute:1 <module>:1");
@@ -351,7 +351,7 @@ static void test_speedscope_options(void **state)
     doc = convert_json(small_path, &o, NULL);
     check_speedscope_doc(doc);
     assert_int_equal(cJSON_GetArraySize(get(doc, "profiles")), 1);
-    assert_true(total_weight(profile_named(doc, "worker-1 (tid 4250)")) == 6 * MS);
+    assert_true(total_weight(profile_named(doc, "app.py (pid 4242): worker-1 (tid 4250)")) == 6 * MS);
     cJSON_Delete(doc);
 
     /* Nothing selected: still a document speedscope can open. */

@@ -97,7 +97,7 @@ static void test_all_types(void **state)
     w = trc_writer_open_callback(tb_write, &b, &o, &st);
     assert_non_null(w);
     {
-        trc_process p = { 0, INT64_MAX, INT64_MIN, "/usr/bin/python3", "CPython 3.12.1", "python x.py", -77 };
+        trc_process p = { 0, INT64_MAX, INT64_MIN, "/usr/bin/python3", "CPython 3.12.1", "python x.py", -77, INT64_MAX, "DataLoader worker 3" };
         assert_int_equal(trc_writer_process(w, &p), TRC_OK);
     }
     assert_int_equal(trc_writer_thread(w, INT64_MAX, INT64_MIN, "T\xc3\xa9st", &th), TRC_OK);
@@ -178,7 +178,7 @@ static void test_all_types(void **state)
     assert_int_equal(ev->offset, 0);
     assert_int_equal(ev->u.segment->index, 0);
     assert_int_equal(ev->u.segment->major, 1);
-    assert_int_equal(ev->u.segment->minor, 0);
+    assert_int_equal(ev->u.segment->minor, 1); /* format 1.1: PROCESS rank and label */
     assert_true(ev->u.segment->start_ns == INT64_MIN + 1);
     assert_true(ev->u.segment->wall_ns == INT64_MAX);
     assert_true(ev->u.segment->period_ns == 250000);
@@ -194,6 +194,8 @@ static void test_all_types(void **state)
     assert_string_equal(ev->u.process->executable, "/usr/bin/python3");
     assert_string_equal(ev->u.process->interpreter, "CPython 3.12.1");
     assert_string_equal(ev->u.process->command_line, "python x.py");
+    assert_true(ev->u.process->rank == INT64_MAX);
+    assert_string_equal(ev->u.process->label, "DataLoader worker 3");
     assert_true(ev->u.process->start_ns == -77);
     assert_ptr_equal(trc_reader_process_by_pid(x.r, INT64_MAX), ev->u.process);
 

@@ -6,6 +6,7 @@
  * totals agree with the pstats file.
  */
 #include "tools/common/stats_table.h"
+#include "lib/procname.h"
 
 #include <inttypes.h>
 #include <regex.h>
@@ -106,6 +107,27 @@ static void print_row(const ctx *c, FILE *out, const exp_func *f)
     fprintf(out, "%s\n", exp_func_label(f, label, sizeof label));
 }
 
+/* The header's process line: how many, and the first few by the name
+ * every converter gives them (lib/procname.h), in the order first met. */
+#define NAMED_PROCESSES 8
+
+static void print_processes(const ctx *c, const trc_reader *r, FILE *out, uint64_t n)
+{
+    fprintf(out, "processes:  %" PRIu64, n);
+    for (uint64_t i = 0; i < n && i < NAMED_PROCESSES; i++) {
+        int64_t pid = exp_stats_pid(c->stats, i);
+        char name[PROCNAME_MAX];
+        if (pid < 0)
+            snprintf(name, sizeof name, "<unknown process>");
+        else
+            procname(trc_reader_process_by_pid(r, pid), pid, name, sizeof name);
+        fprintf(out, "%s%s", i ? ", " : ": ", name);
+    }
+    if (n > NAMED_PROCESSES)
+        fprintf(out, ", and %" PRIu64 " more", n - NAMED_PROCESSES);
+    fputc('\n', out);
+}
+
 static void print_header(const ctx *c, trc_reader *r, FILE *out)
 {
     const exp_stats_totals *t = exp_stats_get_totals(c->stats);
@@ -137,7 +159,7 @@ static void print_header(const ctx *c, trc_reader *r, FILE *out)
                 shown, all, c->o->idle || c->gpu ? "" : "; --idle shows idle ones");
     else
         fprintf(out, "threads:    %" PRIu64 "\n", shown);
-    fprintf(out, "processes:  %" PRIu64 "\n", t->processes);
+    print_processes(c, r, out, t->processes);
     fprintf(out, "loss:       %s\n\n", loss[0] ? loss : "none");
     fprintf(out, "%9" PRIu64 " function calls", t->calls);
     if (t->calls != t->primitive_calls)

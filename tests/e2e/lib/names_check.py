@@ -86,7 +86,10 @@ def check_converters(chrome_path, speedscope_path, want, on):
         profiles = [p["name"] for p in json.load(f)["profiles"]]
     sampled = [t for t in want if on.get(t)]
     bad_chrome = [(t, shown.get(t), want[t]) for t in sampled if shown.get(t) != want[t]]
-    bad_scope = [(t, want[t]) for t in sampled if "%s (tid %d)" % (want[t], t) not in profiles]
+    # "PROCESS (pid P): NAME (tid T)", or "PROCESS (pid T): NAME" for a main thread
+    bad_scope = [(t, want[t]) for t in sampled
+                 if not any(n.endswith(": %s (tid %d)" % (want[t], t)) or
+                            n.endswith("(pid %d): %s" % (t, want[t])) for n in profiles)]
     print("converters: %d threads with on-CPU samples; %d misnamed by trc2chrome, %d by "
           "trc2speedscope" % (len(sampled), len(bad_chrome), len(bad_scope)))
     fails = 0
