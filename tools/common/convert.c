@@ -65,7 +65,9 @@ int conv_run(const conv_job *job, conv_sink *sink)
             conv_losses_add(&last_losses, &ev->u.loss);
         else if (!is_definition(ev->type))
             data_events++;
-        const trc_event *kept = job->sel ? conv_selection_filter(job->sel, r, ev, &scratch) : ev;
+        const trc_event *kept = ev;
+        if (job->sel && (!job->sink_selects || is_definition(ev->type)))
+            kept = conv_selection_filter(job->sel, r, ev, &scratch);
         if (!kept || !sink->event)
             continue;
         if (sink->event(sink->ctx, r, kept, out.f) != 0) {
@@ -92,6 +94,13 @@ int conv_run(const conv_job *job, conv_sink *sink)
             msg += nl + 2; /* the warning names the input already */
         snprintf(last_losses.stop_message, sizeof last_losses.stop_message, "%s",
                  msg && *msg ? msg : trc_status_str(st));
+    }
+    char unmatched[512];
+    if (job->sel && conv_selection_unmatched(job->sel, r, unmatched, sizeof unmatched)) {
+        /* nothing to write; losses are beside the point until it matches */
+        cli_warn("%s: %s", name, unmatched);
+        code = CLI_EXIT_DAMAGED;
+        goto fail;
     }
     if (sink->finish && sink->finish(sink->ctx, r, out.f) != 0) {
         code = CLI_EXIT_USAGE;
