@@ -4,8 +4,9 @@
  * temp file renamed on success (cli_output_*), with loss accounting
  * (losses.c) mapped to the exit codes of docs/exit-codes.md:
  *   0 clean; 1 damage or recorded loss (output written from what was
- *   readable, ONE warning line); 2 input unusable or sink failure (no
- *   output file left behind).
+ *   readable, ONE warning line), or a --pid/--thread selection that
+ *   matches nothing (its warning line, no output); 2 input unusable or
+ *   sink failure (no output file left behind).
  */
 #include "tools/common/convert.h"
 

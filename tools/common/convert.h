@@ -29,8 +29,8 @@ typedef struct conv_selection {
     size_t n_thread_verdict;
     int64_t cached_pid;       /* one-entry cache of the --pid verdict */
     int cached_pid_keep;      /* 0 none, 1 keep, 2 drop */
-    int seen_pid;             /* a process or thread passing --pid was defined */
-    int seen_thread;          /* a thread passing --pid and --thread was defined */
+    int seen_pid;             /* something of a process passing --pid was seen */
+    int seen_thread;          /* a thread passing --pid and --thread was seen */
 } conv_selection;
 
 /* Option rows for cli_tool.shared_options, bound to *sel (static storage:

@@ -145,6 +145,8 @@ static int pid_ok(conv_selection *sel, const trc_reader *r, int64_t pid)
     if (sel->cached_pid_keep && sel->cached_pid == pid)
         return sel->cached_pid_keep == VERDICT_KEEP;
     int keep = conv_selection_pid_matches(sel, r, pid);
+    if (keep)
+        sel->seen_pid = 1; /* GPU work or counters of a process without threads count too */
     sel->cached_pid = pid;
     sel->cached_pid_keep = keep ? VERDICT_KEEP : VERDICT_DROP;
     return keep;
@@ -165,9 +167,10 @@ static int thread_matches(const conv_selection *sel, const trc_thread *t)
     return 0;
 }
 
-/* Definitions tell whether the selection matches anything at all
- * (conv_selection_unmatched), under the names they had when defined:
- * a thread renamed later still counts under its first name. */
+/* Definitions, like the events the selection keeps, tell whether it
+ * matches anything at all (conv_selection_unmatched), under the names
+ * they had when defined: a thread renamed later still counts under its
+ * first name. */
 static void note_definition(conv_selection *sel, trc_reader *r, const trc_event *ev)
 {
     if (ev->type == TRC_EV_PROCESS) {
@@ -175,17 +178,13 @@ static void note_definition(conv_selection *sel, trc_reader *r, const trc_event 
         sel->cached_pid_keep = 0;
         if (sel->n_thread_verdict)
             memset(sel->thread_verdict, VERDICT_UNKNOWN, sel->n_thread_verdict);
-        if (sel->pids.n && pid_ok(sel, r, ev->u.process->pid))
-            sel->seen_pid = 1;
+        (void)pid_ok(sel, r, ev->u.process->pid); /* notes a match */
     } else if (ev->type == TRC_EV_THREAD) {
         const trc_thread *t = ev->u.thread;
         if (t->id < sel->n_thread_verdict)
             sel->thread_verdict[t->id] = VERDICT_UNKNOWN;
-        if (pid_ok(sel, r, t->pid)) {
-            sel->seen_pid = 1;
-            if (thread_matches(sel, t))
-                sel->seen_thread = 1;
-        }
+        if (pid_ok(sel, r, t->pid) && thread_matches(sel, t))
+            sel->seen_thread = 1;
     }
 }
 
@@ -200,6 +199,8 @@ static int thread_ok(conv_selection *sel, trc_reader *r, uint32_t id)
         return sel->thread_verdict[id] == VERDICT_KEEP;
     const trc_thread *t = trc_reader_thread(r, id);
     int keep = t ? pid_ok(sel, r, t->pid) && thread_matches(sel, t) : 0;
+    if (keep)
+        sel->seen_thread = 1;
     if (id >= sel->n_thread_verdict) {
         size_t n = sel->n_thread_verdict ? sel->n_thread_verdict : 64;
         while (n <= id)
