@@ -120,7 +120,8 @@ int conv_sink_error(trc_status st);
 /* The exit-status paragraph of a converter's --help. */
 #define CONV_HELP_EXIT                                                            \
     "Exit status: 0 ok, 1 input damaged or data lost (output covers what was\n" \
-    "readable), 2 usage error or unusable input."
+    "readable) or --pid/--thread matched nothing (no output), 2 usage error or\n" \
+    "unusable input."
 
 typedef struct conv_cli {
     conv_selection sel;   /* the shared selections */
