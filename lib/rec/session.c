@@ -226,10 +226,21 @@ static void warn_unsampled(session *s, rec_target *t)
     }
 }
 
-/* What to do when ptrace is refused (--blocking), in one line. */
+/* What to do when ptrace is refused (--blocking), in one line: a
+ * process has one tracer at a time, so name the one it has (a debugger,
+ * strace) rather than privileges trec may well hold already. */
 static void say_refused(const session *s, rec_msg_level level, pid_t pid, int err,
                         const char *then)
 {
+    pid_t tracer = err == EPERM ? rec_proc_tracer(pid) : 0;
+    if (tracer > 0) {
+        char comm[64] = "";
+        (void)rec_proc_comm(tracer, tracer, comm, sizeof comm);
+        say(s, level, "pid %d: --blocking cannot stop its threads: pid %d%s%s%s already traces "
+            "it (a process has one tracer at a time: detach that one first); %s", (int)pid,
+            (int)tracer, comm[0] ? " (" : "", comm, comm[0] ? ")" : "", then);
+        return;
+    }
     say(s, level, "pid %d: --blocking cannot stop its threads: ptrace: %s (another debugger "
         "or profiler may be attached to it, or ptrace is restricted: run trec as the target's "
         "user with kernel.yama.ptrace_scope=0, or with CAP_SYS_PTRACE); %s", (int)pid,
