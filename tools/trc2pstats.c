@@ -80,7 +80,7 @@ int main(int argc, char **argv)
         "function. {no Python stack}: launched by a thread without Python frames;\n"
         "{unknown launch}: the launch call was not recorded.\n"
         "The output is binary: it is not written to a terminal.\n"
-        CONV_HELP_EXIT "\nSelecting nothing is an error (2): a pstats file cannot be empty.",
+        CONV_HELP_EXIT "\nSelecting no sample is an error (2): a pstats file cannot be empty.",
         options, conv_selection_options(&cli.sel)};
     conv_parse(&cli, &tool, argc, argv);
     conv_selection_prepare(&cli.sel);

@@ -242,11 +242,13 @@ static void put_frame(const exp_collapsed *c, sbuf *b, const trc_frame *f)
         return;
     }
     sb_escaped(b, f->function);
-    if (c->opt.no_lines || !f->file || !*f->file)
+    if (!f->file || !*f->file)
         return;
+    /* --no-lines drops only the line: the file keeps same-named functions
+     * of different files ("<module>", "forward", "__init__") apart */
     sb_puts(b, " (");
     sb_escaped(b, c->opt.full_filenames ? f->file : exp_short_path(f->file));
-    if (f->line)
+    if (f->line && !c->opt.no_lines)
         sb_printf(b, ":%" PRIu32, f->line);
     sb_puts(b, ")");
 }

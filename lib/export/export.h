@@ -49,7 +49,7 @@
 typedef struct exp_collapsed_options {
     int threads;         /* a "NAME (tid N)" root frame per thread */
     int pids;            /* a "EXE (pid N)" root frame per process */
-    int no_lines;        /* function names only */
+    int no_lines;        /* "function (file)": no line numbers */
     int full_filenames;  /* else shortened (site-packages/..., stdlib relative) */
     int weight_us;       /* count = microseconds of sampled time, else samples */
 } exp_collapsed_options;

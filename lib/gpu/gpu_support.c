@@ -80,8 +80,10 @@ const char *trec_gpu_support(void)
                  "GPU support: off (%s not found; looked in $TREC_CUPTI_INJECTION, "
                  "BINDIR/../lib/trc, BINDIR/../lib, BINDIR/.. and %s)",
                  SO_NAME, TREC_GPU_BUILD_DIR);
-    else
-        snprintf(line, sizeof line, "GPU support: on (CUPTI %d.%d, %s at %s)",
-                 TREC_CUPTI_VERSION / 10000, TREC_CUPTI_VERSION / 100 % 100, SO_NAME, so);
+    else /* trec itself loads no CUDA: whether there is a GPU is the program's to find */
+        snprintf(line, sizeof line,
+                 "GPU support: built in, CUPTI %d.%d injection found at %s; libcupti and GPUs "
+                 "are looked for when a program runs",
+                 TREC_CUPTI_VERSION / 10000, TREC_CUPTI_VERSION / 100 % 100, so);
     return line;
 }

@@ -27,7 +27,8 @@
 #include "trc/trc.h"
 
 /* One line for `trec --version`:
- *   "GPU support: on (CUPTI 13.0, libtrec-cupti.so at /abs/path)"
+ *   "GPU support: built in, CUPTI 13.0 injection found at /abs/libtrec-cupti.so;
+ *    libcupti and GPUs are looked for when a program runs"
  *   "GPU support: off (built without CUDA)"
  *   "GPU support: off (libtrec-cupti.so not found; looked in ...)"
  * Static storage; cannot fail. */

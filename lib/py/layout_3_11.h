@@ -12,6 +12,7 @@ static const py_layout py_layout_3_11 = {
     .frame_objects = 0,
     .rt_interp_head = 40,
     .rt_tstate_current = 576,
+    .rt_finalizing = 24,
     .is_next = 0,
     .is_tstate_head = 16,
     .is_ceval_gil = PY_OFF_NONE,

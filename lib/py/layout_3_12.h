@@ -12,6 +12,7 @@ static const py_layout py_layout_3_12 = {
     .frame_objects = 0,
     .rt_interp_head = 40,
     .rt_tstate_current = PY_OFF_NONE,
+    .rt_finalizing = 24,
     .is_next = 0,
     .is_tstate_head = 72,
     .is_ceval_gil = 384,

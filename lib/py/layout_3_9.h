@@ -12,6 +12,7 @@ static const py_layout py_layout_3_9 = {
     .frame_objects = 1,
     .rt_interp_head = 32,
     .rt_tstate_current = 568,
+    .rt_finalizing = 16,
     .is_next = 0,
     .is_tstate_head = 8,
     .is_ceval_gil = PY_OFF_NONE,

@@ -47,19 +47,9 @@ py_status py_status_from_errno(int e)
 
 static py_status perm_error(pid_t pid, char *err, size_t errlen)
 {
-    char scope[32] = "unset: no Yama";
-    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
-
-    if (f) {
-        if (fgets(scope, sizeof scope, f))
-            scope[strcspn(scope, "\n")] = '\0';
-        fclose(f);
-    }
-    snprintf(err, errlen,
-             "not allowed to read the memory of pid %d: reading another process needs "
-             "ptrace access: run as the same user with kernel.yama.ptrace_scope=0 (here: %s), "
-             "or as root / with CAP_SYS_PTRACE (containers: --cap-add SYS_PTRACE)",
-             (int)pid, scope);
+    py_perm_facts f;
+    py_perm_facts_read(pid, &f);
+    py_perm_explain(&f, err, errlen);
     return PY_ERR_PERM;
 }
 
@@ -413,6 +403,26 @@ static py_status choose_layout(py_proc *p, const found *f, char *err, size_t err
     return PY_OK;
 }
 
+/* Whether the runtime records a finalizing thread: Py_FinalizeEx sets it
+ * once the atexit handlers have run and never clears it, so a runtime
+ * without an interpreter or threads is one shutting down rather than one
+ * not started yet (both read as empty lists). */
+static int finalizing(py_proc *p)
+{
+    uint64_t who = 0;
+    if (p->L.rt_finalizing == PY_OFF_NONE ||
+        pymem_read(&p->mem, p->runtime + p->L.rt_finalizing, &who, sizeof who) != 0)
+        return 0;
+    return who != 0;
+}
+
+static py_status shutting_down(py_proc *p, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "pid %d: the CPython %s interpreter is shutting down (finalizing): "
+             "no Python code runs any more", (int)p->pid, p->version);
+    return PY_ERR_GONE;
+}
+
 /* Reads runtime -> first interpreter -> first thread state and checks
  * the thread state points back (the layout fits this build). */
 static py_status check_live(py_proc *p, char *err, size_t errlen)
@@ -431,6 +441,8 @@ static py_status check_live(py_proc *p, char *err, size_t errlen)
             return read_error(p, errno, err, errlen);
         uint64_t interp = pysnap_u64(rt, L->rt_interp_head - p->rt_lo);
         if (interp == 0) {
+            if (finalizing(p))
+                return shutting_down(p, err, errlen);
             snprintf(err, errlen, "pid %d: the CPython %s runtime is not initialised yet (no "
                      "interpreter): retry", (int)p->pid, p->version);
             return PY_ERR_NOT_READY;
@@ -439,6 +451,8 @@ static py_status check_live(py_proc *p, char *err, size_t errlen)
             goto mismatch;
         uint64_t ts0 = pysnap_u64(is, L->is_tstate_head - p->is_lo);
         if (ts0 == 0) {
+            if (finalizing(p))
+                return shutting_down(p, err, errlen);
             snprintf(err, errlen, "pid %d: the CPython %s interpreter has no thread yet: retry",
                      (int)p->pid, p->version);
             return PY_ERR_NOT_READY;

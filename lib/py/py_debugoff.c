@@ -159,6 +159,7 @@ int py_layout_from_debug(const uint8_t *buf, size_t len, py_layout *out, char *e
 
     out->rt_interp_head = off_in(&d, "rt.interpreters_head", rt, &bad);
     out->rt_tstate_current = PY_OFF_NONE;
+    out->rt_finalizing = off_in(&d, "rt.finalizing", rt, &bad);
     out->is_next = off_in(&d, "is.next", is, &bad);
     out->is_tstate_head = off_in(&d, "is.threads_head", is, &bad);
     out->is_ceval_gil = off_in(&d, "is.ceval_gil", is, &bad);

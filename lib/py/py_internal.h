@@ -214,4 +214,22 @@ int pythreads_list_locked(py_proc *p, py_thread_info *out, int max, int want_gil
 /* Maps an errno from a read to a status. */
 py_status py_status_from_errno(int e);
 
+/* ---- why reading a process was refused (py_perm.c) ----------------- */
+
+typedef struct py_perm_facts {
+    pid_t pid;
+    uid_t euid;              /* trec's effective user */
+    int cap_ptrace;          /* trec has CAP_SYS_PTRACE in its effective set */
+    int yama;                /* kernel.yama.ptrace_scope, -1 = no Yama */
+    long target_uid;         /* the target's effective user, -1 = unknown */
+    int target_more_caps;    /* the target holds capabilities trec lacks */
+    int other_userns;        /* the target's user namespace is known to differ */
+    char command[160];       /* its command line ("" = unknown) */
+} py_perm_facts;
+
+/* What /proc says about trec and process pid. */
+void py_perm_facts_read(pid_t pid, py_perm_facts *f);
+/* One line (no newline): which rule refused and the fix that applies. */
+void py_perm_explain(const py_perm_facts *f, char *err, size_t n);
+
 #endif

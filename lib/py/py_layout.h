@@ -45,6 +45,7 @@ typedef struct py_layout {
     /* _PyRuntimeState */
     uint32_t rt_interp_head;      /* interpreters.head */
     uint32_t rt_tstate_current;   /* gilstate.tstate_current (≤3.11) */
+    uint32_t rt_finalizing;       /* the finalizing thread state (finalizing ≤3.8, _finalizing) */
 
     /* PyInterpreterState */
     uint32_t is_next;

@@ -186,6 +186,15 @@ int rec_proc_exe(pid_t pid, char *buf, size_t cap)
     return 0;
 }
 
+pid_t rec_proc_tracer(pid_t pid)
+{
+    char path[64], buf[2048];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    ssize_t n = read_path(path, buf, sizeof buf);
+    const char *t = n > 0 ? strstr(buf, "\nTracerPid:") : NULL;
+    return t ? (pid_t)atoi(t + strlen("\nTracerPid:")) : -1;
+}
+
 int rec_proc_comm(pid_t pid, pid_t tid, char *buf, size_t cap)
 {
     char path[96];

@@ -70,6 +70,9 @@ int rec_proc_cmdline(pid_t pid, char *buf, size_t cap);
 /* Target of /proc/PID/exe.  0 or -1. */
 int rec_proc_exe(pid_t pid, char *buf, size_t cap);
 
+/* Who ptraces pid (TracerPid in /proc/PID/status): 0 nobody, -1 unknown. */
+pid_t rec_proc_tracer(pid_t pid);
+
 /* /proc/PID/task/TID/comm without the newline.  0 or -1. */
 int rec_proc_comm(pid_t pid, pid_t tid, char *buf, size_t cap);
 

@@ -58,6 +58,7 @@ typedef struct session {
     int write_failed;
     rec_selftime cost;       /* hist NULL when not measuring */
     char gpu_dir[4096];      /* side traces of the CUPTI injection; "" = GPU off */
+    char gpu_warning[1024];  /* why GPU recording is off, said once the program runs */
     trec_gpu_nvml *nvml;     /* NULL = no NVML counters */
     rec_stopper *stopper;    /* --blocking; NULL otherwise */
 } session;
@@ -225,10 +226,21 @@ static void warn_unsampled(session *s, rec_target *t)
     }
 }
 
-/* What to do when ptrace is refused (--blocking), in one line. */
+/* What to do when ptrace is refused (--blocking), in one line: a
+ * process has one tracer at a time, so name the one it has (a debugger,
+ * strace) rather than privileges trec may well hold already. */
 static void say_refused(const session *s, rec_msg_level level, pid_t pid, int err,
                         const char *then)
 {
+    pid_t tracer = err == EPERM ? rec_proc_tracer(pid) : 0;
+    if (tracer > 0) {
+        char comm[64] = "";
+        (void)rec_proc_comm(tracer, tracer, comm, sizeof comm);
+        say(s, level, "pid %d: --blocking cannot stop its threads: pid %d%s%s%s already traces "
+            "it (a process has one tracer at a time: detach that one first); %s", (int)pid,
+            (int)tracer, comm[0] ? " (" : "", comm, comm[0] ? ")" : "", then);
+        return;
+    }
     say(s, level, "pid %d: --blocking cannot stop its threads: ptrace: %s (another debugger "
         "or profiler may be attached to it, or ptrace is restricted: run trec as the target's "
         "user with kernel.yama.ptrace_scope=0, or with CAP_SYS_PTRACE); %s", (int)pid,
@@ -380,11 +392,12 @@ static void gpu_setup(session *s)
         /* beside the output when it is a file, else under $TMPDIR */
         const char *near = rec_output_is_file(cfg->output) ? cfg->output : NULL;
         if (trec_gpu_side_dir_new(near, s->gpu_dir, sizeof s->gpu_dir) != 0) {
-            say(s, REC_MSG_WARN, "GPU recording off: cannot create a directory for its records: %s",
-                strerror(errno));
+            snprintf(s->gpu_warning, sizeof s->gpu_warning,
+                     "GPU recording off: cannot create a directory for its records: %s",
+                     strerror(errno));
             s->gpu_dir[0] = '\0';
         } else if (trec_gpu_setup_env(s->gpu_dir, why, sizeof why) != 0) {
-            say(s, REC_MSG_WARN, "%s", why);
+            snprintf(s->gpu_warning, sizeof s->gpu_warning, "%s", why);
             rmdir(s->gpu_dir);
             s->gpu_dir[0] = '\0';
         }
@@ -564,6 +577,11 @@ static int start(session *s)
             return -1;
         }
     }
+    /* Only now, when the program runs: a start that fails (no such
+     * program, an output that cannot be created) says that alone, not
+     * the GPU warning the same cause (a missing directory) gave first. */
+    if (s->gpu_warning[0])
+        say(s, REC_MSG_WARN, "%s", s->gpu_warning);
     /* Started (exec succeeded, or attached): the trace takes its name
      * before its first chunk.  Failing that, the program still runs. */
     if (rec_output_commit(&s->out, err, sizeof err) != 0) {

@@ -108,9 +108,15 @@ for t in "${tools[@]}"; do
   [ $rc -eq 2 ] || bad "$t to a full stdout: exit $rc"
   grep -q "write failed" "$tmp/err" || bad "$t to a full stdout: $(cat "$tmp/err")"
 done
-"$BIN/trc2pstats" --pid 999999 -o "$tmp/outdir/p" "$tmp/big.trc" 2> "$tmp/err"; rc=$?
+"$BIN/trc2pstats" --from 100000 -o "$tmp/outdir/p" "$tmp/big.trc" 2> "$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q 'no samples selected' "$tmp/err" || bad "empty selection: exit $rc $(cat "$tmp/err")"
 [ -z "$(ls -A "$tmp/outdir")" ] || bad "empty selection left a file"
+# a --pid that matches no process: one warning naming it, exit 1, no file
+"$BIN/trc2pstats" --pid 999999 -o "$tmp/outdir/p" "$tmp/big.trc" 2> "$tmp/err"; rc=$?
+[ $rc -eq 1 ] && [ "$(lines "$tmp/err")" -eq 1 ] &&
+  grep -q "big.trc: --pid '999999' matches no process (processes: " "$tmp/err" ||
+  bad "unmatched --pid: exit $rc $(cat "$tmp/err")"
+[ -z "$(ls -A "$tmp/outdir")" ] || bad "unmatched --pid left a file"
 # binary to a terminal is refused (script gives the tool a pty)
 if script -qec true /dev/null > /dev/null 2>&1; then
   script -qec "$BIN/trc2pstats $tmp/big.trc" /dev/null > "$tmp/tty.txt" 2>&1; rc=$?
@@ -118,7 +124,7 @@ if script -qec true /dev/null > /dev/null 2>&1; then
   grep -q 'refusing to write binary output to a terminal' "$tmp/tty.txt" || bad "no refusal message: $(head -c 200 "$tmp/tty.txt")"
 fi
 # bad selection values
-for a in "--from x" "--to -1" "--from 2 --to 1" "--pid abc" "--weight bytes"; do
+for a in "--from x" "--to -1" "--from 2 --to 1" "--pid -5" "--pid=" "--weight bytes"; do
   # shellcheck disable=SC2086
   "$BIN/trc2collapsed" $a "$tmp/big.trc" > /dev/null 2> "$tmp/err"; rc=$?
   [ $rc -eq 2 ] && [ "$(lines "$tmp/err")" -le 2 ] || bad "trc2collapsed $a: exit $rc"

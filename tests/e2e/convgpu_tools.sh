@@ -221,11 +221,15 @@ grep -q '^<module> (train.py:40);main (train.py:33);Model.forward (model.py:13);
 [ "$(awk '{s+=$NF} END {print s}' "$tmp/win.out")" = $((914 - 100 - 200)) ] || bad "--from window total: $(cat "$tmp/win.out")"
 run pid 1 trc2collapsed --gpu --pid 1 "$ft"
 [ -s "$tmp/pid.out" ] && bad "--pid 1 kept GPU work of pid 4242"
-run pid_ps 2 trc2pstats --gpu --pid 1 -o "$tmp/none.prof" "$ft"
+grep -q "^trc2collapsed: warning: .*fake_train.trc: --pid '1' matches no process (processes: 4242 (python3, train.py))$" "$tmp/pid.err" ||
+  bad "--pid 1 did not say it matches no process: $(cat "$tmp/pid.err")"
+run pid_name 1 trc2collapsed --gpu --pid 'train*' "$ft"
+cmp -s "$tmp/pid_name.out" "$tmp/ft.us.out" || bad "--pid 'train*' is not the whole of pid 4242's GPU work"
+run pid_ps 2 trc2pstats --gpu --from 1000 -o "$tmp/none.prof" "$ft"
 grep -q "no GPU activities selected" "$tmp/pid_ps.err" || bad "empty pstats --gpu: $(cat "$tmp/pid_ps.err")"
 [ -e "$tmp/none.prof" ] && bad "empty pstats --gpu left a file"
 run threads 1 trc2collapsed --gpu --threads --pids --no-lines "$ft"
-grep -q '^train.py (pid 4242);<unnamed> (tid 4243);<module>;main;Model.forward;ampere_sgemm_128x64_nn 300$' "$tmp/threads.out" ||
+grep -q '^train.py (pid 4242);<unnamed> (tid 4243);<module> (train.py);main (train.py);Model.forward (model.py);ampere_sgemm_128x64_nn 300$' "$tmp/threads.out" ||
   bad "--threads --pids roots: $(head -3 "$tmp/threads.out")"
 "$BIN/trc2collapsed" --gpu --full-filenames < "$ft" > "$tmp/stdin.out" 2>/dev/null
 cmp -s "$tmp/stdin.out" "$tmp/ft.us.out" || bad "stdin gives other output"

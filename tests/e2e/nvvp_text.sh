@@ -146,8 +146,8 @@ assert len(grad) == 6 and all(r[5] == "" for r in grad), grad
 assert any(r[5] == "proj/data.py:9(load_batch)" for r in data)
 EOF
 
-# Selections: a window keeps the activities overlapping it; --pid of
-# another process keeps none; stdin works.
+# Selections: a window keeps the activities overlapping it; --pid of a
+# process not in the trace is said to match nothing; stdin works.
 run window 1 --print-gpu-trace --csv --from 0.006 --to 0.012 "$tmp/fx.trc"
 python3 - "$tmp/window.out" <<'EOF' || bad "--from/--to window"
 import csv, sys
@@ -158,7 +158,12 @@ for r in data:
     assert s + d >= 6000 and s < 12000, r
 EOF
 run otherpid 1 --pid 1 "$tmp/fx.trc"
-grep -q "No GPU activities or CUDA API calls" "$tmp/otherpid.out" || bad "--pid 1: want an empty summary"
+[ -s "$tmp/otherpid.out" ] && bad "--pid 1 (no such process in the trace) wrote output"
+grep -q "^trc2nvvp: warning: .*: --pid '1' matches no process (processes: " "$tmp/otherpid.err" ||
+  bad "--pid 1: want a warning that it matches no process: $(cat "$tmp/otherpid.err")"
+# a window with no activity in it: the empty summary
+run nowindow 1 --from 1000 "$tmp/fx.trc"
+grep -q "No GPU activities or CUDA API calls" "$tmp/nowindow.out" || bad "--from 1000: want an empty summary"
 "$tool" - < "$tmp/fx.trc" > "$tmp/stdin.out" 2>/dev/null
 cmp -s "$tmp/stdin.out" "$tmp/summary.out" || bad "stdin input differs from the file input"
 

@@ -141,7 +141,8 @@ sys.exit(0 if s < 3 * b else 'work took %.3f s under --blocking, %.3f s bare' % 
 }
 
 # ptrace refused: another tracer (strace) holds the target.  trec must
-# say so in one line with the fix and exit 2, leaving no trace behind.
+# say so in one line naming that tracer and exit 2, leaving no trace
+# behind.
 refused() {
   command -v strace >/dev/null || { echo "no strace to hold the target"; return 77; }
   local py=$1 dir="$TMPD/refused" rc=0
@@ -167,7 +168,7 @@ refused() {
   cat "$dir/err"
   [ $rc -eq 2 ] || { echo "trec exited $rc, want 2"; return 1; }
   [ "$(wc -l <"$dir/err")" -eq 1 ] || { echo "want one line of explanation"; return 1; }
-  grep -q "ptrace: .*CAP_SYS_PTRACE" "$dir/err" || { echo "the line names no fix"; return 1; }
+  grep -q "pid $tracer (strace) already traces it" "$dir/err" || { echo "the line does not name the tracer"; return 1; }
   [ ! -e "$dir/r.trc" ] || { echo "a trace was left behind"; return 1; }
 }
 

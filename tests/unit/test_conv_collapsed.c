@@ -120,15 +120,15 @@ static void test_merge_and_options(void **state)
 
     o.no_lines = 1;
     out = folded(b, &o, NULL);
-    assert_string_equal(out, EXP_NO_PYTHON_FRAMES " 1\nmain 4\n");
+    assert_string_equal(out, EXP_NO_PYTHON_FRAMES " 1\nmain (p/app.py) 4\n");
     free(out);
 
     o.threads = 1;
     o.pids = 1;
     out = folded(b, &o, NULL);
     assert_string_equal(out, "x.py (pid 7);<unnamed> (tid 8);" EXP_NO_PYTHON_FRAMES " 1\n"
-                             "x.py (pid 7);<unnamed> (tid 8);main 1\n"
-                             "x.py (pid 7);MainThread (tid 7);main 3\n");
+                             "x.py (pid 7);<unnamed> (tid 8);main (p/app.py) 1\n"
+                             "x.py (pid 7);MainThread (tid 7);main (p/app.py) 3\n");
     assert_int_equal(check_grammar(out), 5);
     free(out);
 
@@ -136,7 +136,38 @@ static void test_merge_and_options(void **state)
     o.weight_us = 1;
     o.no_lines = 1;
     out = folded(b, &o, NULL);
-    assert_string_equal(out, EXP_NO_PYTHON_FRAMES " 1000\nmain 5500\n");
+    assert_string_equal(out, EXP_NO_PYTHON_FRAMES " 1000\nmain (p/app.py) 5500\n");
+    free(out);
+    conv_tb_free(b);
+}
+
+/* --no-lines merges the lines of one function but never functions of
+ * different files that share a name. */
+static void test_no_lines_keeps_files_apart(void **state)
+{
+    conv_tb *b = conv_tb_new();
+    uint32_t th = conv_tb_thread(b, 1, 1, "main");
+    uint32_t mod_a = conv_tb_frame(b, "<module>", "/w/a.py", 3, 1);
+    uint32_t mod_b = conv_tb_frame(b, "<module>", "/w/b.py", 4, 1);
+    uint32_t fwd_a = conv_tb_frame(b, "forward", "/w/a.py", 10, 9);
+    uint32_t fwd_a2 = conv_tb_frame(b, "forward", "/w/a.py", 11, 9);
+    uint32_t fwd_b = conv_tb_frame(b, "forward", "/w/b.py", 20, 19);
+    conv_tb_sample(b, 0, th, conv_tb_stack(b, 2, (uint32_t[]){mod_a, fwd_a}), ON, 0);
+    conv_tb_sample(b, 1, th, conv_tb_stack(b, 2, (uint32_t[]){mod_a, fwd_a2}), ON, 0);
+    conv_tb_sample(b, 2, th, conv_tb_stack(b, 2, (uint32_t[]){mod_b, fwd_b}), ON, 0);
+    conv_tb_sample(b, 3, th, conv_tb_stack(b, 2, (uint32_t[]){mod_a, fwd_b}), ON, 0);
+    exp_collapsed_options o = {0};
+    o.no_lines = 1;
+    char *out = folded(b, &o, NULL);
+    assert_string_equal(out, "<module> (w/a.py);forward (w/a.py) 2\n"
+                             "<module> (w/a.py);forward (w/b.py) 1\n"
+                             "<module> (w/b.py);forward (w/b.py) 1\n");
+    free(out);
+    o.full_filenames = 1;
+    out = folded(b, &o, NULL);
+    assert_string_equal(out, "<module> (/w/a.py);forward (/w/a.py) 2\n"
+                             "<module> (/w/a.py);forward (/w/b.py) 1\n"
+                             "<module> (/w/b.py);forward (/w/b.py) 1\n");
     free(out);
     conv_tb_free(b);
 }
@@ -147,6 +178,7 @@ int main(void)
         cmocka_unit_test(test_escaping),
         cmocka_unit_test(test_short_paths),
         cmocka_unit_test(test_merge_and_options),
+        cmocka_unit_test(test_no_lines_keeps_files_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

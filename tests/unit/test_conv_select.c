@@ -1,8 +1,9 @@
 /*
  * test_conv_select.c — the converters' shared selections
  * (tools/common/select.c) and loss accounting (tools/common/losses.c):
- * on-CPU default, --idle, --gil, --thread by name and tid (and renames),
- * --pid, --from/--to clipping folded samples, the loss summary line.
+ * on-CPU default, --idle, --gil, --thread by name, pattern and tid (and
+ * renames), --pid by id and name, --from/--to clipping folded samples,
+ * the line for a selection that matches nothing, the loss summary line.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +26,8 @@ typedef struct kept {
     uint64_t samples, events;
     uint64_t per_tid[4]; /* tids 1..3 */
     int64_t first_ns, last_ns;
+    int unmatched;          /* conv_selection_unmatched after reading */
+    char why[512];
 } kept;
 
 static void run(conv_tb *b, conv_selection *sel, kept *k)
@@ -48,8 +51,10 @@ static void run(conv_tb *b, conv_selection *sel, kept *k)
         k->samples += s->count;
         const trc_thread *t = trc_reader_thread(r, s->thread);
         assert_non_null(t);
-        k->per_tid[t->tid] += s->count;
+        if (t->tid >= 1 && t->tid <= 3)
+            k->per_tid[t->tid] += s->count;
     }
+    k->unmatched = conv_selection_unmatched(sel, r, k->why, sizeof k->why);
     trc_reader_free(r);
     conv_selection_cleanup(sel);
 }
@@ -295,6 +300,200 @@ static void test_loss_rule(void **state)
     assert_true(lossrule_warns(&t, 0));
 }
 
+/* Three processes, by what they ran: 10 a script with options before
+ * it, 20 a module, 30 code given with -c.  Threads: tids 1 "Thread-1
+ * (w)" and 2 "Thread-2 (w)" of pid 10, tid 3 "Other" of pid 20. */
+static conv_tb *named_processes(void)
+{
+    conv_tb *b = conv_tb_new();
+    trc_process p10 = {0, 10, 1, "/usr/bin/python3.11", "CPython 3.11",
+                       "python3 -u -W ignore /srv/app/train.py --lr 1", 0};
+    trc_process p20 = {0, 20, 1, "/usr/bin/python3", "CPython 3.11", "python3 -m pkg.serve", 0};
+    trc_process p30 = {0, 30, 1, "/usr/bin/python3", "CPython 3.11", "python3 -c import x", 0};
+    assert_int_equal(trc_writer_process(conv_tb_writer(b), &p10), TRC_OK);
+    assert_int_equal(trc_writer_process(conv_tb_writer(b), &p20), TRC_OK);
+    assert_int_equal(trc_writer_process(conv_tb_writer(b), &p30), TRC_OK);
+    uint32_t t1 = conv_tb_thread(b, 10, 1, "Thread-1 (w)");
+    uint32_t t2 = conv_tb_thread(b, 10, 2, "Thread-2 (w)");
+    uint32_t t3 = conv_tb_thread(b, 20, 3, "Other");
+    uint32_t f = conv_tb_frame(b, "f", "a.py", 1, 1);
+    uint32_t s = conv_tb_stack(b, 1, &f);
+    for (int i = 0; i < 4; i++) {
+        conv_tb_sample(b, i, t1, s, ON, 0);
+        conv_tb_sample(b, i + 0.1, t2, s, ON, 0);
+        conv_tb_sample(b, i + 0.2, t3, s, ON, 0);
+    }
+    assert_int_equal(conv_tb_status(b), TRC_OK);
+    return b;
+}
+
+static void test_patterns(void **state)
+{
+    conv_tb *b = named_processes();
+    conv_selection sel;
+    kept k;
+
+    memset(&sel, 0, sizeof sel);
+    set_list(&sel.threads, "Thread-*", NULL);
+    run(b, &sel, &k);
+    assert_int_equal(k.per_tid[1], 4);
+    assert_int_equal(k.per_tid[2], 4);
+    assert_int_equal(k.samples, 8);
+    assert_false(k.unmatched);
+
+    memset(&sel, 0, sizeof sel);
+    set_list(&sel.threads, "Thread-2 (w)", "3"); /* an exact name and a tid */
+    run(b, &sel, &k);
+    assert_int_equal(k.per_tid[2], 4);
+    assert_int_equal(k.per_tid[3], 4);
+    assert_int_equal(k.samples, 8);
+
+    memset(&sel, 0, sizeof sel);
+    set_list(&sel.threads, "Thread-[1]*", NULL);
+    run(b, &sel, &k);
+    assert_int_equal(k.samples, 4);
+    assert_int_equal(k.per_tid[1], 4);
+
+    /* --pid by name: the script's basename, the module, the executable */
+    memset(&sel, 0, sizeof sel);
+    set_list(&sel.pids, "train.py", NULL);
+    run(b, &sel, &k);
+    assert_int_equal(k.samples, 8);
+    assert_int_equal(k.per_tid[3], 0);
+
+    memset(&sel, 0, sizeof sel);
+    set_list(&sel.pids, "pkg.*", NULL);
+    run(b, &sel, &k);
+    assert_int_equal(k.samples, 4);
+    assert_int_equal(k.per_tid[3], 4);
+
+    memset(&sel, 0, sizeof sel);
+    set_list(&sel.pids, "python3.1?", NULL); /* pid 10's executable only */
+    run(b, &sel, &k);
+    assert_int_equal(k.samples, 8);
+    assert_int_equal(k.per_tid[3], 0);
+
+    memset(&sel, 0, sizeof sel);
+    set_list(&sel.pids, "tr*", "20"); /* a name and an id */
+    run(b, &sel, &k);
+    assert_int_equal(k.samples, 12);
+
+    memset(&sel, 0, sizeof sel);
+    set_list(&sel.pids, "train.py", NULL);
+    set_list(&sel.threads, "Thread-1*", NULL);
+    run(b, &sel, &k);
+    assert_int_equal(k.samples, 4);
+    assert_int_equal(k.per_tid[1], 4);
+    conv_tb_free(b);
+}
+
+static void test_process_names(void **state)
+{
+    static const struct {
+        const char *cmd, *script;
+    } cases[] = {
+        {"python3 app.py", "app.py"},
+        {"/usr/bin/python3 -u -X dev -W ignore ../src/app.py -v", "app.py"},
+        {"python3 -OO -- run.py", "run.py"},
+        {"python3 -Wignore x.py", "x.py"},
+        {"python3 -m http.server 8000", "http.server"},
+        {"python3 -mtimeit 1", "timeit"},
+        {"python3 -c print(1)", NULL},
+        {"python3 - < x", NULL},
+        {"python3", NULL},
+        {"", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        trc_process p = {0, 1, 0, "/opt/py/bin/python3.12", "", cases[i].cmd, 0};
+        char names[CONV_PROCESS_NAMES][128];
+        int n = conv_process_names(&p, names);
+        assert_string_equal(names[0], "python3.12");
+        if (cases[i].script) {
+            assert_int_equal(n, 2);
+            assert_string_equal(names[1], cases[i].script);
+        } else {
+            assert_int_equal(n, 1);
+        }
+    }
+    trc_process none = {0, 1, 0, "", "", NULL, 0};
+    char names[CONV_PROCESS_NAMES][128];
+    assert_int_equal(conv_process_names(&none, names), 0);
+}
+
+/* A selection that matches nothing says so, naming what the trace has. */
+static void test_unmatched(void **state)
+{
+    conv_tb *b = named_processes();
+    conv_selection sel;
+    kept k;
+
+    memset(&sel, 0, sizeof sel);
+    set_list(&sel.threads, "Nope*", NULL);
+    run(b, &sel, &k);
+    assert_int_equal(k.samples, 0);
+    assert_true(k.unmatched);
+    assert_string_equal(k.why, "--thread 'Nope*' matches no thread "
+                               "(threads: Thread-1 (w), Thread-2 (w), Other)");
+
+    memset(&sel, 0, sizeof sel);
+    set_list(&sel.pids, "serve*", "99");
+    run(b, &sel, &k);
+    assert_true(k.unmatched);
+    assert_string_equal(k.why, "--pid 'serve*' --pid '99' match no process "
+                               "(processes: 10 (python3.11, train.py), 20 (python3, pkg.serve))");
+
+    /* each matches something, together nothing */
+    memset(&sel, 0, sizeof sel);
+    set_list(&sel.pids, "20", NULL);
+    set_list(&sel.threads, "Thread-*", NULL);
+    run(b, &sel, &k);
+    assert_true(k.unmatched);
+    assert_string_equal(k.why, "--pid '20' --thread 'Thread-*' match no thread "
+                               "(threads of the selected processes: Other)");
+
+    /* a thread that matches but has no selected samples is a match */
+    memset(&sel, 0, sizeof sel);
+    set_list(&sel.threads, "Other", NULL);
+    sel.from = "1";
+    run(b, &sel, &k);
+    assert_int_equal(k.samples, 0);
+    assert_false(k.unmatched);
+    assert_string_equal(k.why, "");
+
+    memset(&sel, 0, sizeof sel);
+    run(b, &sel, &k);
+    assert_false(k.unmatched);
+    conv_tb_free(b);
+
+    /* many threads: a pool's name once, the list cut short with a count */
+    b = conv_tb_new();
+    for (int i = 0; i < 8; i++)
+        conv_tb_thread(b, 5, 100 + i, "pool");
+    for (int i = 0; i < 100; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "worker-%02d", i);
+        conv_tb_thread(b, 5, 200 + i, name);
+    }
+    conv_tb_thread(b, 5, 400, "");
+    assert_int_equal(conv_tb_status(b), TRC_OK);
+    memset(&sel, 0, sizeof sel);
+    set_list(&sel.threads, "x", NULL);
+    run(b, &sel, &k);
+    assert_true(k.unmatched);
+    const char *head = "--thread 'x' matches no thread (threads: pool, worker-00, worker-01, ";
+    assert_memory_equal(k.why, head, strlen(head));
+    assert_null(strstr(k.why, "pool, pool"));
+    assert_true(strlen(k.why) < 300);
+    const char *more = strstr(k.why, ", ... ");
+    assert_non_null(more);
+    unsigned shown = 0, rest = 0;
+    for (const char *q = strstr(k.why, "worker-"); q; q = strstr(q + 1, "worker-"))
+        shown++;
+    assert_int_equal(sscanf(more, ", ... %u more)", &rest), 1);
+    assert_int_equal(shown + rest, 100 + 1); /* the unnamed thread is among the rest */
+    conv_tb_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +502,9 @@ int main(void)
         cmocka_unit_test(test_time_window_clips_runs),
         cmocka_unit_test(test_loss_summary),
         cmocka_unit_test(test_loss_rule),
+        cmocka_unit_test(test_patterns),
+        cmocka_unit_test(test_process_names),
+        cmocka_unit_test(test_unmatched),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -114,8 +114,9 @@ static void test_collapsed_lines(void **state)
     out = write_collapsed(c, w.r);
     assert_string_equal(out, "process (pid 10);<unknown thread>;<unknown launch>;gemm 1\n"
                              "process (pid 10);main (tid 11);<no Python stack>;[CUDA memcpy HtoD] 1\n"
-                             "process (pid 10);main (tid 11);main;step;gemm 2\n"
-                             "process (pid 10);main (tid 11);main;step;step;a%3Bb c 1\n");
+                             "process (pid 10);main (tid 11);main (srv/a.py);step (srv/a.py);gemm 2\n"
+                             "process (pid 10);main (tid 11);main (srv/a.py);step (srv/a.py);"
+                             "step (srv/a.py);a%3Bb c 1\n");
     free(out);
     exp_collapsed_free(c);
     world_close(&w);

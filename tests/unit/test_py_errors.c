@@ -4,7 +4,10 @@
  * that is gone or exiting (a zombie), an invalid pid, an unsupported CPython (2.x/3.6/3.7 when
  * installed), a libpython loaded but not initialised (NOT_READY), an
  * interpreter caught right after exec, before the loader mapped its
- * libpython (NOT_READY, not an "old Python"), and a target we may not read (PERM, checked by dropping root in a child).
+ * libpython (NOT_READY, not an "old Python"), one whose interpreter was
+ * finalised (shutting down: GONE, not "retry"), a target we may not read
+ * (PERM, checked by dropping root in a child), and the permission line
+ * for each rule that can refuse.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +23,7 @@
 #include <sys/ptrace.h>
 
 #include "lib/py/py_elf.h"
+#include "lib/py/py_internal.h"
 
 static void test_not_python(void **state)
 {
@@ -241,6 +245,76 @@ static void test_not_ready(void **state)
     assert_true(tried > 0);
 }
 
+/* A process whose interpreter was initialised and finalised again (as
+ * at the end of every Python program, where exit() then runs the C
+ * atexit handlers): its runtime has no interpreter, like one not
+ * started yet, but it is shutting down and will not start again. */
+static void test_finalized(void **state)
+{
+    const char *root = getenv("PYENV_ROOT");
+    char pat[PATH_MAX];
+    glob_t g;
+    int tried = 0;
+
+    snprintf(pat, sizeof pat, "%s/versions/3.*/lib/libpython3.*.so.1.0", root && *root ? root : "/root/.pyenv");
+    if (glob(pat, 0, NULL, &g) != 0) {
+        printf("no shared libpython: skipped\n");
+        return;
+    }
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        if (pyt_old_dir(g.gl_pathv[i]))
+            continue;
+        int fd[2];
+        assert_int_equal(pipe(fd), 0);
+        fflush(stdout); /* the finalising child would write our buffer again */
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(fd[0]);
+            /* PYTHONHOME: the version's own directory (.../versions/3.X) */
+            char home[PATH_MAX];
+            snprintf(home, sizeof home, "%s", g.gl_pathv[i]);
+            *strrchr(home, '/') = '\0';
+            *strrchr(home, '/') = '\0';
+            setenv("PYTHONHOME", home, 1);
+            void *h = dlopen(g.gl_pathv[i], RTLD_NOW | RTLD_LOCAL);
+            void (*init)(int) = NULL;
+            int (*fini)(void) = NULL;
+            if (h) {
+                void *a = dlsym(h, "Py_InitializeEx"), *b = dlsym(h, "Py_FinalizeEx");
+                memcpy(&init, &a, sizeof a);
+                memcpy(&fini, &b, sizeof b);
+            }
+            char ok = 'n';
+            if (init && fini) {
+                init(0);
+                ok = fini() == 0 ? 'y' : 'n';
+            }
+            if (write(fd[1], &ok, 1) != 1)
+                _exit(1);
+            pause();
+            _exit(0);
+        }
+        close(fd[1]);
+        char ok = 0;
+        assert_int_equal(read(fd[0], &ok, 1), 1);
+        close(fd[0]);
+        if (ok == 'y') {
+            char err[512];
+            py_proc *p;
+            py_status st = py_proc_attach(pid, &p, err, sizeof err);
+            printf("%s: %s\n", g.gl_pathv[i], err);
+            assert_int_equal(st, PY_ERR_GONE);
+            assert_non_null(strstr(err, "is shutting down"));
+            assert_null(strstr(err, "retry"));
+            tried++;
+        }
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+    globfree(&g);
+    assert_true(tried > 0);
+}
+
 /* Drop root in a child and try to read a root-owned Python. */
 static void test_permission(void **state)
 {
@@ -289,14 +363,76 @@ static void test_permission(void **state)
     assert_non_null(strstr(msg, "ptrace_scope"));
 }
 
+/* The refusal's line names the rule that applies, never a fix trec
+ * already has: root with CAP_SYS_PTRACE is not told to run as root. */
+static void test_permission_messages(void **state)
+{
+    static const struct {
+        long euid, target_uid;
+        int cap, yama, more_caps, other_ns;
+        const char *cmd, *want, *not_want;
+    } cases[] = {
+        /* root, every privilege: something else refuses; not Python */
+        {0, 0, 1, -1, 1, 0, "/process_api --init", "although trec runs as root with CAP_SYS_PTRACE",
+         "run trec as root"},
+        {0, 0, 1, 1, 0, 0, "/usr/bin/python3 app.py", "something else refuses", "does not name Python"},
+        {0, 0, 1, -1, 0, 0, "/sbin/init", "(/sbin/init)", NULL},
+        {0, 0, 1, -1, 0, 0, "/sbin/init", "does not name Python: is it the process you meant?", NULL},
+        {1000, 1000, 1, 0, 0, 0, "python3 x.py", "although trec runs as uid 1000 with CAP_SYS_PTRACE",
+         "as root"},
+        /* root in a container without the capability */
+        {0, 0, 0, -1, 1, 0, "python3 x.py", "without CAP_SYS_PTRACE", "run trec as root"},
+        {0, 0, 0, -1, 1, 0, "python3 x.py", "--cap-add SYS_PTRACE", NULL},
+        {0, 0, 1, -1, 0, 1, "python3 x.py", "another user namespace", "as root"},
+        {0, 0, 1, 3, 0, 0, "python3 x.py", "ptrace_scope=3", "run trec as root"},
+        {1000, 1000, 0, 3, 0, 0, "python3 x.py", "until the next reboot", NULL},
+        /* an ordinary user */
+        {1000, 0, 0, 1, 0, 0, "python3 x.py", "another user (uid 0, trec as uid 1000)", NULL},
+        {1000, 0, 0, 1, 0, 0, "python3 x.py", "or as root / with CAP_SYS_PTRACE", NULL},
+        {1000, 1000, 0, 1, 0, 0, "python3 x.py", "sudo sysctl kernel.yama.ptrace_scope=0", NULL},
+        {1000, 1000, 0, 2, 0, 0, "python3 x.py", "setcap cap_sys_ptrace+ep", "sysctl"},
+        {1000, 1000, 0, 0, 1, 0, "python3 x.py", "holds capabilities that trec lacks", NULL},
+        {1000, 1000, 0, 0, 0, 0, "python3 x.py", "not dumpable", NULL},
+        {1000, 1000, 0, -1, 0, 0, "", "not allowed to read the memory of pid 42: ", "meant"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        py_perm_facts f;
+        char err[1024];
+        memset(&f, 0, sizeof f);
+        f.pid = 42;
+        f.euid = (uid_t)cases[i].euid;
+        f.target_uid = cases[i].target_uid;
+        f.cap_ptrace = cases[i].cap;
+        f.yama = cases[i].yama;
+        f.target_more_caps = cases[i].more_caps;
+        f.other_userns = cases[i].other_ns;
+        snprintf(f.command, sizeof f.command, "%s", cases[i].cmd);
+        py_perm_explain(&f, err, sizeof err);
+        printf("%zu: %s\n", i, err);
+        assert_null(strchr(err, '\n'));
+        assert_non_null(strstr(err, cases[i].want));
+        if (cases[i].not_want)
+            assert_null(strstr(err, cases[i].not_want));
+    }
+    /* the facts of this process about itself: readable, and consistent */
+    py_perm_facts self;
+    py_perm_facts_read(getpid(), &self);
+    assert_int_equal(self.target_uid, (long)geteuid());
+    assert_false(self.other_userns);
+    assert_false(self.target_more_caps);
+    assert_non_null(strstr(self.command, "test_py_errors"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_not_python),
+        cmocka_unit_test(test_permission_messages),
         cmocka_unit_test(test_gone_and_invalid),
         cmocka_unit_test(test_exiting),
         cmocka_unit_test(test_old_versions),
         cmocka_unit_test(test_not_ready),
+        cmocka_unit_test(test_finalized),
         cmocka_unit_test(test_before_loader),
         cmocka_unit_test(test_permission),
     };

@@ -5,7 +5,9 @@
  * (losses.c) mapped to the exit codes of docs/exit-codes.md:
  *   0 clean, or recorded sampling losses under lib/lossrule.h's limit;
  *   1 damage, a recording without its end, or recorded loss that
- *   matters (output written from what was readable, ONE warning line);
+ *   matters (output written from what was readable, ONE warning line),
+ *   or a --pid/--thread selection that matches nothing (its warning
+ *   line, no output);
  *   2 input unusable or sink failure (no output file left behind).
  */
 #include "tools/common/convert.h"
@@ -65,7 +67,9 @@ int conv_run(const conv_job *job, conv_sink *sink)
         conv_losses_event(&last_losses, ev);
         if (ev->type != TRC_EV_LOSS && !is_definition(ev->type))
             data_events++;
-        const trc_event *kept = job->sel ? conv_selection_filter(job->sel, r, ev, &scratch) : ev;
+        const trc_event *kept = ev;
+        if (job->sel && (!job->sink_selects || is_definition(ev->type)))
+            kept = conv_selection_filter(job->sel, r, ev, &scratch);
         if (!kept || !sink->event)
             continue;
         if (sink->event(sink->ctx, r, kept, out.f) != 0) {
@@ -94,6 +98,13 @@ int conv_run(const conv_job *job, conv_sink *sink)
                  msg && *msg ? msg : trc_status_str(st));
     }
     conv_losses_end(&last_losses);
+    char unmatched[512];
+    if (job->sel && conv_selection_unmatched(job->sel, r, unmatched, sizeof unmatched)) {
+        /* nothing to write; losses are beside the point until it matches */
+        cli_warn("%s: %s", name, unmatched);
+        code = CLI_EXIT_DAMAGED;
+        goto fail;
+    }
     if (sink->finish && sink->finish(sink->ctx, r, out.f) != 0) {
         code = CLI_EXIT_USAGE;
         goto fail;

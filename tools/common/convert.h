@@ -25,10 +25,14 @@ typedef struct conv_selection {
     int64_t from_ns, to_ns;   /* relative; to_ns < 0 = open */
     int64_t trace_start_ns;   /* start of the first segment */
     /* added by convert.c (internal state; zero-initialise the struct) */
-    int64_t *pid_values;      /* parsed --pid values, n = pids.n */
+    int64_t *pid_values;      /* parsed --pid values, n = pids.n; -1 = a name pattern */
     int have_start;           /* trace_start_ns is known */
     unsigned char *thread_verdict; /* per thread id: 0 unknown, 1 keep, 2 drop */
     size_t n_thread_verdict;
+    int64_t cached_pid;       /* one-entry cache of the --pid verdict */
+    int cached_pid_keep;      /* 0 none, 1 keep, 2 drop */
+    int seen_pid;             /* something of a process passing --pid was seen */
+    int seen_thread;          /* a thread passing --pid and --thread was seen */
 } conv_selection;
 
 /* Option rows for cli_tool.shared_options, bound to *sel (static storage:
@@ -53,6 +57,25 @@ int conv_selection_keep(conv_selection *sel, trc_reader *r, const trc_event *ev)
 const trc_event *conv_selection_filter(conv_selection *sel, trc_reader *r,
                                        const trc_event *ev, trc_event *scratch);
 
+/* After reading all of r through conv_selection_filter/keep: 1 if --pid
+ * or --thread was given and no process or thread of the input passes it,
+ * with one line in why (no newline) naming the selection and what the
+ * input has instead: "--thread 'Foo*' matches no thread (threads:
+ * MainThread, worker)".  0 otherwise.  Always NUL-terminates why (n >= 1). */
+int conv_selection_unmatched(const conv_selection *sel, trc_reader *r, char *why, size_t n);
+
+/* Whether process `pid` passes the --pid values (ids or name patterns),
+ * given that they are not empty; r gives the process's names. */
+int conv_selection_pid_matches(const conv_selection *sel, const trc_reader *r, int64_t pid);
+
+/* The names a --pid pattern is matched against (select_names.c): the
+ * executable's basename, and the script's basename or the -m module
+ * taken from the command line.  Returns how many were stored in names
+ * (at most CONV_PROCESS_NAMES), each NUL-terminated and truncated to
+ * fit. */
+#define CONV_PROCESS_NAMES 3
+int conv_process_names(const trc_process *p, char names[CONV_PROCESS_NAMES][128]);
+
 /* Free what conv_selection_prepare allocated (and the option lists). */
 void conv_selection_cleanup(conv_selection *sel);
 
@@ -71,13 +94,16 @@ typedef struct conv_job {
     int binary;           /* output is binary (pstats) */
     conv_selection *sel;  /* may be NULL */
     int strict;           /* --strict: any recorded loss warns (conv_losses_warns) */
+    int sink_selects;     /* the sink applies sel itself; conv_run only shows
+                           * it the definitions and reports an empty selection */
 } conv_job;
 
 /* Run the pipeline.  Returns the process exit code: 0 clean, 1 when the
  * input had damage, is incomplete, or recorded losses that matter
  * (conv_losses_warns; after ONE warning line summarising what was
- * lost), 2 when the input is unusable or a sink failed (output file not
- * created). */
+ * lost), or when --pid/--thread matched nothing (after one warning line
+ * saying so; no output written), 2 when the input is unusable or a sink
+ * failed (output file not created). */
 int conv_run(const conv_job *job, conv_sink *sink);
 
 /* For sinks: report a failed exporter call in one line ("out of memory",
@@ -108,7 +134,8 @@ int conv_sink_error(trc_status st);
     "Exit status: 0 ok; 1 input damaged, incomplete (its recorder was killed) or\n" \
     "data lost: over " CONV_STR(LOSSRULE_LIMIT_PERCENT) " % of the ticks missed, torn or late, a GPU record\n" \
     "dropped, or with --strict any recorded loss (one warning; the output covers\n" \
-    "what was readable); 2 usage error or unusable input."
+    "what was readable), or --pid/--thread matched nothing (no output); 2 usage\n" \
+    "error or unusable input."
 
 typedef struct conv_cli {
     conv_selection sel;   /* the shared selections */

@@ -20,8 +20,7 @@ void conv_parse(conv_cli *cli, const cli_tool *tool, int argc, char **argv)
 
 int conv_exec(conv_cli *cli, conv_sink *sink, int binary, int sink_selects)
 {
-    conv_job job = {cli->input, cli->output, binary, sink_selects ? NULL : &cli->sel,
-                    cli->strict};
+    conv_job job = {cli->input, cli->output, binary, &cli->sel, cli->strict, sink_selects};
     int code = conv_run(&job, sink);
     conv_selection_cleanup(&cli->sel);
     trc_free(cli->pos); /* the array is cli_parse's; its strings are argv's */

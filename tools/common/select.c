@@ -1,9 +1,10 @@
 /*
  * select.c — the selections every converter shares (contract in
  * convert.h; user documentation in docs/converters.md "Selections"):
- * --pid, --thread NAME|TID, --from/--to (seconds from the start of the
- * first segment, window [from, to)), --idle (keep off-CPU samples) and
- * --gil (only samples known to hold the GIL).
+ * --pid PID|PATTERN, --thread PATTERN|TID (shell patterns, fnmatch(3)),
+ * --from/--to (seconds from the start of the first segment, window
+ * [from, to)), --idle (keep off-CPU samples) and --gil (only samples
+ * known to hold the GIL).
  *
  * Samples are filtered on every criterion; a folded sample (count > 1,
  * spec §7.9) whose span straddles the window is clipped to the samples
@@ -15,6 +16,7 @@
 #include "tools/common/convert.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,9 +28,10 @@ const cli_option *conv_selection_options(conv_selection *sel)
 {
     static cli_option opts[7];
     cli_option rows[7] = {
-        {"pid", 0, CLI_LIST, &sel->pids, "PID", "only this process (repeatable)", 0, 0},
-        {"thread", 0, CLI_LIST, &sel->threads, "NAME|TID",
-         "only this thread, by name or OS thread id (repeatable)", 0, 0},
+        {"pid", 0, CLI_LIST, &sel->pids, "PID|PATTERN",
+         "only this process, by id or name pattern (repeatable)", 0, 0},
+        {"thread", 0, CLI_LIST, &sel->threads, "PATTERN|TID",
+         "only this thread, by name pattern or OS thread id (repeatable)", 0, 0},
         {"from", 0, CLI_STRING, &sel->from, "S", "start S seconds after the trace start", 0, 0},
         {"to", 0, CLI_STRING, &sel->to, "S", "stop S seconds after the trace start", 0, 0},
         {"idle", 0, CLI_FLAG, &sel->idle, NULL,
@@ -60,9 +63,15 @@ void conv_selection_prepare(conv_selection *sel)
         if (!sel->pid_values)
             cli_die(CLI_EXIT_USAGE, "out of memory");
         for (size_t i = 0; i < sel->pids.n; i++) {
-            if (parse_i64(sel->pids.items[i], &sel->pid_values[i]) != 0 ||
-                sel->pid_values[i] < 0)
-                cli_die(CLI_EXIT_USAGE, "--pid '%s' is not a process id", sel->pids.items[i]);
+            const char *want = sel->pids.items[i];
+            if (parse_i64(want, &sel->pid_values[i]) == 0) {
+                if (sel->pid_values[i] < 0)
+                    cli_die(CLI_EXIT_USAGE, "--pid '%s' is not a process id", want);
+            } else if (want[0] == '\0') {
+                cli_die(CLI_EXIT_USAGE, "--pid needs a process id or a name");
+            } else {
+                sel->pid_values[i] = -1; /* a name pattern */
+            }
         }
     }
     for (size_t i = 0; i < sel->threads.n; i++) {
@@ -95,15 +104,52 @@ void conv_selection_cleanup(conv_selection *sel)
     cli_list_cleanup(&sel->threads);
 }
 
-static int pid_ok(const conv_selection *sel, int64_t pid)
+/* A name given to --thread or --pid: the exact text, or a shell pattern
+ * ("Thread-*"); exact first, so a name with '[' or '*' in it still
+ * selects itself. */
+static int name_matches(const char *want, const char *name)
 {
-    if (!sel->pids.n)
-        return 1;
-    for (size_t i = 0; i < sel->pids.n; i++) {
-        if (sel->pid_values && sel->pid_values[i] == pid)
+    return strcmp(want, name) == 0 || fnmatch(want, name, 0) == 0;
+}
+
+static int process_matches(const char *want, const trc_process *p)
+{
+    char names[CONV_PROCESS_NAMES][128];
+    int n = p ? conv_process_names(p, names) : 0;
+    for (int i = 0; i < n; i++) {
+        if (name_matches(want, names[i]))
             return 1;
     }
     return 0;
+}
+
+int conv_selection_pid_matches(const conv_selection *sel, const trc_reader *r, int64_t pid)
+{
+    for (size_t i = 0; i < sel->pids.n; i++) {
+        if (sel->pid_values && sel->pid_values[i] == pid)
+            return 1;
+        if (sel->pid_values && sel->pid_values[i] < 0 &&
+            process_matches(sel->pids.items[i], trc_reader_process_by_pid(r, pid)))
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether process `pid` passes --pid.  The verdict of the last pid asked
+ * about is kept: GPU events ask once per event, and name patterns cost a
+ * lookup and a parse of the command line. */
+static int pid_ok(conv_selection *sel, const trc_reader *r, int64_t pid)
+{
+    if (!sel->pids.n)
+        return 1;
+    if (sel->cached_pid_keep && sel->cached_pid == pid)
+        return sel->cached_pid_keep == VERDICT_KEEP;
+    int keep = conv_selection_pid_matches(sel, r, pid);
+    if (keep)
+        sel->seen_pid = 1; /* GPU work or counters of a process without threads count too */
+    sel->cached_pid = pid;
+    sel->cached_pid_keep = keep ? VERDICT_KEEP : VERDICT_DROP;
+    return keep;
 }
 
 static int thread_matches(const conv_selection *sel, const trc_thread *t)
@@ -113,12 +159,33 @@ static int thread_matches(const conv_selection *sel, const trc_thread *t)
     for (size_t i = 0; i < sel->threads.n; i++) {
         const char *want = sel->threads.items[i];
         int64_t tid;
-        if (strcmp(want, t->name ? t->name : "") == 0)
+        if (name_matches(want, t->name ? t->name : ""))
             return 1;
         if (parse_i64(want, &tid) == 0 && tid == t->tid)
             return 1;
     }
     return 0;
+}
+
+/* Definitions, like the events the selection keeps, tell whether it
+ * matches anything at all (conv_selection_unmatched), under the names
+ * they had when defined: a thread renamed later still counts under its
+ * first name. */
+static void note_definition(conv_selection *sel, trc_reader *r, const trc_event *ev)
+{
+    if (ev->type == TRC_EV_PROCESS) {
+        /* a name pattern may judge the process differently now */
+        sel->cached_pid_keep = 0;
+        if (sel->n_thread_verdict)
+            memset(sel->thread_verdict, VERDICT_UNKNOWN, sel->n_thread_verdict);
+        (void)pid_ok(sel, r, ev->u.process->pid); /* notes a match */
+    } else if (ev->type == TRC_EV_THREAD) {
+        const trc_thread *t = ev->u.thread;
+        if (t->id < sel->n_thread_verdict)
+            sel->thread_verdict[t->id] = VERDICT_UNKNOWN;
+        if (pid_ok(sel, r, t->pid) && thread_matches(sel, t))
+            sel->seen_thread = 1;
+    }
 }
 
 /* Whether samples of thread id `id` pass --pid/--thread.  The verdict is
@@ -131,7 +198,9 @@ static int thread_ok(conv_selection *sel, trc_reader *r, uint32_t id)
     if (id < sel->n_thread_verdict && sel->thread_verdict[id] != VERDICT_UNKNOWN)
         return sel->thread_verdict[id] == VERDICT_KEEP;
     const trc_thread *t = trc_reader_thread(r, id);
-    int keep = t ? pid_ok(sel, t->pid) && thread_matches(sel, t) : 0;
+    int keep = t ? pid_ok(sel, r, t->pid) && thread_matches(sel, t) : 0;
+    if (keep)
+        sel->seen_thread = 1;
     if (id >= sel->n_thread_verdict) {
         size_t n = sel->n_thread_verdict ? sel->n_thread_verdict : 64;
         while (n <= id)
@@ -212,8 +281,8 @@ const trc_event *conv_selection_filter(conv_selection *sel, trc_reader *r,
         sel->trace_start_ns = ev->u.segment->start_ns;
         sel->have_start = 1;
     }
-    if (ev->type == TRC_EV_THREAD && ev->u.thread->id < sel->n_thread_verdict)
-        sel->thread_verdict[ev->u.thread->id] = VERDICT_UNKNOWN;
+    if (ev->type == TRC_EV_PROCESS || ev->type == TRC_EV_THREAD)
+        note_definition(sel, r, ev);
 
     switch (ev->type) {
     case TRC_EV_SAMPLE: {
@@ -240,19 +309,19 @@ const trc_event *conv_selection_filter(conv_selection *sel, trc_reader *r,
         return scratch;
     }
     case TRC_EV_GPU_KERNEL:
-        return pid_ok(sel, ev->u.kernel.where.pid) &&
+        return pid_ok(sel, r, ev->u.kernel.where.pid) &&
                        interval_ok(sel, ev->u.kernel.start_ns, ev->u.kernel.end_ns)
                    ? ev : NULL;
     case TRC_EV_GPU_MEMCPY:
-        return pid_ok(sel, ev->u.memcpy.where.pid) &&
+        return pid_ok(sel, r, ev->u.memcpy.where.pid) &&
                        interval_ok(sel, ev->u.memcpy.start_ns, ev->u.memcpy.end_ns)
                    ? ev : NULL;
     case TRC_EV_GPU_MEMSET:
-        return pid_ok(sel, ev->u.memset.where.pid) &&
+        return pid_ok(sel, r, ev->u.memset.where.pid) &&
                        interval_ok(sel, ev->u.memset.start_ns, ev->u.memset.end_ns)
                    ? ev : NULL;
     case TRC_EV_GPU_SYNC:
-        return pid_ok(sel, ev->u.sync.where.pid) &&
+        return pid_ok(sel, r, ev->u.sync.where.pid) &&
                        interval_ok(sel, ev->u.sync.start_ns, ev->u.sync.end_ns)
                    ? ev : NULL;
     case TRC_EV_API_CALL:
@@ -261,12 +330,12 @@ const trc_event *conv_selection_filter(conv_selection *sel, trc_reader *r,
                    ? ev : NULL;
     case TRC_EV_MARKER: {
         const trc_marker *m = &ev->u.marker;
-        int who = m->thread ? thread_ok(sel, r, m->thread) : pid_ok(sel, m->pid);
+        int who = m->thread ? thread_ok(sel, r, m->thread) : pid_ok(sel, r, m->pid);
         return who && interval_ok(sel, m->start_ns, m->end_ns) ? ev : NULL;
     }
     case TRC_EV_COUNTER: {
         const trc_counter_def *c = trc_reader_counter(r, ev->u.counter.counter);
-        int who = !c || c->pid < 0 || pid_ok(sel, c->pid);
+        int who = !c || c->pid < 0 || pid_ok(sel, r, c->pid);
         return who && interval_ok(sel, ev->u.counter.time_ns, ev->u.counter.time_ns) ? ev
                                                                                      : NULL;
     }

@@ -114,6 +114,11 @@ int main(int argc, char **argv)
 #else
     none("rt_tstate_current");
 #endif
+#if PY_VERSION_HEX < 0x03090000
+    off("rt_finalizing", offsetof(_PyRuntimeState, finalizing));
+#else
+    off("rt_finalizing", offsetof(_PyRuntimeState, _finalizing));
+#endif
 
     off("is_next", offsetof(PyInterpreterState, next));
 #if PY_VERSION_HEX < 0x030b0000
