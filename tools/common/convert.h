@@ -69,8 +69,9 @@ int conv_selection_unmatched(const conv_selection *sel, trc_reader *r, char *why
 int conv_selection_pid_matches(const conv_selection *sel, const trc_reader *r, int64_t pid);
 
 /* The names a --pid pattern is matched against (select_names.c): the
- * executable's basename, and the script's basename or the -m module
- * taken from the command line.  Returns how many were stored in names
+ * executable's basename, the script's basename or the -m module taken
+ * from the command line, and the display name (lib/procname.h) when it
+ * differs from the one before.  Returns how many were stored in names
  * (at most CONV_PROCESS_NAMES), each NUL-terminated and truncated to
  * fit. */
 #define CONV_PROCESS_NAMES 3

@@ -7,8 +7,8 @@
  * arguments joined with spaces, spec §7.3).  The names a --pid pattern
  * sees are the executable's basename ("python3.11") and what the user
  * ran with it: the script's basename ("train.py") or the -m module
- * ("pkg.serve").  Adding a name (a display name, say) is one more line
- * in conv_process_names.
+ * ("pkg.serve"), and the name every output shows for it (lib/procname.h:
+ * "DataLoader worker 1", "train.py rank 3").
  */
 #include "tools/common/convert.h"
 
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "format/alloc.h"
+#include "lib/procname.h"
 
 static void put_name(char dst[128], const char *s, size_t len)
 {
@@ -106,6 +107,11 @@ int conv_process_names(const trc_process *p, char names[CONV_PROCESS_NAMES][128]
     if (len)
         put_name(names[n++], b, len);
     if (p->command_line && script_name(p->command_line, names[n]))
+        n++;
+    if (n == 0 && !(p->label && *p->label))
+        return 0; /* nothing known: the display name would be a placeholder */
+    procname_base(p, names[n], sizeof names[n]);
+    if (names[n][0] && (n == 0 || strcmp(names[n], names[n - 1]) != 0))
         n++;
     return n;
 }
