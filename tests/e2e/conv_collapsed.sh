@@ -26,7 +26,7 @@ read -r _ big_samples _ big_on_cpu _ _ _ _ _ _ < "$tmp/big.info"
 if [ -x "$BIN/trc-dump" ] && "$BIN/trc-dump" --summary "$tmp/fx.trc" > "$tmp/dump.txt" 2>/dev/null; then
   n=$(grep -oiE '^ *samples[^0-9]*[0-9]+' "$tmp/dump.txt" | head -n 1 | grep -oE '[0-9]+$')
   if [ -n "$n" ] && [ "$n" != "$samples" ]; then bad "trc-dump --summary says $n samples, generator wrote $samples"; fi
-  n=$(grep -oE '[0-9]+ on cpu' "$tmp/dump.txt" | head -n 1 | grep -oE '^[0-9]+')
+  n=$(grep -E '^samples:' "$tmp/dump.txt" | grep -oE '[0-9]+ on cpu' | head -n 1 | grep -oE '^[0-9]+')
   if [ -n "$n" ] && [ "$n" != "$on_cpu" ]; then bad "trc-dump --summary says $n on-CPU samples, generator wrote $on_cpu"; fi
 fi
 
