@@ -1,6 +1,8 @@
 /*
- * children.c — the set of recorded processes and, with --subprocesses,
- * finding the descendants of the recorded program.
+ * children.c — the set of recorded processes and finding the
+ * descendants of the recorded program (by default for a program trec
+ * starts; with --pid only when --subprocesses asks), and noticing at
+ * once when one of them has ended.
  *
  * Descendants are found by walking the process tree down from each live
  * target (/proc/PID/task/TID/children, see procfs.c) about 20 times a
