@@ -2,7 +2,9 @@
 # trec records the processes its program starts, without any option:
 #  - a shell wrapper (bash -c 'python3 work.py; echo done'): the Python
 #    work is recorded with a plausible share of trc-stats' table, and
-#    the shell passed through brings no warning;
+#    the shell passed through brings no warning; two "ranks" started side
+#    by side under env, timeout and a shell (as mpirun would) are both
+#    recorded, without a warning;
 #  - multiprocessing.Pool(2): the workers' on-CPU samples of the mapped
 #    function add up to at least 70 % of the CPU time the workers
 #    measured in themselves (time.thread_time, written to a file);
@@ -38,6 +40,15 @@ one() {
   [ $rc -le 1 ] || { echo "shell: trc-stats exited $rc: $(cat "$d/sh.stats.err")"; return 1; }
   rc=0
   cc share "$d/sh.stats" shell_child_work 0.6 || return 1
+
+  # (a2) an mpirun-like launcher that is not Python (env, timeout, a shell)
+  # starting two ranks side by side: both recorded, nothing said
+  timeout 60 "$TREC" -o "$d/ranks.trc" -- env OMP_NUM_THREADS=1 timeout 50 \
+    bash -c "'$py' '$W' work 0.3 & '$py' '$W' work 0.3; wait" 2>"$d/ranks.err" || rc=$?
+  [ $rc -eq 0 ] || { echo "ranks: trec exited $rc"; cat "$d/ranks.err"; return 1; }
+  ! grep -q 'warning' "$d/ranks.err" || { echo "ranks: warnings: $(cat "$d/ranks.err")"; return 1; }
+  dump_trace "$d/ranks.trc" || return 1
+  cc workers "$d/ranks.trc.txt" shell_child_work 2 || return 1
 
   # (b) multiprocessing.Pool(2)
   timeout 60 "$TREC" -q -o "$d/pool.trc" "$py" "$W" pool "$d/truth" 8 0.15 || rc=$?
