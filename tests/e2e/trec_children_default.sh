@@ -13,7 +13,9 @@
 #    from its zombie) and an orphan re-parented to trec (status 4, from
 #    trec's own wait) are listed by trc-dump with those statuses;
 #  - a shell whose tree holds no Python: one warning at the end naming
-#    the command, its exit status passed on.
+#    the command, its exit status passed on;
+#  - --pid --subprocesses on a shell records the Python it starts;
+#    -s with --no-subprocesses is a usage error.
 # Debian's python3, the oldest and the newest pyenv interpreter (the
 # rest of the matrix is trec_subprocesses.sh's).
 # retry-once: records a live program against the clock (tests/run-all)
@@ -78,6 +80,25 @@ if [ $rc -ne 6 ]; then
 elif [ "$(grep -c warning "$TMPD/nopy.err")" != 1 ] ||
      ! grep -q "warning: no process in the tree of 'bash -c sleep 0.2; (sleep 0.1); exit 6' was Python" "$TMPD/nopy.err"; then
   fail "no Python: want one warning naming the command: $(cat "$TMPD/nopy.err")"
+fi
+
+# both at once is a usage error
+rc=0
+"$TREC" -s --no-subprocesses -o "$TMPD/both.trc" true 2>"$TMPD/both.err" || rc=$?
+[ $rc -eq 2 ] && [ ! -e "$TMPD/both.trc" ] || fail "-s --no-subprocesses: exit $rc, want 2 and no trace"
+
+# --pid --subprocesses on a shell: the Python it starts later is recorded,
+# the shell itself quietly (without -s: refused, trec_cli.sh)
+PY1=$(echo "$PYTHONS" | head -n1 | cut -d' ' -f1)
+bash -c "sleep 0.5; '$PY1' '$W' work 0.4" &
+bg=$!
+rc=0
+timeout 30 "$TREC" -s -o "$TMPD/att.trc" --pid $bg 2>"$TMPD/att.err" || rc=$?
+wait $bg
+if [ $rc -ne 0 ] || grep -q 'warning\|error' "$TMPD/att.err"; then
+  fail "--pid -s of a shell: exit $rc: $(cat "$TMPD/att.err")"
+elif ! dump_trace "$TMPD/att.trc" || ! cc workers "$TMPD/att.trc.txt" shell_child_work 1; then
+  fail "--pid -s of a shell: the Python it started was not recorded"
 fi
 
 for_each_python one
