@@ -25,6 +25,10 @@ static const char details[] =
     "not, and with --gil whether it holds the GIL), so converters can show CPU\n"
     "time or wall-clock time from the same recording.\n"
     "\n"
+    "The processes the program starts (multiprocessing and DataLoader workers,\n"
+    "commands run by a shell, mpirun ranks) are recorded too, unless\n"
+    "--no-subprocesses; with --pid, only when --subprocesses is given.\n"
+    "\n"
     "--rate: the default 1000 Hz gives 1 ms resolution, the scale of the\n"
     "questions cProfile answers, while costing the program well under 3%\n"
     "(trec reads the program's memory from outside and, unless --blocking,\n"
@@ -157,7 +161,8 @@ int main(int argc, char **argv)
     const char *output = "trec-%p.trc";
     long pid = 0;
     double rate = 1000.0, duration = 0.0;
-    int subprocesses = 0, gil = 0, quiet = 0, no_gpu = 0, spin = 0, blocking = 0;
+    int subprocesses = 0, no_subprocesses = 0, gil = 0, quiet = 0, no_gpu = 0, spin = 0,
+        blocking = 0;
     double gpu_rate = 10.0;
     const cli_option options[] = {
         {"output", 'o', CLI_STRING, &output, "FILE",
@@ -173,7 +178,10 @@ int main(int argc, char **argv)
         {"blocking", 0, CLI_FLAG, &blocking, NULL,
          "stop each thread while its stack is read (exact stacks; costs the program)", 0, 0},
         {"subprocesses", 's', CLI_FLAG, &subprocesses, NULL,
-         "also record child processes (multiprocessing, subprocess, fork)", 0, 0},
+         "record child processes too (the default for a started program; with --pid, "
+         "asks for them)", 0, 0},
+        {"no-subprocesses", 0, CLI_FLAG, &no_subprocesses, NULL,
+         "record only the started program itself, not the processes it starts", 0, 0},
         {"gil", 'g', CLI_FLAG, &gil, NULL, "record which thread holds the GIL", 0, 0},
         {"no-gpu", 0, CLI_FLAG, &no_gpu, NULL, "do not record CUDA activity or GPU counters", 0, 0},
         {"gpu-rate", 0, CLI_DOUBLE, &gpu_rate, "HZ", "GPU counter (NVML) samples per second (10)",
@@ -202,6 +210,8 @@ int main(int argc, char **argv)
     if (pid <= 0 && npos == 0)
         cli_die(CLI_EXIT_USAGE, "nothing to record: give a program to run or --pid PID "
                                 "(try 'trec --help')");
+    if (subprocesses && no_subprocesses)
+        cli_die(CLI_EXIT_USAGE, "give either --subprocesses or --no-subprocesses, not both");
 
     char *cmdline = join_args(argc, argv);
     rec_config cfg = {
@@ -210,7 +220,9 @@ int main(int argc, char **argv)
         .argv = pos,
         .rate_hz = rate,
         .duration_ns = (int64_t)(duration * 1e9),
-        .subprocesses = subprocesses,
+        /* a started program's children by default, an attached
+         * process's only when asked (docs/trec.md "Subprocesses") */
+        .subprocesses = pid > 0 ? subprocesses : !no_subprocesses,
         .gil = gil,
         .spin = spin,
         .blocking = blocking,

@@ -1,6 +1,8 @@
 /*
- * children.c — the set of recorded processes and, with --subprocesses,
- * finding the descendants of the recorded program.
+ * children.c — the set of recorded processes and finding the
+ * descendants of the recorded program (by default for a program trec
+ * starts; with --pid only when --subprocesses asks), and noticing at
+ * once when one of them has ended.
  *
  * Descendants are found by walking the process tree down from each live
  * target (/proc/PID/task/TID/children, see procfs.c) about 20 times a
@@ -17,6 +19,7 @@
 
 #include "format/alloc.h"
 
+#include <poll.h>
 #include <string.h>
 
 #define MAX_CHILDREN 1024
@@ -58,6 +61,7 @@ void rec_targets_cleanup(rec_targets *ts)
         trc_free(ts->v[i]);
     }
     trc_free(ts->v);
+    trc_free(ts->pfd);
     memset(ts, 0, sizeof *ts);
 }
 
@@ -116,4 +120,38 @@ int rec_children_scan(rec_targets *ts, pid_t self, int64_t now_ns)
         added += r;
     }
     return added;
+}
+
+void rec_children_poll_exits(rec_targets *ts, int64_t now_ns)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < ts->n; i++) {
+        const rec_target *t = ts->v[i];
+        n += !t->launched && t->state != REC_T_ENDED && t->pid_fd >= 0;
+    }
+    if (n == 0)
+        return;
+    if (n > ts->pfd_cap) {
+        struct pollfd *v = trc_realloc(ts->pfd, n * sizeof *v);
+        if (!v)
+            return;
+        ts->pfd = v;
+        ts->pfd_cap = n;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < ts->n; i++) {
+        const rec_target *t = ts->v[i];
+        if (!t->launched && t->state != REC_T_ENDED && t->pid_fd >= 0)
+            ts->pfd[k++] = (struct pollfd){.fd = t->pid_fd, .events = POLLIN};
+    }
+    if (poll(ts->pfd, (nfds_t)k, 0) <= 0)
+        return;
+    k = 0;
+    for (size_t i = 0; i < ts->n; i++) {
+        rec_target *t = ts->v[i];
+        if (t->launched || t->state == REC_T_ENDED || t->pid_fd < 0)
+            continue;
+        if (ts->pfd[k++].revents)
+            t->next_check_ns = now_ns;
+    }
 }

@@ -14,6 +14,7 @@
 #ifndef TRC_LIB_REC_REC_INT_H
 #define TRC_LIB_REC_REC_INT_H
 
+#include <poll.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -576,6 +577,8 @@ int64_t rec_selftime_quantile(const rec_selftime *st, double q);
 typedef struct rec_targets {
     rec_target **v;
     size_t n, cap;
+    struct pollfd *pfd;      /* scratch for rec_children_poll_exits */
+    size_t pfd_cap;
 } rec_targets;
 
 rec_target *rec_targets_find(rec_targets *ts, pid_t pid);
@@ -588,5 +591,13 @@ void rec_targets_cleanup(rec_targets *ts);
  * subreaper, > 0) not yet known.  Returns the number added, -1 on
  * allocation failure. */
 int rec_children_scan(rec_targets *ts, pid_t self, int64_t now_ns);
+
+/* Descendants (not trec's own child) whose pidfd says they have exited
+ * get their exit check at once (target.c, check_process) instead of at
+ * its next 20 Hz turn: a zombie shows its exit status only until its
+ * parent reaps it.  One poll for all of them; nothing when there are
+ * none (a single-process recording pays nothing).  Cannot fail: without
+ * memory the checks keep their pace. */
+void rec_children_poll_exits(rec_targets *ts, int64_t now_ns);
 
 #endif /* TRC_LIB_REC_REC_INT_H */

@@ -61,6 +61,8 @@ typedef struct session {
     char gpu_warning[1024];  /* why GPU recording is off, said once the program runs */
     trec_gpu_nvml *nvml;     /* NULL = no NVML counters */
     rec_stopper *stopper;    /* --blocking; NULL otherwise */
+    int saw_python;          /* some process of the tree was attached to */
+    int warned_any;          /* a warning about an unsampled process was given */
 } session;
 
 static void say(const session *s, rec_msg_level level, const char *fmt, ...)
@@ -145,8 +147,10 @@ static void flush_losses(session *s)
         writer_failed(s, st);
 }
 
-/* Collect exited children: the root's status, and with --subprocesses
- * the exit of any descendant re-parented to trec (the subreaper).  With
+/* Collect exited children: the root's status, and when following
+ * descendants the exit of any of them re-parented to trec (the
+ * subreaper): its exact status, where a descendant reaped by its own
+ * parent gives only what its zombie showed (check_process, target.c).  With
  * --blocking, trec traces the threads it reads: their ptrace stops and
  * exits come through waitpid too, and rec_stopper_reap answers them on
  * the way (so this runs every tick then, attached or not). */
@@ -195,12 +199,19 @@ static void say_ending(session *s)
     rec_target *r = s->root;
     if (!r)
         return;
-    if (s->launched && !r->warned && s->samples == 0 && r->err[0] &&
+    int not_ready = r->last_err == PY_ERR_NOT_READY || r->last_err == PY_ERR_GONE;
+    if (s->cfg->subprocesses && !s->saw_python && !s->warned_any && s->samples == 0 &&
+        !(s->launched && not_ready)) {
+        /* followed quietly through processes that were not Python, and
+         * none in the tree ever was: say so once, naming the command */
+        say(s, REC_MSG_WARN, "no process in the tree of '%.300s' was Python%s%s%s; no samples "
+            "recorded", r->cmdline[0] ? r->cmdline : r->exe, r->err[0] ? " (" : "", r->err,
+            r->err[0] ? ")" : "");
+    } else if (s->launched && !r->warned && s->samples == 0 && r->err[0] &&
         (r->last_err == PY_ERR_NOT_PYTHON || r->last_err == PY_ERR_VERSION ||
          r->last_err == PY_ERR_PERM))
         say(s, REC_MSG_WARN, "%s; no samples recorded", r->err);
-    else if (s->launched && s->samples == 0 &&
-             (r->last_err == PY_ERR_NOT_READY || r->last_err == PY_ERR_GONE))
+    else if (s->launched && s->samples == 0 && not_ready)
         /* it ended while its interpreter was still starting: say what
          * the last look saw, or a short program's empty trace is a mystery */
         say(s, REC_MSG_WARN, "the program ended before trec could read its interpreter%s%s; "
@@ -212,12 +223,19 @@ static void say_ending(session *s)
                           : "");
 }
 
-/* Warn once about a process that cannot be sampled. */
+/* Warn once about a process that cannot be sampled.  While descendants
+ * are followed, one that is simply not Python (a shell, mpirun, env) is
+ * a step on the way to the Python processes: no warning for it; the end
+ * says so if no process of the tree was Python (say_ending). */
 static void warn_unsampled(session *s, rec_target *t)
 {
     if (t->state != REC_T_NOT_PYTHON || t->warned)
         return;
+    int unreadable_python = t->last_err == PY_ERR_PERM || t->last_err == PY_ERR_VERSION;
+    if (s->cfg->subprocesses && !unreadable_python)
+        return;
     t->warned = 1;
+    s->warned_any = 1;
     if (t->is_root && s->launched) {
         say(s, REC_MSG_WARN, "%s; running it to completion without samples",
             t->err[0] ? t->err : "not a Python program");
@@ -273,6 +291,8 @@ static void tick(session *s, const rec_tick *tk, int chld)
     rec_tick_ctx ctx = {.w = s->w, .now_ns = now, .gil = s->cfg->gil, .stopper = s->stopper,
                         .targets = &s->targets};
     int64_t cpu0 = s->cost.hist ? rec_thread_cpu_ns() : 0;
+    if (s->cfg->subprocesses)
+        rec_children_poll_exits(&s->targets, now);
     for (size_t i = 0; i < s->targets.n; i++) {
         rec_target *t = s->targets.v[i];
         trc_status st = rec_target_step(t, &ctx);
@@ -280,6 +300,7 @@ static void tick(session *s, const rec_tick *tk, int chld)
             writer_failed(s, st);
             return;
         }
+        s->saw_python |= t->state == REC_T_ATTACHED;
         warn_unsampled(s, t);
         warn_truncated(s, t);
     }
@@ -458,14 +479,23 @@ static void finish_trace(session *s)
 }
 
 /* --pid: attach before anything is written, so a target that cannot be
- * recorded leaves no file behind.  Returns 0 or -1 (message given). */
+ * recorded leaves no file behind.  With --subprocesses a process that is
+ * not Python (a shell, a launcher) is followed for the Python processes
+ * it starts: its first tick gives up on it and writes its PROCESS record
+ * (target.c).  Returns 0 or -1 (message given). */
 static int attach_existing(session *s)
 {
     int64_t t0 = trc_now_ns();
     for (;;) {
         py_status ps = rec_target_try_attach(s->root, trc_now_ns());
-        if (ps == PY_OK)
+        if (ps == PY_OK) {
+            s->saw_python = 1;
             return 0;
+        }
+        if (ps == PY_ERR_NOT_PYTHON && s->cfg->subprocesses) {
+            s->root->give_up_ns = trc_now_ns();
+            return 0;
+        }
         if (ps != PY_ERR_NOT_READY || trc_now_ns() - t0 > ATTACH_WAIT_NS ||
             rec_signals_stop_requested()) {
             say(s, REC_MSG_ERROR, "%s", s->root->err[0] ? s->root->err : "cannot read the process");
@@ -512,6 +542,8 @@ static int start(session *s)
     char err[1024];
     int to_stderr = rec_output_is_stdout(cfg->output);
     if (s->launched) {
+        /* descendants whose parent exits come to trec, not to init:
+         * still found by the scan, and their exit status known */
         if (cfg->subprocesses)
             prctl(PR_SET_CHILD_SUBREAPER, 1);
         gpu_setup(s); /* before the fork: the program inherits the environment */

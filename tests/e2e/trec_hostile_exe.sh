@@ -3,9 +3,10 @@
 # not (recordable) Python:
 #  - a non-Python program, started: it runs to its end with its exit
 #    status passed on, the trace holds its PROCESS and exit but no
-#    samples, and trec says why in one line (also when it ends before
-#    the 2 s attach grace period); with --pid: one-line error naming the
-#    pid and executable, exit 2, no file written;
+#    samples, and trec says why in one line (at the end, as no process
+#    of its tree was Python; with --no-subprocesses after the 2 s attach
+#    grace period); with --pid: one-line error naming the pid and
+#    executable, exit 2, no file written;
 #  - a static non-Python executable (built here with cc -static, or
 #    /sbin/ldconfig): the same, saying it has no symbol table;
 #  - a stripped interpreter (strip --strip-all on a copy of Debian's
@@ -83,7 +84,10 @@ wait_exec() {
 # --- non-Python, dynamic
 launched_nonpy sleep-short 0 "not a CPython process" /bin/sleep 0.3
 launched_nonpy sh-status 7 "not a CPython process" /bin/sh -c 'sleep 0.3; exit 7'
-launched_nonpy sleep-long 0 "running it to completion without samples" /bin/sleep 2.5
+# past the 2 s attach grace period: said at once when only the program is
+# recorded; when its children are followed, said at the end (above)
+launched_nonpy sleep-long 0 "running it to completion without samples" --no-subprocesses /bin/sleep 2.5
+launched_nonpy sleep-long-tree 0 "no process in the tree of '/bin/sleep 2.5' was Python (.*not a CPython process" /bin/sleep 2.5
 sleep 30 &
 bg=$!
 wait_exec $bg "$(command -v sleep)"

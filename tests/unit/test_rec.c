@@ -93,6 +93,54 @@ static void zombie_exit_code(void **state)
     assert_int_equal(rec_proc_stat(pid, 0, &s), -1);
 }
 
+/* A followed descendant's end is noticed at the next tick, not at its
+ * 20 Hz check, and only that descendant's check is brought forward: a
+ * zombie shows its status only until its parent reaps it. */
+static void children_poll_exits(void **state)
+{
+    pid_t alive = fork();
+    if (alive == 0) {
+        pause();
+        _exit(0);
+    }
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(5);
+    rec_targets ts;
+    memset(&ts, 0, sizeof ts);
+    int64_t t0 = trc_now_ns();
+    rec_target *a = rec_targets_add(&ts, alive, 0, 0, t0);
+    rec_target *d = rec_targets_add(&ts, dead, 0, 0, t0);
+    assert_non_null(a);
+    assert_non_null(d);
+    if (d->pid_fd < 0) {
+        rec_targets_cleanup(&ts);
+        kill(alive, SIGKILL);
+        waitpid(alive, NULL, 0);
+        waitpid(dead, NULL, 0);
+        skip(); /* no pidfd_open (Linux < 5.3) */
+    }
+    int64_t check_a = a->next_check_ns, check_d = d->next_check_ns;
+    assert_true(check_d > t0);
+    int64_t now = t0;
+    for (int tries = 0; d->next_check_ns == check_d && tries < 1000; tries++) {
+        usleep(2000);
+        now = trc_now_ns();
+        rec_children_poll_exits(&ts, now);
+    }
+    assert_int_equal(d->next_check_ns, now);
+    assert_int_equal(a->next_check_ns, check_a);
+    /* the launched root is trec's to wait for: never polled */
+    d->launched = 1;
+    d->next_check_ns = check_d;
+    rec_children_poll_exits(&ts, now + 1);
+    assert_int_equal(d->next_check_ns, check_d);
+    rec_targets_cleanup(&ts);
+    kill(alive, SIGKILL);
+    waitpid(alive, NULL, 0);
+    waitpid(dead, NULL, 0);
+}
+
 static void pace_classify(void **state)
 {
     int late;
@@ -526,6 +574,7 @@ int main(void)
         cmocka_unit_test(stat_parse_odd_names),
         cmocka_unit_test(stat_of_self),
         cmocka_unit_test(zombie_exit_code),
+        cmocka_unit_test(children_poll_exits),
         cmocka_unit_test(pace_classify),
         cmocka_unit_test(pace_grid),
         cmocka_unit_test(pace_spin),

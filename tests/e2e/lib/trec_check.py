@@ -326,9 +326,9 @@ def case_subprocesses(c, t, fx, version, args):
 
 
 def case_single(c, t, fx, version, args):
-    """Only the root process recorded (no --subprocesses)."""
+    """Only the root process recorded (--no-subprocesses)."""
     pids = {p["pid"] for p in t.processes}
-    c.expect(len(pids) == 1, "%d processes recorded without --subprocesses" % len(pids))
+    c.expect(len(pids) == 1, "%d processes recorded with --no-subprocesses" % len(pids))
 
 
 def case_accuracy(c, t, fx, version, args):
