@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/chgpu.sh — GPU data in trc2chrome and trc2speedscope (issue 6: 1 M
+# bench/chgpu.sh — GPU data in trc2chrome and trc2speedscope (1 M
 # GPU activities convert in under 2 s per output on one core).  The input
 # is the synthetic training trace of tests/support/convb_traces.c
 # (test_convb_export --write-gpu N): N launches, i.e. about N kernels,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/report.py — the benchmark table (issue 7) from the results the
+"""bench/report.py — the benchmark table from the results the
 bench/*.sh scripts write (bench/lib.bash, bench/benchres.py).
 
   report.py RESULTS [--prev PREV]     print the table

@@ -1,4 +1,4 @@
-# mk/bench.mk — the benchmark report (issue 7).
+# mk/bench.mk — the benchmark report.
 #
 #   make bench               run every bench/*.sh; results in
 #                            $(BUILD)/bench/results.tsv, the table in

@@ -1,4 +1,4 @@
-# mk/conva.mk — trc2collapsed, trc-stats, trc2pstats (issue 4).
+# mk/conva.mk — trc2collapsed, trc-stats, trc2pstats.
 #
 # conv-gen writes the synthetic traces the e2e tests (tests/e2e/conv_*.sh)
 # and bench/conv_a.sh use: tests/support/conv_traces.c built with its

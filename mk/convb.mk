@@ -1,4 +1,4 @@
-# mk/convb.mk — trc2speedscope and trc2chrome (issue 4).
+# mk/convb.mk — trc2speedscope and trc2chrome.
 #
 # The unit test binary test_convb_export doubles as the generator of the
 # synthetic traces (tests/support/convb_traces.c) that the e2e scripts

@@ -1,4 +1,4 @@
-# mk/cupti.mk — GPU recording (issue 5, docs/gpu.md).
+# mk/cupti.mk — GPU recording (docs/gpu.md).
 #
 # libtrec-cupti.so (lib/cupti/, the CUDA injection) is built only when
 # the CUPTI headers are found at $(CUDA_HOME)/include (default

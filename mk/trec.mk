@@ -1,4 +1,4 @@
-# trec (issue 3): helper programs the recorder's end-to-end tests and
+# trec: helper programs the recorder's end-to-end tests and
 # benchmark use.  They read traces through the public API only.
 TREC_TEST_TOOLS := $(BUILD)/tests/tools/trc_stacks $(BUILD)/tests/tools/trc_shares \
                    $(BUILD)/tests/tools/no_perf_events

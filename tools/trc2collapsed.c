@@ -1,6 +1,6 @@
 /*
  * trc2collapsed — folded stacks ("root;...;leaf COUNT") for flamegraph.pl,
- * inferno and speedscope (FORMATS.md §4; docs/man/trc2collapsed.1).
+ * inferno and speedscope (docs/design/outputs.md §4; docs/man/trc2collapsed.1).
  * A thin main over lib/export/collapsed.c and the converter pipeline;
  * --gpu charges GPU time to launch sites through lib/export/gpu_callsite.c.
  */

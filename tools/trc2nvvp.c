@@ -1,6 +1,6 @@
 /*
  * trc2nvvp — the GPU side of a trace the way nvprof and NVVP users know
- * it (FORMATS.md §6; docs/man/trc2nvvp.1): nvprof's summary by default,
+ * it (docs/design/outputs.md §5; docs/man/trc2nvvp.1): nvprof's summary by default,
  * --print-gpu-trace / --print-api-trace tables (text or --csv), or an
  * NVVP-like SVG timeline with --svg FILE.  A thin main over
  * lib/export/nvvp_* and the converter pipeline.

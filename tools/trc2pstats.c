@@ -1,5 +1,5 @@
 /*
- * trc2pstats — a pstats file (marshal-ed dict, FORMATS.md §3) that
+ * trc2pstats — a pstats file (marshal-ed dict, docs/design/outputs.md §3) that
  * `python -m pstats`, pstats.Stats, snakeviz and gprof2dot load
  * (docs/man/trc2pstats.1).  A thin main over lib/export/stats.c and
  * lib/export/pstats.c and the converter pipeline; --gpu weights stacks by

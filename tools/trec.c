@@ -1,6 +1,6 @@
 /*
  * trec — record a CPython program's stacks from outside into a .trc trace
- * (issue 3; how: lib/rec/rec.h, docs/trec.md, docs/man/trec.1).
+ * (how: lib/rec/rec.h, docs/trec.md, docs/man/trec.1).
  *
  *   trec -o run.trc python x.py arg...      start and record a program
  *   trec -o run.trc -- cmd ...              the same, options end at "--"

@@ -1,6 +1,6 @@
 /*
  * lib/cupti/apinames.c — API names, classes and kernel-name demangling
- * (FORMATS.md §8; contracts in apinames.h).
+ * (docs/design/cupti.md §4, §5; contracts in apinames.h).
  *
  * Classes are decided from the stripped name so that they hold for every
  * variant CUPTI knows (_ptsz, _v2, Ex, Async ...) without listing each

@@ -1,6 +1,6 @@
 /*
  * lib/cupti/apinames.h — CUDA API names and classes for the injection
- * (FORMATS.md §8): callback ids → "cudaLaunchKernel" (no _vNNNN or
+ * (docs/design/cupti.md §4, §5): callback ids → "cudaLaunchKernel" (no _vNNNN or
  * _ptsz suffix), which calls launch GPU work (their Python stack is
  * captured), which are noisy queries (not recorded), and kernel-name
  * demangling with a cache.

@@ -1,6 +1,6 @@
 /*
  * lib/cupti/cupti_api.c — finding libcupti at run time and filling the
- * cupti_api table (FORMATS.md §8).  See cupti_api.h for the search order.
+ * cupti_api table (docs/design/cupti.md §1).  See cupti_api.h for the search order.
  *
  * Why dlopen: the injection must load (and stay harmless) in programs
  * on machines where libcupti is elsewhere or missing, and the tests

@@ -1,6 +1,6 @@
 /*
  * lib/cupti/cupti_api.h — the table of CUPTI entry points the injection
- * calls through (FORMATS.md §8).
+ * calls through (docs/design/cupti.md §1).
  *
  * The injection never links against libcupti: every CUPTI call goes
  * through a cupti_api filled by dlopen + dlsym at InitializeInjection

@@ -1,6 +1,6 @@
 /*
  * lib/cupti/decode.c — CUPTI 13 activity records → writer calls
- * (contracts in decode.h; FORMATS.md §8; spec/DESIGN-NOTES.md types 10–18,
+ * (contracts in decode.h; docs/design/cupti.md §4, §7; spec/DESIGN-NOTES.md types 10–18,
  * 21–22: a CONTEXT record becomes GPU_CONTEXT plus its NULL stream as
  * the default GPU_STREAM; every other stream is described the first time
  * an activity names it).

@@ -1,6 +1,6 @@
 /*
  * lib/cupti/decode.h — CUPTI 13 activity records → .trc records
- * (FORMATS.md §8; record layouts spec §7.12, spec/DESIGN-NOTES.md types
+ * (docs/design/cupti.md §4, §7; record layouts spec §7.12, spec/DESIGN-NOTES.md types
  * 10–18).
  *
  * One decoder per side trace.  It maps CUPTI's timestamps onto the trace

@@ -1,7 +1,7 @@
 /*
  * lib/cupti/inject.c — the CUDA injection: CUPTI set-up, activity
  * buffers, launch callbacks, the flusher thread, exit and fork
- * (issue 5; FORMATS.md §8; contracts in inject.h; docs/gpu.md).
+ * (docs/design/cupti.md; contracts in inject.h; docs/gpu.md).
  *
  * Concurrency.  CUPTI calls us from the application's threads (API
  * callbacks), from its own worker thread and from whoever flushes

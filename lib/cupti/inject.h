@@ -1,6 +1,6 @@
 /*
  * lib/cupti/inject.h — the CUDA injection's entry points and test hooks
- * (issue 5; FORMATS.md §8; docs/gpu.md).
+ * (docs/design/cupti.md §1; docs/gpu.md).
  *
  * libtrec-cupti.so exports exactly these (lib/cupti/cupti.map):
  *   InitializeInjection          called by the CUDA driver at cuInit when

@@ -1,6 +1,6 @@
 /*
  * lib/cupti/launch.c — launch-site Python stacks (contracts in launch.h;
- * FORMATS.md §7–8).
+ * docs/design/cupti.md §5; docs/design/cpython.md).
  *
  * Cost matters here: this runs on the application's thread inside every
  * kernel launch.  The walker (lib/py) caches code objects and hands back

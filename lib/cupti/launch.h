@@ -1,6 +1,6 @@
 /*
- * lib/cupti/launch.h — the Python stack at each GPU launch (issue 5,
- * FORMATS.md §8 "Callback API").
+ * lib/cupti/launch.h — the Python stack at each GPU launch
+ * (docs/design/cupti.md §5).
  *
  * At API_ENTER of a launch call the injection asks this module for the
  * calling thread's Python stack (read in-process by lib/py's walker over

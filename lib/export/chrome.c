@@ -1,6 +1,6 @@
 /*
  * lib/export/chrome.c — Chrome Trace Event JSON exporter, CPU half (see
- * chrome.h; format facts in FORMATS.md §2): the document, CPU samples as
+ * chrome.h; format facts in docs/design/outputs.md §2): the document, CPU samples as
  * flame slices, counters, losses, process exits and names.  GPU
  * activities, CUDA API calls and markers are chrome_gpu.c's.
  *

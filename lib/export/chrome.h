@@ -3,7 +3,7 @@
  * engine): CPU samples become a flame chart over time for Perfetto,
  * chrome://tracing and speedscope's Chrome importer.
  *
- * Output (FORMATS.md §2): {"traceEvents":[...],"displayTimeUnit":"ms",
+ * Output (docs/design/outputs.md §2): {"traceEvents":[...],"displayTimeUnit":"ms",
  * "otherData":{...}}.  Per thread, consecutive samples sharing a stack
  * prefix keep those frames open; a frame becomes one "X" slice (name =
  * function, cat = frame kind, args = file, line) when the stack leaves it,

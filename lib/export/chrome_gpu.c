@@ -1,6 +1,6 @@
 /*
  * lib/export/chrome_gpu.c — Chrome Trace Event exporter, GPU half (see
- * chrome.h for the layout users see; FORMATS.md §2 for the format):
+ * chrome.h for the layout users see; docs/design/outputs.md §2 for the format):
  * GPU activities, CUDA API calls, markers, and the flows between launches
  * and their activities.
  *

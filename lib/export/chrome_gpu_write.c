@@ -1,6 +1,6 @@
 /*
  * lib/export/chrome_gpu_write.c — Chrome exporter, GPU half: one placed
- * slice as a JSON "X" event (FORMATS.md §2) with its args — names through
+ * slice as a JSON "X" event (docs/design/outputs.md §2) with its args — names through
  * a cache of escaped strings, call sites, launch geometry, markers.
  */
 #include <string.h>

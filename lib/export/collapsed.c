@@ -1,5 +1,5 @@
 /*
- * lib/export/collapsed.c — folded ("collapsed") stacks, FORMATS.md §4:
+ * lib/export/collapsed.c — folded ("collapsed") stacks, docs/design/outputs.md §4:
  * one line per distinct stack, "root;...;leaf COUNT", read by
  * flamegraph.pl, inferno and speedscope.  Contract in export.h.
  *

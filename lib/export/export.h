@@ -1,8 +1,8 @@
 /*
  * lib/export/export.h — the aggregating exporters: folded stacks
- * (collapsed.c, FORMATS.md §4), per-function statistics (stats.c, the
+ * (collapsed.c, docs/design/outputs.md §4), per-function statistics (stats.c, the
  * model behind trc-stats and trc2pstats) and the pstats file writer
- * (pstats.c, FORMATS.md §3).  Internal API (not installed), prefix exp_.
+ * (pstats.c, docs/design/outputs.md §3).  Internal API (not installed), prefix exp_.
  *
  * Each exporter is a streaming sink: feed it the samples a converter
  * keeps (exp_*_add), then write.  They keep one row per distinct (group,

@@ -1,7 +1,7 @@
 /*
  * lib/export/gpu_callsite.h — GPU time by Python call site: pairs each
  * GPU activity (kernel, memcpy, memset) with the API call that launched
- * it, by (pid, correlation id) (spec §7.12; FORMATS.md §8), so that the
+ * it, by (pid, correlation id) (spec §7.12; docs/design/cupti.md §5), so that the
  * activity's duration can be charged to the launching Python stack plus a
  * leaf frame for the kernel.  The one place where trc2collapsed --gpu,
  * trc-stats --gpu-callsites and trc2pstats --gpu do that matching.

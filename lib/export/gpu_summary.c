@@ -1,6 +1,6 @@
 /*
  * lib/export/gpu_summary.c — `trc-stats --gpu` (contract in
- * gpu_summary.h; FORMATS.md §6), over lib/export/nvvp_summary.
+ * gpu_summary.h; docs/design/outputs.md §5), over lib/export/nvvp_summary.
  */
 #include "lib/export/gpu_summary.h"
 

@@ -1,6 +1,6 @@
 /*
  * lib/export/gpu_summary.h — the sink behind `trc-stats --gpu`: nvprof's
- * default summary of a trace's GPU data (FORMATS.md §6), "GPU
+ * default summary of a trace's GPU data (docs/design/outputs.md §5), "GPU
  * activities:" and "API calls:" sections with columns Type, Time(%),
  * Time, Calls, Avg, Min, Max, Name, rows by time (largest first), times
  * with unit suffixes to ~5 significant digits, copies as

@@ -1,6 +1,6 @@
 /*
  * lib/export/nvvp_data.c — the buffering collector behind the GPU trace
- * tables and the timeline (contract in nvvp_data.h; FORMATS.md §6).
+ * tables and the timeline (contract in nvvp_data.h; docs/design/outputs.md §5).
  */
 #include "lib/export/nvvp_data.h"
 

@@ -1,6 +1,6 @@
 /*
  * lib/export/nvvp_data.h — what the GPU trace tables and the timeline
- * keep of a trace (FORMATS.md §6).
+ * keep of a trace (docs/design/outputs.md §5).
  *
  * nvprof's traces are sorted by start time and a timeline needs the whole
  * time range before it can place anything, while a .trc file holds GPU

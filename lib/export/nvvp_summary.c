@@ -1,7 +1,8 @@
 /*
- * lib/export/nvvp_summary.c — nvprof's two-section summary (FORMATS.md
- * §6; contract in nvvp_summary.h).  One aggregate per distinct name per
- * section, indexed by the name's pool id.
+ * lib/export/nvvp_summary.c — nvprof's two-section summary
+ * (docs/design/outputs.md §5; contract in nvvp_summary.h).  One
+ * aggregate per distinct name per section, indexed by the name's pool
+ * id.
  */
 #include "lib/export/nvvp_summary.h"
 

@@ -1,5 +1,5 @@
 /*
- * lib/export/nvvp_summary.h — nvprof's default summary (FORMATS.md §6):
+ * lib/export/nvvp_summary.h — nvprof's default summary (docs/design/outputs.md §5):
  * two sections, "GPU activities" (kernels by demangled name, copies as
  * "[CUDA memcpy HtoD]" etc., "[CUDA memset]") and "API calls" (runtime
  * and driver calls by name), each with columns Type, Time(%), Time,

@@ -1,6 +1,6 @@
 /*
  * lib/export/nvvp_svg.h — an NVVP-like timeline of a trace as one SVG
- * file (FORMATS.md §6 "NVVP Timeline View rows").
+ * file (docs/design/outputs.md §5).
  *
  * Rows, top to bottom: per process, its process-wide NVTX ranges, then
  * per thread a lane of CPU samples (coloured by the top Python frame),

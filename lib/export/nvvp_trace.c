@@ -1,6 +1,6 @@
 /*
  * lib/export/nvvp_trace.c — the GPU trace and API trace tables, text and
- * CSV (FORMATS.md §6; contract in nvvp_trace.h).
+ * CSV (docs/design/outputs.md §5; contract in nvvp_trace.h).
  *
  * Lines are assembled in one growable buffer with plain copies and the
  * integer formatters of nvvp_units.c, then written with one fwrite each:

@@ -1,5 +1,5 @@
 /*
- * lib/export/nvvp_trace.h — nvprof's per-record tables (FORMATS.md §6):
+ * lib/export/nvvp_trace.h — nvprof's per-record tables (docs/design/outputs.md §5):
  * `--print-gpu-trace` (one line per kernel, copy and memset, by start
  * time) and `--print-api-trace` (one line per runtime/driver API call),
  * as aligned text or as nvprof's CSV shape (a quoted header row, then a

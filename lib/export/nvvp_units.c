@@ -1,5 +1,5 @@
 /*
- * lib/export/nvvp_units.c — nvprof-style number formatting (FORMATS.md §6;
+ * lib/export/nvvp_units.c — nvprof-style number formatting (docs/design/outputs.md §5;
  * contract in nvvp_units.h).  Integer arithmetic only (128-bit
  * intermediates where a product may pass 2^64), so that formatting a
  * million trace rows stays cheap and exact.

@@ -1,6 +1,6 @@
 /*
  * lib/export/nvvp_units.h — number formatting for the NVIDIA-style GPU
- * views (FORMATS.md §6): nvprof's unit-suffixed times ("82.592us"),
+ * views (docs/design/outputs.md §5): nvprof's unit-suffixed times ("82.592us"),
  * sizes ("4.0000MB", 1 KB = 1024 B as nvprof prints them), throughputs,
  * fixed-unit numbers for CSV, and the names nvprof gives copies and
  * memory kinds.

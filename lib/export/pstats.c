@@ -1,5 +1,5 @@
 /*
- * lib/export/pstats.c — writes exp_stats as a pstats file (FORMATS.md §3):
+ * lib/export/pstats.c — writes exp_stats as a pstats file (docs/design/outputs.md §3):
  * one marshal-ed dict, no header, as cProfile's dump_stats writes it and
  * pstats.Stats.load_stats reads it on Python 3.8–3.13.  Contract in
  * export.h.

@@ -1,6 +1,6 @@
 /*
  * lib/export/speedscope.c — speedscope JSON exporter (see speedscope.h;
- * format facts in FORMATS.md §1, speedscope's file-format-schema.json).
+ * format facts in docs/design/outputs.md §1, speedscope's file-format-schema.json).
  *
  * Each profile ("track": a thread, or a process with merge_threads) keeps
  * the run it is extending (view stack + summed weight).  When the stack

@@ -2,7 +2,7 @@
  * lib/export/speedscope.h — the speedscope JSON exporter (a conv sink's
  * engine): CPU samples in, one "sampled" profile per thread out.
  *
- * Output (speedscope's file-format-schema.json, notes in FORMATS.md §1):
+ * Output (speedscope's file-format-schema.json, notes in docs/design/outputs.md §1):
  * "$schema", "exporter": "trc@VERSION", "name", shared.frames (name, file,
  * line) and one sampled profile per thread named "NAME (tid N)", in order
  * of each thread's first sample; with merge_threads one profile per

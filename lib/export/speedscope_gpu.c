@@ -1,7 +1,7 @@
 /*
  * lib/export/speedscope_gpu.c — evented speedscope profiles of GPU
  * streams (see speedscope_gpu.h for what is shown and how overlaps are
- * made valid; FORMATS.md §1 for the format).
+ * made valid; docs/design/outputs.md §1 for the format).
  */
 #include "lib/export/speedscope_gpu.h"
 

@@ -1,6 +1,6 @@
 /*
  * lib/export/speedscope_gpu.h — the GPU part of the speedscope exporter:
- * one "evented" profile per GPU stream (FORMATS.md §1), beside the CPU
+ * one "evented" profile per GPU stream (docs/design/outputs.md §1), beside the CPU
  * sampled profiles, with kernels, copies and memsets as frames (kernel
  * name, "[CUDA memcpy HtoD]", "[CUDA memset]").  Synchronisations are not
  * shown: they are host waits, not GPU work.  Internal to lib/export.

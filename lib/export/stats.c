@@ -1,6 +1,6 @@
 /*
  * lib/export/stats.c — per-function statistics from samples, the model
- * behind trc-stats and trc2pstats (FORMATS.md §3; meanings of ncalls,
+ * behind trc-stats and trc2pstats (docs/design/outputs.md §3; meanings of ncalls,
  * tottime and cumtime for sampled data in export.h and
  * docs/converters.md).  Contract in export.h.
  *

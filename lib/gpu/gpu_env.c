@@ -1,6 +1,6 @@
 /*
  * lib/gpu/gpu_env.c — the traced program's environment and the side
- * directory (lib/gpu/trec_gpu.h; FORMATS.md §8 "Injection").
+ * directory (lib/gpu/trec_gpu.h; docs/design/cupti.md §1 "Injection").
  *
  * The environment is the whole transport set-up: the CUDA driver of the
  * program (and of every program it starts, e.g. torchrun workers or

@@ -1,6 +1,6 @@
 /*
  * lib/gpu/nvml.c — NVML counters sampled on trec's own thread
- * (lib/gpu/trec_gpu.h; FORMATS.md §9).
+ * (lib/gpu/trec_gpu.h; docs/design/nvml.md).
  *
  * No nvml.h is needed: the handful of entry points used are declared
  * below with the layouts NVML documents, and the library is dlopen'ed,

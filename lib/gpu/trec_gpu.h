@@ -1,6 +1,6 @@
 /*
- * lib/gpu/trec_gpu.h — trec's side of GPU recording (issue 5,
- * docs/gpu.md): what trec calls to say whether GPU support is built in,
+ * lib/gpu/trec_gpu.h — trec's side of GPU recording
+ * (docs/gpu.md): what trec calls to say whether GPU support is built in,
  * to set up the traced program's environment so the CUDA driver loads
  * libtrec-cupti.so, to merge the per-process side traces the injection
  * writes, and to sample NVML counters on its own thread.

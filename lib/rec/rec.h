@@ -1,5 +1,5 @@
 /*
- * rec.h — the recorder behind `trec` (issue 3): start or attach to a
+ * rec.h — the recorder behind `trec`: start or attach to a
  * CPython program, sample every thread of it (and optionally of its
  * descendants) at a fixed rate from outside, and write a .trc trace.
  *
@@ -8,7 +8,7 @@
  * recorder never prints: messages go through rec_config.message and the
  * closing figures come back in a rec_result for the tool to print.
  *
- * Design: ARCHITECTURE.md "The recorder"; CPython side: lib/py/pyproc.h.
+ * Design: docs/design/architecture.md §4; CPython side: lib/py/pyproc.h.
  */
 #ifndef TRC_LIB_REC_REC_H
 #define TRC_LIB_REC_REC_H

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Allocation failure, swept from the command line (issue 7): for the
+# Allocation failure, swept from the command line: for the
 # reader (trc-dump --check/--events/--summary) and every converter mode on
 # small fixtures, count the allocations of a normal run
 # (TRC_TEST_COUNT_ALLOCS=1, tools/common/startup.c), then run once more

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmark report generator (bench/report.py, issue 7) on a canned
+# The benchmark report generator (bench/report.py) on a canned
 # results file — no benchmark runs, so this takes well under a second:
 #   - every row of the table is there, with its value, ratio and RSS
 #     computed from the canned figures (ratios to bare and to zlib);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Output safety of every converter (issue 7; rules in tools/common/output.c
+# Output safety of every converter (rules in tools/common/output.c
 # and docs/converters.md "Output files"):
 #  - -o writes a hidden temp file in the destination's directory and
 #    renames it: a new file gets 0666 & ~umask, a replaced one keeps its

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# trec when the trace cannot be written (issue 7): a full file system (a
+# trec when the trace cannot be written: a full file system (a
 # small tmpfs, root only), a file size limit (ulimit -f: SIGXFSZ must not
 # kill trec) and a reader that closes the pipe (SIGPIPE must not either).
 # Each time: one clear error line, the program runs to its end with its

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile targets (issue 7): code objects freed while sampled and their
+# Hostile targets: code objects freed while sampled and their
 # memory reused by new ones (compile + exec in a loop; the allocator
 # hands the same addresses to the next function's code object, name,
 # file name and line table).  lib/py's code cache must not name the old

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile targets (issue 7): a stack 5,000 frames deep, more than a
+# Hostile targets: a stack 5,000 frames deep, more than a
 # trace may hold (4096, spec R-ID-13).  Recorded as its innermost 4095
 # frames under a synthetic root frame <truncated> (kind other; spec §9
 # "Deep stacks"), with one warning; never invalid, never invented.  A

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile targets (issue 7): what trec does with executables that are
+# Hostile targets: what trec does with executables that are
 # not (recordable) Python:
 #  - a non-Python program, started: it runs to its end with its exit
 #    status passed on, the trace holds its PROCESS and exit but no

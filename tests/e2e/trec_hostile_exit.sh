@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile targets (issue 7): a program that exits (os._exit) while trec
+# Hostile targets: a program that exits (os._exit) while trec
 # samples it at 10 kHz, repeatedly; thousands of threads that start and
 # end while sampled; a process ended from a short thread mid-churn.
 # Each time: trec does not crash, passes the program's exit status on,

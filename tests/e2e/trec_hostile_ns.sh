@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile targets (issue 7): targets trec sees differently from how
+# Hostile targets: targets trec sees differently from how
 # they see themselves.  Each attached with --pid from outside:
 #  - mount namespace: the interpreter (and its libpython) copied to a
 #    tmpfs mounted only in the target's private mount namespace, so its

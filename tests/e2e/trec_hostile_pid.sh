@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile targets (issue 7): a pid that is reused.  In a private pid
+# Hostile targets: a pid that is reused.  In a private pid
 # namespace (ns_last_pid chooses the next pid):
 #  - attach: `trec --pid VICTIM`; the victim is killed and, at once, an
 #    impostor is forked under the same pid, its interpreter at the very

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile targets (issue 7): a target with 1,000 threads.  All of them
+# Hostile targets: a target with 1,000 threads.  All of them
 # are sampled and named (threading names), the trace is intact, and
 # when a tick takes longer than the period the lag is counted (late and
 # missed ticks in the self-timing line and as LOSS records) rather than hidden.

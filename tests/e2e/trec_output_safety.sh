@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# trec -o never follows or clobbers (issue 7; design in lib/rec/output.c):
+# trec -o never follows or clobbers (design in lib/rec/output.c):
 # a symbolic link or a hard link at the destination is replaced, not
 # written through; a directory is refused in one line; a start that fails
 # leaves an existing file untouched; FIFOs, /dev/null and /dev/stdout are

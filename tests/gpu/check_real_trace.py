@@ -1,6 +1,6 @@
 # tests/gpu/check_real_trace.py — checks a trace recorded by trec of
 # tests/gpu/real_torch_check.py against what the script measured itself
-# (issue 5 "Proof on a real GPU").  Input: `trc-dump -e` output of the
+#.  Input: `trc-dump -e` output of the
 # trace, the traced run's JSON, and optionally a bare run's JSON for the
 # overhead ratio.  Prints one line per check; exit 0 when all pass.
 #

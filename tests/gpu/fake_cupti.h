@@ -1,5 +1,5 @@
 /*
- * tests/gpu/fake_cupti.h — a scripted CUPTI for tests (issue 5).
+ * tests/gpu/fake_cupti.h — a scripted CUPTI for tests.
  *
  * fake_cupti_table() fills a cupti_api whose functions record what the
  * injection asks for (subscriptions, enabled kinds and callbacks) and

@@ -1,5 +1,5 @@
 # tests/gpu/real_torch_check.py — the workload of the real-GPU check
-# (issue 5; run by tests/gpu/run_real_check.sh on a machine with a GPU).
+# (run by tests/gpu/run_real_check.sh on a machine with a GPU).
 #
 # Runs, after a warm-up, four windows, each inside an NVTX range named
 # "trc-check:NAME" and bracketed by torch.cuda.Event timings and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The real-GPU proof of issue 5, for a machine with an NVIDIA GPU,
+# The real-GPU proof, for a machine with an NVIDIA GPU,
 # PyTorch and a CUDA 13 CUPTI: runs tests/gpu/real_torch_check.py bare
 # (twice; the faster run counts) and under trec (twice, likewise), then
 # checks the trace with tests/gpu/check_real_trace.py: kernel count and

@@ -1,7 +1,7 @@
 /*
  * cli.h — what every trc command shares: the option table and its parser,
  * the message helper, exit codes, and output written to a temp file and
- * renamed.  Tools are thin main()s over these (see ARCHITECTURE "Style").
+ * renamed.  Tools are thin main()s over these (see docs/design/architecture.md §5).
  *
  * Exit codes (docs/exit-codes.md):
  *   0  success
