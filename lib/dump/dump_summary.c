@@ -34,11 +34,11 @@ typedef struct summary {
     int64_t wall_ns;                        /* of the first segment; 0 = unknown */
     thread_tally *threads;                  /* [thread id], grown as ids appear */
     uint32_t n_threads;
-    int threads_nomem;                      /* per-thread lines left out */
+    int threads_nomem;                      /* a thread's tally could not be kept */
 } summary;
 
-/* Counts a sample for its thread; without memory the per-thread lines are
- * left out rather than the summary failing. */
+/* Counts a sample for its thread; without memory the summary fails
+ * (dump_summary), as it does for any other allocation. */
 static void tally_thread(summary *s, const trc_sample *sm)
 {
     if (s->threads_nomem)
@@ -139,10 +139,6 @@ static void print_threads(FILE *out, const summary *s, trc_reader *r)
 {
     uint32_t n = trc_reader_thread_count(r), shown = 0, more = 0;
     fprintf(out, "threads: %" PRIu32 "\n", n);
-    if (s->threads_nomem) {
-        fputs("  (per-thread lines left out: out of memory)\n", out);
-        return;
-    }
     for (uint32_t id = 1; id <= n; id++) {
         const trc_thread *t = trc_reader_thread(r, id);
         const thread_tally *c = id < s->n_threads ? &s->threads[id] : NULL;
@@ -238,6 +234,13 @@ int dump_summary(trc_reader *r, FILE *out, const dump_opts *o)
     }
     if (verdict == DUMP_OK && detected)
         verdict = DUMP_DAMAGED;
+    if (s.threads_nomem) {
+        /* a summary missing its thread lines would pass for a whole one */
+        if (o->problem)
+            o->problem(o->problem_ctx, "out of memory");
+        trc_free(s.threads);
+        return DUMP_UNUSABLE;
+    }
     print_summary(out, &s, r);
     trc_free(s.threads);
     return verdict;
