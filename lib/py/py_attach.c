@@ -120,18 +120,6 @@ static int open_elf(pid_t pid, const pymap *m, const char *path, pyelf *e)
     return pyelf_open(e, path, why, sizeof why);
 }
 
-static void format_hex_version(uint64_t hex, char *out, size_t n)
-{
-    unsigned level = (unsigned)(hex >> 4) & 0xf, serial = (unsigned)hex & 0xf;
-    const char *lv = level == 0xa ? "a" : level == 0xb ? "b" : level == 0xc ? "rc" : "";
-    if (*lv)
-        snprintf(out, n, "%u.%u.%u%s%u", (unsigned)(hex >> 24) & 0xff, (unsigned)(hex >> 16) & 0xff,
-                 (unsigned)(hex >> 8) & 0xff, lv, serial);
-    else
-        snprintf(out, n, "%u.%u.%u", (unsigned)(hex >> 24) & 0xff, (unsigned)(hex >> 16) & 0xff,
-                 (unsigned)(hex >> 8) & 0xff);
-}
-
 typedef struct found {
     char path[PATH_MAX];
     uint64_t bias, runtime, py_version;
@@ -364,7 +352,7 @@ static py_status choose_layout(py_proc *p, const found *f, char *err, size_t err
         if (pymem_read(&p->mem, f->py_version, b, sizeof b) != 0)
             return read_error(p, errno, err, errlen);
         hex = pysnap_u64(b, 0) & 0xffffffffu;
-        format_hex_version(hex, p->version, sizeof p->version);
+        py_version_format(hex, p->version, sizeof p->version);
         if ((hex >> 24) != 3) {
             snprintf(err, errlen, "pid %d: %s has an implausible Py_Version 0x%llx", (int)p->pid,
                      f->path, (unsigned long long)hex);
@@ -398,15 +386,23 @@ static py_status choose_layout(py_proc *p, const found *f, char *err, size_t err
     }
     uint8_t blk[PY_DEBUG_READ];
     char why[200];
-    if (pymem_read(&p->mem, f->runtime, blk, sizeof blk) != 0)
+    /* the cookie and version first: they say how long the block is */
+    if (pymem_read(&p->mem, f->runtime, blk, 16) != 0)
         return read_error(p, errno, err, errlen);
-    uint64_t dhex = py_debugoff_version(blk, sizeof blk);
+    uint64_t dhex = py_debugoff_version(blk, 16);
     if (dhex == 0 || (hex && (dhex >> 16) != (hex >> 16))) {
         snprintf(err, errlen, "pid %d: CPython %s but _PyRuntime does not start with matching "
                  "_Py_DebugOffsets (cookie %s)", (int)p->pid, p->version, dhex ? "ok" : "missing");
         return PY_ERR_VERSION;
     }
-    if (py_layout_from_debug(blk, sizeof blk, &p->L, why, sizeof why) != 0) {
+    size_t len = py_debugoff_size(dhex, why, sizeof why);
+    if (len == 0 || len > sizeof blk) {
+        snprintf(err, errlen, "pid %d: %s", (int)p->pid, why);
+        return PY_ERR_VERSION;
+    }
+    if (pymem_read(&p->mem, f->runtime, blk, len) != 0)
+        return read_error(p, errno, err, errlen);
+    if (py_layout_from_debug(blk, len, &p->L, why, sizeof why) != 0) {
         snprintf(err, errlen, "pid %d: %s", (int)p->pid, why);
         return PY_ERR_VERSION;
     }

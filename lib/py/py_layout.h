@@ -36,7 +36,8 @@ enum py_lines_kind {
 
 typedef struct py_layout {
     uint32_t minor;            /* 3.<minor> */
-    const char *headers;       /* version whose headers produced the table */
+    const char *headers;       /* version whose headers produced the table, or
+                                * "_Py_DebugOffsets (3.X list...)" */
     uint32_t lasti_kind;       /* enum py_lasti_kind */
     uint32_t lines_kind;       /* enum py_lines_kind */
     uint32_t use_qualname;     /* co_qualname exists (3.11+) */
@@ -54,6 +55,8 @@ typedef struct py_layout {
     /* struct _gil_runtime_state */
     uint32_t gil_last_holder;
     uint32_t gil_locked;
+    uint32_t gil_enabled;         /* free-threaded: int enabled (0: no GIL), else PY_OFF_NONE;
+                                   * 0 in the generated tables, which have no such builds */
 
     /* PyThreadState */
     uint32_t ts_prev;
@@ -92,6 +95,7 @@ typedef struct py_layout {
     uint32_t owner_max;           /* largest valid owner value */
     uint32_t owner_bottom;        /* bit mask: owners the outermost frame may have */
     uint64_t code_ptr_mask;       /* mask for tagged f_executable (3.14) */
+    uint32_t free_threaded;       /* Py_GIL_DISABLED build (3.13t+) */
     uint32_t tlbc;                /* free-threaded 3.14+: instr_ptr may point into a
                                    * per-thread bytecode copy (line then unknown) */
 
