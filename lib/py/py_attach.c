@@ -434,6 +434,18 @@ static py_status check_live(py_proc *p, char *err, size_t errlen)
         if (pymem_read(&p->mem, interp + p->is_lo, is, p->is_len) != 0)
             goto mismatch;
         uint64_t ts0 = pysnap_u64(is, L->is_tstate_head - p->is_lo);
+        /* The newest interpreter comes first, and a subinterpreter with
+         * no thread running in it has no thread state: the check wants
+         * the first interpreter that has one. */
+        for (int ni = 1; ts0 == 0 && ni < PY_INTERPS_MAX; ni++) {
+            uint64_t next = pysnap_u64(is, L->is_next - p->is_lo);
+            if (next == 0)
+                break;
+            interp = next;
+            if (pymem_read(&p->mem, interp + p->is_lo, is, p->is_len) != 0)
+                goto mismatch;
+            ts0 = pysnap_u64(is, L->is_tstate_head - p->is_lo);
+        }
         if (ts0 == 0) {
             snprintf(err, errlen, "pid %d: the CPython %s interpreter has no thread yet: retry",
                      (int)p->pid, p->version);

@@ -99,10 +99,22 @@ typedef struct pymemo {
 #define PY_STACK_TRIES 5 /* reads of a stack before calling it torn (each learns from the last) */
 #define PYLIST_MAX 512   /* thread-list addresses remembered between calls */
 
+/* Interpreters remembered between calls (each thread state must name
+ * one of them).  CPython sets no limit; past this many the rest are
+ * still listed, but their threads' interpreter is not checked
+ * (interp_more, counted in py_proc_stats.interp_unchecked). */
+#define PYLIST_INTERPS 256
+
+/* Not a limit of CPython's (each interpreter state is some 200 KiB):
+ * an interpreter list longer than this is taken for a cycle read from
+ * memory being rewritten, and the read is retried. */
+#define PY_INTERPS_MAX 4096
+
 typedef struct pylist_memo {
-    uint64_t interp[8];
+    uint64_t interp[PYLIST_INTERPS];
     int ninterp;
-    uint64_t gil[8];
+    int interp_more;             /* more interpreters than interp[] holds */
+    uint64_t gil[PYLIST_INTERPS];   /* distinct GIL states (one per interpreter at most) */
     int ngil;
     uint64_t tstate[PYLIST_MAX];
     uint64_t pthread[PYLIST_MAX];

@@ -651,7 +651,7 @@ static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames,
     if (!tsp)
         return pywalk_fail(p, pywalk_snap_status(p));
     memcpy(ts, tsp, p->ts_len);
-    if (p->lm.ninterp > 0) {
+    if (p->lm.ninterp > 0 && !p->lm.interp_more) {
         /* A thread state names one of the interpreters seen last time:
          * anything else is a freed or wrong address. */
         uint64_t interp = pysnap_u64(ts, L->ts_interp);

@@ -135,6 +135,8 @@ typedef struct py_proc_stats {
      * thread states alone, and found changed by such a read (then read
      * in full) (added by lib/py) */
     uint64_t thread_lists_full, thread_lists_steady, thread_lists_changed;
+    uint64_t interp_unchecked; /* full reads with more interpreters than are remembered
+                                * (lib/py/py_internal.h PYLIST_INTERPS) */
 } py_proc_stats;
 void py_proc_get_stats(const py_proc *p, py_proc_stats *out);
 
