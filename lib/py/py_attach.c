@@ -328,8 +328,10 @@ static void compute_spans(py_proc *p)
                       L->ts_datastack_top };
     uint32_t fo[] = { L->ob_type, L->fo_back, L->fo_code, L->fo_lasti, L->fo_state };
     uint32_t co[] = { L->ob_type, L->ob_size, L->co_firstlineno, L->co_filename, L->co_name,
-                      L->co_qualname, L->co_lines, L->co_version };
-    uint32_t gil[] = { L->gil_locked, L->gil_last_holder };
+                      L->co_qualname, L->co_lines, L->co_version,
+                      L->tlbc ? L->co_tlbc : PY_OFF_NONE };
+    uint32_t gil[] = { L->gil_locked, L->gil_last_holder,
+                       L->free_threaded ? L->gil_enabled : PY_OFF_NONE };
 
     p->rt_lo = min_off(rt, 2);
     p->rt_len = max_off(rt, 2) + 8 - p->rt_lo;
@@ -337,9 +339,9 @@ static void compute_spans(py_proc *p)
     p->is_len = max_off(is, 2) + 8 - p->is_lo;
     p->ts_len = max_off(ts, 11) + 8;
     p->fr_len = L->frame_objects ? max_off(fo, 5) + 8 : L->if_size;
-    p->co_len = max_off(co, 8) + 8;
-    p->gil_lo = min_off(gil, 2);
-    p->gil_len = max_off(gil, 2) + 8 - p->gil_lo;
+    p->co_len = max_off(co, 9) + 8;
+    p->gil_lo = min_off(gil, 3);
+    p->gil_len = max_off(gil, 3) + 8 - p->gil_lo;
 }
 
 static py_status choose_layout(py_proc *p, const found *f, char *err, size_t errlen)
@@ -464,7 +466,10 @@ static py_status check_live(py_proc *p, char *err, size_t errlen)
     return PY_ERR_VERSION;
 }
 
-static py_status attach(pid_t pid, int self, py_proc **out, char *err, size_t errlen)
+/* img: a process image in our own memory instead of an interpreter
+ * found by its ELF symbols (py_proc_attach_image); else NULL. */
+static py_status attach(pid_t pid, int self, const py_image *img, py_proc **out, char *err,
+                        size_t errlen)
 {
     py_proc *p = NULL;
     found f;
@@ -506,11 +511,21 @@ static py_status attach(pid_t pid, int self, py_proc **out, char *err, size_t er
     }
     pysnap_init(&p->snap, &p->mem);
     memset(&f, 0, sizeof f);
-    if ((st = locate(p, &f, err, errlen)) != PY_OK)
-        goto fail;
-    p->runtime = f.runtime;
-    if ((st = choose_layout(p, &f, err, errlen)) != PY_OK)
-        goto fail;
+    if (img) {
+        p->runtime = img->runtime;
+        p->L = *img->L;
+        p->code_type = img->code_type;
+        p->unicode_type = img->unicode_type;
+        p->bytes_type = img->bytes_type;
+        snprintf(p->version, sizeof p->version, "3.%u (image)", (unsigned)p->L.minor);
+        snprintf(f.path, sizeof f.path, "the image");
+    } else {
+        if ((st = locate(p, &f, err, errlen)) != PY_OK)
+            goto fail;
+        p->runtime = f.runtime;
+        if ((st = choose_layout(p, &f, err, errlen)) != PY_OK)
+            goto fail;
+    }
     if (!p->code_type || !p->unicode_type || !p->bytes_type ||
         (p->L.frame_objects && !p->frame_type)) {
         snprintf(err, errlen, "pid %d: %s lacks the PyCode_Type/PyUnicode_Type/PyBytes_Type "
@@ -532,12 +547,17 @@ fail:
 
 py_status py_proc_attach(pid_t pid, py_proc **out, char *err, size_t errlen)
 {
-    return attach(pid, 0, out, err, errlen);
+    return attach(pid, 0, NULL, out, err, errlen);
 }
 
 py_status py_proc_attach_self(py_proc **out, char *err, size_t errlen)
 {
-    return attach(getpid(), 1, out, err, errlen);
+    return attach(getpid(), 1, NULL, out, err, errlen);
+}
+
+py_status py_proc_attach_image(const py_image *img, py_proc **out, char *err, size_t errlen)
+{
+    return attach(getpid(), 1, img, out, err, errlen);
 }
 
 void py_proc_free(py_proc *p)

@@ -359,6 +359,11 @@ int py_layout_from_debug(const uint8_t *buf, size_t len, py_layout *out, char *e
     out->code_ptr_mask = minor == 13 ? ~(uint64_t)0 : ~(uint64_t)7; /* 3.14 _PyStackRef tags */
     out->free_threaded = (uint32_t)free_threaded;
     out->tlbc = minor >= 14 && free_threaded;
+    out->if_tlbc_index = out->co_tlbc = PY_OFF_NONE;
+    if (out->tlbc) {
+        out->if_tlbc_index = off_in(&d, "if.tlbc_index", fr, &bad);
+        out->co_tlbc = off_in(&d, "co.co_tlbc", co, &bad);
+    }
 
     out->ob_type = off_in(&d, "ob.ob_type", ob, &bad);
     out->ob_size = off_in(&d, "by.ob_size", by, &bad);

@@ -223,6 +223,18 @@ uint64_t pywalk_plan_known(py_proc *p, uint64_t tstate);
  * its retries); the caller holds p->lock. */
 int pythreads_list_locked(py_proc *p, py_thread_info *out, int max, int want_gil);
 
+/* For tests (tests/unit/test_py_image.c): a synthetic process image
+ * laid out in the calling process's memory, read through the same local
+ * memory reader as py_proc_attach_self, with layout L instead of one
+ * found from an interpreter's symbols and version; the type objects are
+ * the addresses the image's objects name.  Attach checks as for a live
+ * process.  Same return convention as py_proc_attach. */
+typedef struct py_image {
+    const py_layout *L;
+    uint64_t runtime, code_type, unicode_type, bytes_type;
+} py_image;
+py_status py_proc_attach_image(const py_image *img, py_proc **out, char *err, size_t errlen);
+
 /* Maps an errno from a read to a status. */
 py_status py_status_from_errno(int e);
 

@@ -97,7 +97,9 @@ typedef struct py_layout {
     uint64_t code_ptr_mask;       /* mask for tagged f_executable (3.14) */
     uint32_t free_threaded;       /* Py_GIL_DISABLED build (3.13t+) */
     uint32_t tlbc;                /* free-threaded 3.14+: instr_ptr may point into a
-                                   * per-thread bytecode copy (line then unknown) */
+                                   * per-thread bytecode copy (co_tlbc) */
+    uint32_t if_tlbc_index;       /* tlbc: int32 index of the frame's copy */
+    uint32_t co_tlbc;             /* tlbc: _PyCodeArray *co_tlbc */
 
     /* PyObject / PyVarObject */
     uint32_t ob_type;

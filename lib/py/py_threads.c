@@ -181,7 +181,11 @@ static int list_full(py_proc *p, py_thread_info *out, int max, int want_gil)
             if (g) {
                 locked = pysnap_u32(g, L->gil_locked - p->gil_lo) != 0;
                 holder = pysnap_u64(g, L->gil_last_holder - p->gil_lo);
-                gil_known = 1;
+                /* A free-threaded build running without its GIL (the
+                 * default): there is none to hold, and the holder field
+                 * is stale.  Recorded as not known (spec §7.7). */
+                gil_known = !L->free_threaded || L->gil_enabled == PY_OFF_NONE ||
+                            pysnap_u32(g, L->gil_enabled - p->gil_lo) != 0;
                 if (!gil_known_already(&next, gil) && next.ngil < PYLIST_INTERPS)
                     next.gil[next.ngil++] = gil;
             }

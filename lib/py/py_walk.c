@@ -255,6 +255,7 @@ typedef struct walk {
     uint64_t vcode, vgen;
     const struct pycode *vc;
     int vn;
+    int32_t tlbc_index;   /* free-threaded 3.14+: the frame's bytecode copy */
     /* last: walk_start clears only its head (see memo_clear) */
     pymemo next;          /* what this sample touched, for the next plan */
 } walk;
@@ -365,6 +366,38 @@ static const py_frame_info *reuse(py_proc *p, walk *w, uint64_t frame, uint64_t 
     return e->fi;
 }
 
+/* Free-threaded 3.14+: a thread other than the first runs its own copy
+ * of the bytecode, co_tlbc->entries[index] (a _PyCodeArray: Py_ssize_t
+ * size, then size pointers), laid out as co_code_adaptive is.  Sets
+ * *addrq to instr's byte offset in that copy (-2: pushed, not started)
+ * and returns 0, or -1 when instr is not inside it (a torn read).  May
+ * read: the snapshot's buffer can move. */
+static int tlbc_offset(py_proc *p, const uint8_t *hdr, int32_t index, uint64_t instr,
+                       int64_t units, int64_t *addrq)
+{
+    uint64_t arr = pysnap_u64(hdr, p->L.co_tlbc);
+    if (!arr || (arr & 7) || index <= 0 || units <= 0)
+        return -1;
+    const uint8_t *a = pysnap_need_exact(&p->snap, arr, 8);
+    if (!a)
+        return -1;
+    int64_t size = (int64_t)pysnap_u64(a, 0);
+    if (index >= size || size > (1 << 20))
+        return -1;
+    const uint8_t *e = pysnap_need_exact(&p->snap, arr + 8 + 8 * (uint64_t)index, 8);
+    if (!e)
+        return -1;
+    uint64_t start = pysnap_u64(e, 0);
+    if (start && instr + 2 == start) {
+        *addrq = -2;
+        return 0;
+    }
+    if (!start || instr < start || (instr - start) / 2 >= (uint64_t)units || ((instr - start) & 1))
+        return -1;
+    *addrq = (int64_t)(instr - start);
+    return 0;
+}
+
 /* Resolves one Python frame and appends it.  0, 1 when there is no room
  * left and the caller accepts a truncated stack (the walk stops), or -1
  * (p->last set). */
@@ -403,10 +436,12 @@ static int emit(py_proc *p, walk *w, uint64_t frame, uint64_t code, int64_t last
             addrq = -2;                       /* pushed, not started */
         else if (instr >= start && (instr - start) / 2 < (uint64_t)units && !((instr - start) & 1))
             addrq = (int64_t)(instr - start);
-        else if (L->tlbc)
-            addrq = INT64_MIN;                /* per-thread bytecode: line unknown */
+        else if (L->tlbc && tlbc_offset(p, hdr, w->tlbc_index, instr, units, &addrq) == 0)
+            hdr = pysnap_get(&p->snap, code, p->co_len);   /* the read may have moved it */
         else
             return pywalk_fail(p, PY_ERR_IO);        /* instruction of another code object: torn */
+        if (!hdr)
+            return pywalk_fail(p, PY_ERR_IO);
     } else {
         int64_t lasti = lasti_or_instr;
         addrq = lasti < 0 ? -1 : L->lasti_kind == PY_LASTI_UNITS ? lasti * 2 : lasti;
@@ -524,6 +559,7 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
                  (prev >= w->chunk_data && prev < w->top && prev >= frame)))
                 return pywalk_fail(p, PY_ERR_IO);   /* callers lie below callees */
             if (owner < L->owner_skip_min) {
+                w->tlbc_index = L->tlbc ? (int32_t)pysnap_u32(fr, L->if_tlbc_index) : 0;
                 int r = emit(p, w, frame, code, (int64_t)pysnap_u64(fr, L->if_instr));
                 if (r < 0)
                     return -1;
