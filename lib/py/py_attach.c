@@ -128,6 +128,18 @@ typedef struct found {
     char data_version[32];
 } found;
 
+/* Where _PyRuntime is: its symbol, or, where strip took the symbols,
+ * the ".PyRuntime" section CPython 3.14+ places it in (at least the
+ * size of a _Py_DebugOffsets block: the layout is read from there). */
+static int runtime_addr(const pyelf *e, uint64_t *v)
+{
+    uint64_t size;
+
+    if (pyelf_symbol(e, "_PyRuntime", v) == 0)
+        return 0;
+    return pyelf_section(e, ".PyRuntime", v, &size) == 0 && size >= PY_DEBUG_READ ? 0 : -1;
+}
+
 /* Symbols of the file holding _PyRuntime. */
 static void resolve_types(py_proc *p, const pyelf *e, uint64_t bias)
 {
@@ -224,7 +236,7 @@ static py_status locate(py_proc *p, found *f, char *err, size_t errlen)
                 pyelf_close(&e);
                 continue;
             }
-            if (pyelf_symbol(&e, "_PyRuntime", &v) == 0) {
+            if (runtime_addr(&e, &v) == 0) {
                 snprintf(f->path, sizeof f->path, "%s", m->path);
                 f->bias = m->start - e.load_vaddr;
                 f->runtime = f->bias + v;
