@@ -337,7 +337,7 @@ static void compute_spans(py_proc *p)
     uint32_t is[] = { L->is_next, L->is_tstate_head };
     uint32_t ts[] = { L->ts_prev, L->ts_next, L->ts_interp, L->ts_frame, L->ts_cframe, L->ts_current_frame,
                       L->ts_thread_id, L->ts_id, L->ts_native_thread_id, L->ts_datastack_chunk,
-                      L->ts_datastack_top };
+                      L->ts_datastack_top, L->ts_base_frame };
     uint32_t fo[] = { L->ob_type, L->fo_back, L->fo_code, L->fo_lasti, L->fo_state };
     uint32_t co[] = { L->ob_type, L->ob_size, L->co_firstlineno, L->co_filename, L->co_name,
                       L->co_qualname, L->co_lines, L->co_version,
@@ -349,7 +349,7 @@ static void compute_spans(py_proc *p)
     p->rt_len = max_off(rt, 2) + 8 - p->rt_lo;
     p->is_lo = min_off(is, 2);
     p->is_len = max_off(is, 2) + 8 - p->is_lo;
-    p->ts_len = max_off(ts, 11) + 8;
+    p->ts_len = max_off(ts, 12) + 8;
     p->fr_len = L->frame_objects ? max_off(fo, 5) + 8 : L->if_size;
     p->co_len = max_off(co, 9) + 8;
     p->gil_lo = min_off(gil, 3);

@@ -333,6 +333,9 @@ int py_layout_from_debug(const uint8_t *buf, size_t len, py_layout *out, char *e
     out->ts_id = PY_OFF_NONE;
     out->ts_native_thread_id = off_in(&d, "ts.native_thread_id", ts, &bad);
     out->ts_datastack_chunk = off_in(&d, "ts.datastack_chunk", ts, &bad);
+    out->ts_base_frame = minor >= 15 ? off_in(&d, "ts.base_frame", ts, &bad) : 0;
+    if (minor >= 15 && out->ts_base_frame == 0)
+        bad = 1;
     out->ts_datastack_top = out->ts_datastack_chunk + 8;
     if (out->ts_datastack_top + 8 > ts)
         bad = 1;

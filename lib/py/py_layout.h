@@ -71,6 +71,8 @@ typedef struct py_layout {
     uint32_t ts_native_thread_id; /* 3.11+ */
     uint32_t ts_datastack_chunk;  /* 3.11+ */
     uint32_t ts_datastack_top;    /* 3.11+ */
+    uint32_t ts_base_frame;       /* 3.15+: the frame every walk ends at; 0 = none (the
+                                   * generated tables leave it so: offset 0 is prev) */
 
     /* _PyStackChunk (3.11+) */
     uint32_t sc_size;

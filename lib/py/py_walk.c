@@ -713,9 +713,16 @@ static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames,
         memo_learn(m, &w);
         return -1;
     }
+    /* 3.15+: every thread's frames end at its base frame; a walk that
+     * ends elsewhere (and was not cut short) read frames being rewritten.
+     * The base frame alone is a thread with no Python frames. */
+    uint64_t base = L->ts_base_frame ? pysnap_u64(ts, L->ts_base_frame) : 0;
+    if (base && w.bottom && !w.truncated && w.bottom != base)
+        return pywalk_fail(p, PY_ERR_IO);
+    int base_only = base && w.bottom == base && w.leaf == base;
     /* Entry frames and no Python frame: read while a call from C was
      * being set up or torn down (3.12+), not a thread without Python. */
-    if (w.bottom && w.depth == 0)
+    if (w.bottom && w.depth == 0 && !base_only)
         return pywalk_fail(p, PY_ERR_IO);
     if (w.bottom && w.bottom != m->bottom) {
         int same = unchanged(p, tstate, &w);

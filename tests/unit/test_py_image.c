@@ -18,7 +18,8 @@
  * threaded, disabled (no holder claimed) and enabled again; the second
  * thread of a free-threaded 3.14+ build running its own bytecode copy
  * (co_tlbc->entries[tlbc_index]) whose lines must come out; and an
- * instruction pointer inside neither copy, which must read as torn.
+ * instruction pointer inside neither copy, which must read as torn; on
+ * 3.15 the base frame every walk must end at.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -173,6 +174,8 @@ static void make_thread(image *im, int k, uint64_t prev_ts, int unit, uint64_t c
     if (copy)
         put32(f2 + L->if_tlbc_index, 1);
     put64(ts + L->ts_current_frame, f2);
+    if (L->ts_base_frame)
+        put64(ts + L->ts_base_frame, f0);   /* 3.15: the walk must end there */
     im->frames[k][0] = f0;
     im->frames[k][1] = f1;
     im->frames[k][2] = f2;
@@ -291,6 +294,20 @@ static void walk_image(const char *raw, int free_threaded)
     put64(im.ts[1] + im.L.ts_interp, im.main_interp + 8);
     assert_int_equal(py_proc_stack(p, im.ts[1], fr, 16), -1);
     put64(im.ts[1] + im.L.ts_interp, im.main_interp);
+
+    /* only the bottom frame: 3.15's base frame is a thread with no
+     * Python frames; before, an entry frame alone is a call from C
+     * caught half made (torn) */
+    put64(im.ts[1] + im.L.ts_current_frame, im.frames[1][0]);
+    assert_int_equal(py_proc_stack(p, im.ts[1], fr, 16), im.L.ts_base_frame ? 0 : -1);
+    put64(im.ts[1] + im.L.ts_current_frame, im.frames[1][2]);
+    if (im.L.ts_base_frame) {
+        /* a walk that does not end at the base frame: torn */
+        put64(im.ts[1] + im.L.ts_base_frame, im.frames[1][1]);
+        assert_int_equal(py_proc_stack(p, im.ts[1], fr, 16), -1);
+        put64(im.ts[1] + im.L.ts_base_frame, im.frames[1][0]);
+    }
+    assert_int_equal(py_proc_stack(p, im.ts[1], fr, 16), 2);
 
     if (free_threaded) {
         /* PYTHON_GIL=1: the GIL is back, and its holder is known */
