@@ -545,6 +545,10 @@ static py_status attach(pid_t pid, int self, const py_image *img, py_proc **out,
         st = PY_ERR_VERSION;
         goto fail;
     }
+    if (strncmp(p->L.headers, "_Py_", 4) == 0)
+        snprintf(p->layout_source, sizeof p->layout_source, "%s", p->L.headers);
+    else
+        snprintf(p->layout_source, sizeof p->layout_source, "the %s headers", p->L.headers);
     compute_spans(p);
     if ((st = check_live(p, err, errlen)) != PY_OK)
         goto fail;
@@ -591,6 +595,11 @@ void py_proc_free(py_proc *p)
 const char *py_proc_version(const py_proc *p)
 {
     return p->version;
+}
+
+const char *py_proc_layout_source(const py_proc *p)
+{
+    return p->layout_source;
 }
 
 pid_t py_proc_pid(const py_proc *p)
