@@ -586,6 +586,7 @@ void py_proc_free(py_proc *p)
     for (size_t i = 0; i < p->memocap; i++)
         trc_free(p->memo[i].rs);
     trc_free(p->memo);
+    trc_free(p->tlbc);
     pysnap_cleanup(&p->snap);
     pymem_cleanup(&p->mem);
     pthread_mutex_destroy(&p->lock);

@@ -124,6 +124,18 @@ typedef struct pylist_memo {
     uint64_t full_ns;    /* when the list was last read from the runtime down */
 } pylist_memo;
 
+/* ---- free-threaded bytecode copies (py_walk.c) ---------------------- */
+
+/* Where a code object's per-thread bytecode copy (co_tlbc->entries[i],
+ * i > 0) was found, so that frames running in it need no read of the
+ * copy table: direct-mapped on (code, index). */
+#define PYTLBC_SLOTS 256
+
+typedef struct pytlbc {
+    uint64_t code, start;
+    int32_t index;
+} pytlbc;
+
 /* ---- the handle ------------------------------------------------------ */
 
 #define PY_TS_MAX 1024   /* bytes of a thread state we read (checked at attach) */
@@ -150,6 +162,7 @@ struct py_proc {
     pymemo *memo;              /* open addressing by tstate */
     size_t memocap, memocount;
     pylist_memo lm;
+    pytlbc *tlbc;              /* PYTLBC_SLOTS entries, made on first use; owned */
     uint64_t tick_ns;          /* when py_proc_threads last fetched, stacks included */
     int tick_valid;            /* p->snap still holds that fetch */
     uint64_t tick_used[64];    /* stacks already served from it: once each */

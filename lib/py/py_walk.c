@@ -370,13 +370,31 @@ static const py_frame_info *reuse(py_proc *p, walk *w, uint64_t frame, uint64_t 
  * of the bytecode, co_tlbc->entries[index] (a _PyCodeArray: Py_ssize_t
  * size, then size pointers), laid out as co_code_adaptive is.  Sets
  * *addrq to instr's byte offset in that copy (-2: pushed, not started)
- * and returns 0, or -1 when instr is not inside it (a torn read).  May
- * read: the snapshot's buffer can move. */
-static int tlbc_offset(py_proc *p, const uint8_t *hdr, int32_t index, uint64_t instr,
-                       int64_t units, int64_t *addrq)
+ * and returns 0, or -1 when instr is not inside it (a torn read).
+ *
+ * Where a copy lies is remembered per (code, index): a frame whose
+ * instruction lies inside the remembered copy is running in it, as the
+ * thread cannot execute bytecode from memory that is not its copy of
+ * this code; anything else reads the table again (a copy freed, a
+ * thread's index reused).  That stands in for the interpreter's TLBC
+ * generation counter, which the thread-list reads do not fetch.  A read
+ * can move the snapshot's buffer. */
+static int tlbc_offset(py_proc *p, uint64_t code, const uint8_t *hdr, int32_t index,
+                       uint64_t instr, int64_t units, int64_t *addrq)
 {
+    uint64_t span = (uint64_t)units * 2;
+    if (index <= 0 || units <= 0)
+        return -1;
+    if (!p->tlbc)
+        p->tlbc = trc_calloc(PYTLBC_SLOTS, sizeof *p->tlbc);   /* none: no memory of copies */
+    pytlbc *slot = p->tlbc ? &p->tlbc[((code >> 4) * 31 + (uint64_t)index) % PYTLBC_SLOTS] : NULL;
+    if (slot && slot->code == code && slot->index == index && instr + 2 >= slot->start &&
+        instr < slot->start + span && !((instr - slot->start) & 1)) {
+        *addrq = instr + 2 == slot->start ? -2 : (int64_t)(instr - slot->start);
+        return 0;
+    }
     uint64_t arr = pysnap_u64(hdr, p->L.co_tlbc);
-    if (!arr || (arr & 7) || index <= 0 || units <= 0)
+    if (!arr || (arr & 7))
         return -1;
     const uint8_t *a = pysnap_need_exact(&p->snap, arr, 8);
     if (!a)
@@ -390,11 +408,14 @@ static int tlbc_offset(py_proc *p, const uint8_t *hdr, int32_t index, uint64_t i
     uint64_t start = pysnap_u64(e, 0);
     if (start && instr + 2 == start) {
         *addrq = -2;
-        return 0;
-    }
-    if (!start || instr < start || (instr - start) / 2 >= (uint64_t)units || ((instr - start) & 1))
+    } else if (!start || (start & 1) || instr < start || instr - start >= span ||
+               ((instr - start) & 1)) {
         return -1;
-    *addrq = (int64_t)(instr - start);
+    } else {
+        *addrq = (int64_t)(instr - start);
+    }
+    if (slot)
+        *slot = (pytlbc){ code, start, index };
     return 0;
 }
 
@@ -436,7 +457,7 @@ static int emit(py_proc *p, walk *w, uint64_t frame, uint64_t code, int64_t last
             addrq = -2;                       /* pushed, not started */
         else if (instr >= start && (instr - start) / 2 < (uint64_t)units && !((instr - start) & 1))
             addrq = (int64_t)(instr - start);
-        else if (L->tlbc && tlbc_offset(p, hdr, w->tlbc_index, instr, units, &addrq) == 0)
+        else if (L->tlbc && tlbc_offset(p, code, hdr, w->tlbc_index, instr, units, &addrq) == 0)
             hdr = pysnap_get(&p->snap, code, p->co_len);   /* the read may have moved it */
         else
             return pywalk_fail(p, PY_ERR_IO);        /* instruction of another code object: torn */

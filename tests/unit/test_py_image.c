@@ -17,7 +17,9 @@
  * build's object header; a GIL held by the first thread, or, free-
  * threaded, disabled (no holder claimed) and enabled again; the second
  * thread of a free-threaded 3.14+ build running its own bytecode copy
- * (co_tlbc->entries[tlbc_index]) whose lines must come out; and an
+ * (co_tlbc->entries[tlbc_index]) whose lines must come out, where the
+ * copy lies remembered and looked up again once the frame runs
+ * elsewhere; and an
  * instruction pointer inside neither copy, which must read as torn; on
  * 3.15 the base frame every walk must end at.
  */
@@ -46,7 +48,7 @@ typedef struct image {
     size_t used;
     py_layout L;
     uint64_t code_type, unicode_type, bytes_type;
-    uint64_t runtime, main_interp, gil, ts[2], frames[2][3], codes[2], copy;
+    uint64_t runtime, main_interp, gil, ts[2], frames[2][3], codes[2], copy, copies;
     uint32_t next_version;
 } image;
 
@@ -130,6 +132,7 @@ static void make_copies(image *im, uint64_t code)
     uint64_t arr = take(im, 8 + 2 * 8);
 
     im->copy = take(im, UNITS * 2);
+    im->copies = arr;
     put64(arr, 2);
     put64(arr + 8, code + L->co_code_adaptive);
     put64(arr + 16, im->copy);
@@ -294,6 +297,26 @@ static void walk_image(const char *raw, int free_threaded)
     put64(im.ts[1] + im.L.ts_interp, im.main_interp + 8);
     assert_int_equal(py_proc_stack(p, im.ts[1], fr, 16), -1);
     put64(im.ts[1] + im.L.ts_interp, im.main_interp);
+
+    if (im.L.tlbc) {
+        /* where the copy lies is remembered: the table is not read again
+         * while the frame runs inside it... */
+        put64(im.copies + 16, 0);
+        put64(f2 + im.L.if_instr, im.copy + 2 * 7);   /* another instruction: no reuse */
+        assert_int_equal(py_proc_stack(p, im.ts[1], fr, 16), 2);
+        expect_frame(fr[0], "App.inner", FIRST_LINE + 3);
+        /* ...and is read again when the frame runs elsewhere: a new
+         * copy (the old one freed) */
+        uint64_t moved = take(&im, UNITS * 2);
+        put64(im.copies + 16, moved);
+        put64(f2 + im.L.if_instr, moved + 2 * 2);
+        assert_int_equal(py_proc_stack(p, im.ts[1], fr, 16), 2);
+        expect_frame(fr[0], "App.inner", FIRST_LINE + 1);
+        put64(f2 + im.L.if_instr, instr);
+        assert_int_equal(py_proc_stack(p, im.ts[1], fr, 16), -1);   /* the old copy is gone */
+        put64(im.copies + 16, im.copy);
+        assert_int_equal(py_proc_stack(p, im.ts[1], fr, 16), 2);
+    }
 
     /* only the bottom frame: 3.15's base frame is a thread with no
      * Python frames; before, an entry frame alone is a call from C
