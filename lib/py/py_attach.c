@@ -305,8 +305,8 @@ static py_status locate(py_proc *p, found *f, char *err, size_t errlen)
         snprintf(err, errlen, "pid %d was exiting", (int)p->pid);
         st = PY_ERR_GONE;
     } else {
-        snprintf(err, errlen, "pid %d (%s) is not a CPython process: no _PyRuntime symbol in its "
-                 "executable or in a mapped libpython", (int)p->pid, exe[0] ? exe : "unknown executable");
+        snprintf(err, errlen, "pid %d (%s) is not a CPython process: no _PyRuntime symbol (nor "
+                 ".PyRuntime section) in its executable or in a mapped libpython", (int)p->pid, exe[0] ? exe : "unknown executable");
     }
     pymaps_free(&maps);
     return st;
