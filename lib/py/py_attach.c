@@ -124,6 +124,7 @@ typedef struct found {
     char path[PATH_MAX];
     uint64_t bias, runtime, py_version;
     int has_py_version;
+    int by_section;            /* _PyRuntime found through its section: no symbols */
     int name_major, name_minor;
     char data_version[32];
 } found;
@@ -131,12 +132,14 @@ typedef struct found {
 /* Where _PyRuntime is: its symbol, or, where strip took the symbols,
  * the ".PyRuntime" section CPython 3.14+ places it in (at least the
  * size of a _Py_DebugOffsets block: the layout is read from there). */
-static int runtime_addr(const pyelf *e, uint64_t *v)
+static int runtime_addr(const pyelf *e, uint64_t *v, int *by_section)
 {
     uint64_t size;
 
+    *by_section = 0;
     if (pyelf_symbol(e, "_PyRuntime", v) == 0)
         return 0;
+    *by_section = 1;
     return pyelf_section(e, ".PyRuntime", v, &size) == 0 && size >= PY_DEBUG_READ ? 0 : -1;
 }
 
@@ -236,7 +239,9 @@ static py_status locate(py_proc *p, found *f, char *err, size_t errlen)
                 pyelf_close(&e);
                 continue;
             }
-            if (runtime_addr(&e, &v) == 0) {
+            int by_section;
+            if (runtime_addr(&e, &v, &by_section) == 0) {
+                f->by_section = by_section;
                 snprintf(f->path, sizeof f->path, "%s", m->path);
                 f->bias = m->start - e.load_vaddr;
                 f->runtime = f->bias + v;
@@ -423,6 +428,83 @@ static py_status choose_layout(py_proc *p, const found *f, char *err, size_t err
     return PY_OK;
 }
 
+/* The C string at addr is name (reads at most 16 bytes). */
+static int c_string_is(py_proc *p, uint64_t addr, const char *name)
+{
+    char b[16];
+    size_t n = strlen(name) + 1;
+    return addr && n <= sizeof b && pymem_read(&p->mem, addr, b, n) == 0 && memcmp(b, name, n) == 0;
+}
+
+/* The object at obj has a type whose tp_name is name: that type, or 0. */
+static uint64_t type_named(py_proc *p, uint64_t obj, const char *name)
+{
+    uint8_t b[8];
+    if (!obj || (obj & 7) || pymem_read(&p->mem, obj + p->L.ob_type, b, 8) != 0)
+        return 0;
+    uint64_t type = pysnap_u64(b, 0);
+    if (!type || (type & 7) || pymem_read(&p->mem, type + p->L.tp_name, b, 8) != 0)
+        return 0;
+    return c_string_is(p, pysnap_u64(b, 0), name) ? type : 0;
+}
+
+/* A static and stripped interpreter (3.13+, its _PyRuntime found through
+ * its section) has no symbols for the type objects that what is read is
+ * checked against.  They are learnt from the interpreter itself: a
+ * Python frame of a thread names a code object, whose type must be
+ * called "code", its co_filename's "str" and its co_linetable's "bytes"
+ * (tp_name's place from _Py_DebugOffsets).  PY_OK, or NOT_READY while
+ * no thread runs Python (retry). */
+static py_status learn_types(py_proc *p, const char *path, char *err, size_t errlen)
+{
+    const py_layout *L = &p->L;
+    uint8_t b[8], fr[1024];
+    uint64_t interp = 0;
+
+    if (p->fr_len > sizeof fr || pymem_read(&p->mem, p->runtime + L->rt_interp_head, b, 8) != 0)
+        return read_error(p, errno, err, errlen);
+    interp = pysnap_u64(b, 0);
+    for (int ni = 0; interp && ni < PY_INTERPS_MAX; ni++) {
+        uint64_t ts = 0, next = 0;
+        if (pymem_read(&p->mem, interp + L->is_tstate_head, b, 8) == 0)
+            ts = pysnap_u64(b, 0);
+        for (int nt = 0; ts && nt < 1000; nt++) {
+            uint64_t frame = 0;
+            if (pymem_read(&p->mem, ts + L->ts_current_frame, b, 8) == 0)
+                frame = pysnap_u64(b, 0);
+            for (int nf = 0; frame && !(frame & 7) && nf < 64; nf++) {
+                if (pymem_read(&p->mem, frame, fr, p->fr_len) != 0)
+                    break;
+                uint64_t code = pysnap_u64(fr, L->if_code) & L->code_ptr_mask;
+                if (fr[L->if_owner] < L->owner_skip_min && code) {
+                    uint8_t c[1024];
+                    uint64_t ct = type_named(p, code, "code");
+                    if (ct && p->co_len <= sizeof c && pymem_read(&p->mem, code, c, p->co_len) == 0) {
+                        uint64_t ut = type_named(p, pysnap_u64(c, L->co_filename), "str");
+                        uint64_t bt = type_named(p, pysnap_u64(c, L->co_lines), "bytes");
+                        if (ut && bt) {
+                            p->code_type = ct;
+                            p->unicode_type = ut;
+                            p->bytes_type = bt;
+                            return PY_OK;
+                        }
+                    }
+                }
+                frame = pysnap_u64(fr, L->if_previous);
+            }
+            if (pymem_read(&p->mem, ts + L->ts_next, b, 8) != 0)
+                break;
+            ts = pysnap_u64(b, 0);
+        }
+        if (pymem_read(&p->mem, interp + L->is_next, b, 8) == 0)
+            next = pysnap_u64(b, 0);
+        interp = next;
+    }
+    snprintf(err, errlen, "pid %d: %s has no symbols, and none of its threads runs Python code "
+             "yet to learn its type objects from: retry", (int)p->pid, path);
+    return PY_ERR_NOT_READY;
+}
+
 /* Reads runtime -> first interpreter -> first thread state and checks
  * the thread state points back (the layout fits this build). */
 static py_status check_live(py_proc *p, char *err, size_t errlen)
@@ -537,6 +619,12 @@ static py_status attach(pid_t pid, int self, const py_image *img, py_proc **out,
         p->runtime = f.runtime;
         if ((st = choose_layout(p, &f, err, errlen)) != PY_OK)
             goto fail;
+        if (f.by_section && (!p->code_type || !p->unicode_type || !p->bytes_type) &&
+            p->L.tp_name) {
+            compute_spans(p);
+            if ((st = learn_types(p, f.path, err, errlen)) != PY_OK)
+                goto fail;
+        }
     }
     if (!p->code_type || !p->unicode_type || !p->bytes_type ||
         (p->L.frame_objects && !p->frame_type)) {

@@ -369,6 +369,7 @@ int py_layout_from_debug(const uint8_t *buf, size_t len, py_layout *out, char *e
     }
 
     out->ob_type = off_in(&d, "ob.ob_type", ob, &bad);
+    out->tp_name = off_in(&d, "ty.tp_name", get(&d, "ty.size"), &bad);
     out->ob_size = off_in(&d, "by.ob_size", by, &bad);
     out->co_firstlineno = (uint32_t)get(&d, "co.firstlineno");
     if (out->co_firstlineno + 4 > co)

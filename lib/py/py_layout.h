@@ -105,6 +105,7 @@ typedef struct py_layout {
 
     /* PyObject / PyVarObject */
     uint32_t ob_type;
+    uint32_t tp_name;             /* 3.13+: PyTypeObject.tp_name (0 in the generated tables) */
     uint32_t ob_size;
 
     /* PyCodeObject */
