@@ -505,6 +505,28 @@ static py_status learn_types(py_proc *p, const char *path, char *err, size_t err
     return PY_ERR_NOT_READY;
 }
 
+/* From the interpreter at *interp, whose span is already read into is:
+ * the first interpreter in the list that has a thread state (into
+ * *interp and is), and that state in *ts0 (0: none has).  The newest
+ * interpreter comes first, and a subinterpreter with no thread running
+ * in it has none.  0, or -1 when a read failed. */
+static int first_thread(py_proc *p, uint64_t *interp, uint8_t *is, uint64_t *ts0)
+{
+    const py_layout *L = &p->L;
+
+    *ts0 = pysnap_u64(is, L->is_tstate_head - p->is_lo);
+    for (int ni = 1; *ts0 == 0 && ni < PY_INTERPS_MAX; ni++) {
+        uint64_t next = pysnap_u64(is, L->is_next - p->is_lo);
+        if (next == 0)
+            break;
+        if (pymem_read(&p->mem, next + p->is_lo, is, p->is_len) != 0)
+            return -1;
+        *interp = next;
+        *ts0 = pysnap_u64(is, L->is_tstate_head - p->is_lo);
+    }
+    return 0;
+}
+
 /* Reads runtime -> first interpreter -> first thread state and checks
  * the thread state points back (the layout fits this build). */
 static py_status check_live(py_proc *p, char *err, size_t errlen)
@@ -529,19 +551,9 @@ static py_status check_live(py_proc *p, char *err, size_t errlen)
         }
         if (pymem_read(&p->mem, interp + p->is_lo, is, p->is_len) != 0)
             goto mismatch;
-        uint64_t ts0 = pysnap_u64(is, L->is_tstate_head - p->is_lo);
-        /* The newest interpreter comes first, and a subinterpreter with
-         * no thread running in it has no thread state: the check wants
-         * the first interpreter that has one. */
-        for (int ni = 1; ts0 == 0 && ni < PY_INTERPS_MAX; ni++) {
-            uint64_t next = pysnap_u64(is, L->is_next - p->is_lo);
-            if (next == 0)
-                break;
-            interp = next;
-            if (pymem_read(&p->mem, interp + p->is_lo, is, p->is_len) != 0)
-                goto mismatch;
-            ts0 = pysnap_u64(is, L->is_tstate_head - p->is_lo);
-        }
+        uint64_t ts0;
+        if (first_thread(p, &interp, is, &ts0) != 0)
+            goto mismatch;
         if (ts0 == 0) {
             snprintf(err, errlen, "pid %d: the CPython %s interpreter has no thread yet: retry",
                      (int)p->pid, p->version);
