@@ -361,6 +361,28 @@ static void compute_spans(py_proc *p)
     p->gil_len = max_off(gil, 3) + 8 - p->gil_lo;
 }
 
+/* From the interpreter at *interp, whose span is already read into is:
+ * the first interpreter in the list that has a thread state (into
+ * *interp and is), and that state in *ts0 (0: none has).  The newest
+ * interpreter comes first, and a subinterpreter with no thread running
+ * in it has none.  0, or -1 when a read failed. */
+static int first_thread(py_proc *p, uint64_t *interp, uint8_t *is, uint64_t *ts0)
+{
+    const py_layout *L = &p->L;
+
+    *ts0 = pysnap_u64(is, L->is_tstate_head - p->is_lo);
+    for (int ni = 1; *ts0 == 0 && ni < PY_INTERPS_MAX; ni++) {
+        uint64_t next = pysnap_u64(is, L->is_next - p->is_lo);
+        if (next == 0)
+            break;
+        if (pymem_read(&p->mem, next + p->is_lo, is, p->is_len) != 0)
+            return -1;
+        *interp = next;
+        *ts0 = pysnap_u64(is, L->is_tstate_head - p->is_lo);
+    }
+    return 0;
+}
+
 static py_status choose_layout(py_proc *p, const found *f, char *err, size_t errlen)
 {
     int minor = -1;
@@ -426,6 +448,51 @@ static py_status choose_layout(py_proc *p, const found *f, char *err, size_t err
         return PY_ERR_VERSION;
     }
     return PY_OK;
+}
+
+/* Reads runtime -> first interpreter -> first thread state and checks
+ * the thread state points back (the layout fits this build). */
+static py_status check_live(py_proc *p, char *err, size_t errlen)
+{
+    const py_layout *L = &p->L;
+    uint8_t rt[2048], is[1024], ts[1024];
+    int tries = 0;
+
+    if (p->rt_len > sizeof rt || p->is_len > sizeof is || p->ts_len > PY_TS_MAX ||
+        p->fr_len > 1024 || p->co_len > 1024) {
+        snprintf(err, errlen, "CPython %s: layout spans too large", p->version);
+        return PY_ERR_VERSION;
+    }
+    for (;;) {
+        if (pymem_read(&p->mem, p->runtime + p->rt_lo, rt, p->rt_len) != 0)
+            return read_error(p, errno, err, errlen);
+        uint64_t interp = pysnap_u64(rt, L->rt_interp_head - p->rt_lo);
+        if (interp == 0) {
+            snprintf(err, errlen, "pid %d: the CPython %s runtime is not initialised yet (no "
+                     "interpreter): retry", (int)p->pid, p->version);
+            return PY_ERR_NOT_READY;
+        }
+        if (pymem_read(&p->mem, interp + p->is_lo, is, p->is_len) != 0)
+            goto mismatch;
+        uint64_t ts0;
+        if (first_thread(p, &interp, is, &ts0) != 0)
+            goto mismatch;
+        if (ts0 == 0) {
+            snprintf(err, errlen, "pid %d: the CPython %s interpreter has no thread yet: retry",
+                     (int)p->pid, p->version);
+            return PY_ERR_NOT_READY;
+        }
+        if (pymem_read(&p->mem, ts0, ts, p->ts_len) == 0 && pysnap_u64(ts, L->ts_interp) == interp)
+            return PY_OK;
+    mismatch:
+        if (++tries >= ATTACH_TRIES)
+            break;
+        usleep(2000);
+    }
+    snprintf(err, errlen, "pid %d: the CPython %s layout (from %s) does not fit this interpreter "
+             "build: its thread state does not point back to its interpreter", (int)p->pid,
+             p->version, L->headers);
+    return PY_ERR_VERSION;
 }
 
 /* The C string at addr is name (reads at most 16 bytes). */
@@ -503,73 +570,6 @@ static py_status learn_types(py_proc *p, const char *path, char *err, size_t err
     snprintf(err, errlen, "pid %d: %s has no symbols, and none of its threads runs Python code "
              "yet to learn its type objects from: retry", (int)p->pid, path);
     return PY_ERR_NOT_READY;
-}
-
-/* From the interpreter at *interp, whose span is already read into is:
- * the first interpreter in the list that has a thread state (into
- * *interp and is), and that state in *ts0 (0: none has).  The newest
- * interpreter comes first, and a subinterpreter with no thread running
- * in it has none.  0, or -1 when a read failed. */
-static int first_thread(py_proc *p, uint64_t *interp, uint8_t *is, uint64_t *ts0)
-{
-    const py_layout *L = &p->L;
-
-    *ts0 = pysnap_u64(is, L->is_tstate_head - p->is_lo);
-    for (int ni = 1; *ts0 == 0 && ni < PY_INTERPS_MAX; ni++) {
-        uint64_t next = pysnap_u64(is, L->is_next - p->is_lo);
-        if (next == 0)
-            break;
-        if (pymem_read(&p->mem, next + p->is_lo, is, p->is_len) != 0)
-            return -1;
-        *interp = next;
-        *ts0 = pysnap_u64(is, L->is_tstate_head - p->is_lo);
-    }
-    return 0;
-}
-
-/* Reads runtime -> first interpreter -> first thread state and checks
- * the thread state points back (the layout fits this build). */
-static py_status check_live(py_proc *p, char *err, size_t errlen)
-{
-    const py_layout *L = &p->L;
-    uint8_t rt[2048], is[1024], ts[1024];
-    int tries = 0;
-
-    if (p->rt_len > sizeof rt || p->is_len > sizeof is || p->ts_len > PY_TS_MAX ||
-        p->fr_len > 1024 || p->co_len > 1024) {
-        snprintf(err, errlen, "CPython %s: layout spans too large", p->version);
-        return PY_ERR_VERSION;
-    }
-    for (;;) {
-        if (pymem_read(&p->mem, p->runtime + p->rt_lo, rt, p->rt_len) != 0)
-            return read_error(p, errno, err, errlen);
-        uint64_t interp = pysnap_u64(rt, L->rt_interp_head - p->rt_lo);
-        if (interp == 0) {
-            snprintf(err, errlen, "pid %d: the CPython %s runtime is not initialised yet (no "
-                     "interpreter): retry", (int)p->pid, p->version);
-            return PY_ERR_NOT_READY;
-        }
-        if (pymem_read(&p->mem, interp + p->is_lo, is, p->is_len) != 0)
-            goto mismatch;
-        uint64_t ts0;
-        if (first_thread(p, &interp, is, &ts0) != 0)
-            goto mismatch;
-        if (ts0 == 0) {
-            snprintf(err, errlen, "pid %d: the CPython %s interpreter has no thread yet: retry",
-                     (int)p->pid, p->version);
-            return PY_ERR_NOT_READY;
-        }
-        if (pymem_read(&p->mem, ts0, ts, p->ts_len) == 0 && pysnap_u64(ts, L->ts_interp) == interp)
-            return PY_OK;
-    mismatch:
-        if (++tries >= ATTACH_TRIES)
-            break;
-        usleep(2000);
-    }
-    snprintf(err, errlen, "pid %d: the CPython %s layout (from %s) does not fit this interpreter "
-             "build: its thread state does not point back to its interpreter", (int)p->pid,
-             p->version, L->headers);
-    return PY_ERR_VERSION;
 }
 
 /* img: a process image in our own memory instead of an interpreter
