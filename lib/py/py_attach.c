@@ -130,17 +130,23 @@ typedef struct found {
 } found;
 
 /* Where _PyRuntime is: its symbol, or, where strip took the symbols,
- * the ".PyRuntime" section CPython 3.14+ places it in (at least the
- * size of a _Py_DebugOffsets block: the layout is read from there). */
+ * the ".PyRuntime" section CPython places it in, when the section starts
+ * with the _Py_DebugOffsets cookie (3.13+: the layout, and what the type
+ * objects are learnt with, are read from there; before, a build without
+ * symbols cannot be recorded and is told so). */
 static int runtime_addr(const pyelf *e, uint64_t *v, int *by_section)
 {
     uint64_t size;
+    const uint8_t *bytes;
 
     *by_section = 0;
     if (pyelf_symbol(e, "_PyRuntime", v) == 0)
         return 0;
     *by_section = 1;
-    return pyelf_section(e, ".PyRuntime", v, &size) == 0 && size >= PY_DEBUG_READ ? 0 : -1;
+    return pyelf_section(e, ".PyRuntime", v, &size, &bytes) == 0 && size >= PY_DEBUG_READ &&
+                   bytes && memcmp(bytes, PY_DEBUG_COOKIE, 8) == 0
+               ? 0
+               : -1;
 }
 
 /* Symbols of the file holding _PyRuntime. */

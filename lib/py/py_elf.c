@@ -333,7 +333,8 @@ int pyelf_symbol(const pyelf *e, const char *name, uint64_t *value)
     return by_dynamic(e, name, value);
 }
 
-int pyelf_section(const pyelf *e, const char *name, uint64_t *addr, uint64_t *size)
+int pyelf_section(const pyelf *e, const char *name, uint64_t *addr, uint64_t *size,
+                  const uint8_t **bytes)
 {
     const Elf64_Ehdr *h = ehdr(e);
     const Elf64_Shdr *names = shdr(e, h->e_shstrndx);
@@ -350,6 +351,9 @@ int pyelf_section(const pyelf *e, const char *name, uint64_t *addr, uint64_t *si
             continue;
         *addr = s->sh_addr;
         *size = s->sh_size;
+        *bytes = s->sh_type != SHT_NOBITS && in_file(e, s->sh_offset, s->sh_size)
+                     ? e->data + s->sh_offset
+                     : NULL;
         return 0;
     }
     return -1;

@@ -376,7 +376,7 @@ static void test_bad_files(void **state)
 }
 
 /* A small executable whose runtime stand-in lives in a ".PyRuntime"
- * section, as CPython 3.14+ builds place _PyRuntime, compiled here and
+ * section, as CPython 3.13+ builds place _PyRuntime, compiled here and
  * then stripped: the section still says where it is, at the address the
  * symbol gave before.  Skipped (with a note) without a C compiler. */
 static void test_runtime_section(void **state)
@@ -385,6 +385,7 @@ static void test_runtime_section(void **state)
     const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
     pyelf e;
     uint64_t sym = 0, addr = 0, size = 0;
+    const uint8_t *bytes = NULL;
 
     assert_non_null(mkdtemp(dir));
     snprintf(src, sizeof src, "%s/rt.c", dir);
@@ -405,11 +406,13 @@ static void test_runtime_section(void **state)
     }
     assert_int_equal(pyelf_open(&e, exe, err, sizeof err), 0);
     assert_int_equal(pyelf_symbol(&e, "_PyRuntime", &sym), 0);
-    assert_int_equal(pyelf_section(&e, ".PyRuntime", &addr, &size), 0);
+    assert_int_equal(pyelf_section(&e, ".PyRuntime", &addr, &size, &bytes), 0);
     assert_int_equal(addr, sym);
     assert_true(size >= 8 + 400 * 8);
-    assert_int_equal(pyelf_section(&e, ".PyRunt", &addr, &size), -1);   /* whole names only */
-    assert_int_equal(pyelf_section(&e, ".nosuchsection", &addr, &size), -1);
+    assert_non_null(bytes);
+    assert_memory_equal(bytes, "xdebugpy", 8);   /* its initial contents, from the file */
+    assert_int_equal(pyelf_section(&e, ".PyRunt", &addr, &size, &bytes), -1);   /* whole names only */
+    assert_int_equal(pyelf_section(&e, ".nosuchsection", &addr, &size, &bytes), -1);
     pyelf_close(&e);
 
     snprintf(cmd, sizeof cmd, "strip %s 2>/dev/null", exe);
@@ -417,15 +420,39 @@ static void test_runtime_section(void **state)
     assert_int_equal(pyelf_open(&e, exe, err, sizeof err), 0);
     uint64_t v;
     assert_int_equal(pyelf_symbol(&e, "_PyRuntime", &v), -1);
-    assert_int_equal(pyelf_section(&e, ".PyRuntime", &addr, &size), 0);
+    assert_int_equal(pyelf_section(&e, ".PyRuntime", &addr, &size, &bytes), 0);
     assert_int_equal(addr, sym);
     /* without section headers there is nothing to name it */
     e.force_dynamic = 1;
-    assert_int_equal(pyelf_section(&e, ".PyRuntime", &addr, &size), -1);
+    assert_int_equal(pyelf_section(&e, ".PyRuntime", &addr, &size, &bytes), -1);
     pyelf_close(&e);
     unlink(exe);
     unlink(src);
     rmdir(dir);
+
+    /* The real ones installed here: the section is there in 3.12 already,
+     * the debug-offsets cookie at its start from 3.13 (what attach wants
+     * before it trusts the section). */
+    pyt_list l;
+    pyt_find(&l);
+    for (int i = 0; i < l.n; i++) {
+        char lib[PATH_MAX], ver[32];
+        dir_version(l.path[i], ver, sizeof ver);
+        int minor = ver[0] == '3' ? atoi(ver + 2) : 0;
+        snprintf(lib, sizeof lib, "%.*s/lib/libpython3.%d.so.1.0",
+                 (int)(strstr(l.path[i], "/bin/") ? strstr(l.path[i], "/bin/") - l.path[i] : 0),
+                 l.path[i], minor);
+        if (minor < 12 || pyelf_open(&e, lib, err, sizeof err) != 0)
+            continue;
+        assert_int_equal(pyelf_symbol(&e, "_PyRuntime", &sym), 0);
+        assert_int_equal(pyelf_section(&e, ".PyRuntime", &addr, &size, &bytes), 0);
+        assert_int_equal(addr, sym);
+        assert_non_null(bytes);
+        assert_int_equal(memcmp(bytes, "xdebugpy", 8) == 0, minor >= 13);
+        printf("[%s] .PyRuntime at 0x%llx, %llu bytes\n", lib, (unsigned long long)addr,
+               (unsigned long long)size);
+        pyelf_close(&e);
+    }
 }
 
 static void test_layout_tables(void **state)

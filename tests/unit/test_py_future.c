@@ -6,7 +6,7 @@
  * naming the version: a newer minor (3.16.0), a 3.15 pre-release older
  * than the 3.15 field list (3.15.0b3), a 3.14 beta; and the same for a
  * stripped program whose _PyRuntime lives in a ".PyRuntime" section (as
- * CPython 3.14+ builds place it), found through that section.  Skipped
+ * CPython 3.13+ builds place it), found through that section.  Skipped
  * with a note where no C compiler or strip is installed.
  */
 #include <stdarg.h>
