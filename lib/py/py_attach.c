@@ -110,25 +110,34 @@ static int open_elf(pid_t pid, const pymap *m, const char *path, pyelf *e)
     return pyelf_open(e, path, why, sizeof why);
 }
 
-static void format_hex_version(uint64_t hex, char *out, size_t n)
-{
-    unsigned level = (unsigned)(hex >> 4) & 0xf, serial = (unsigned)hex & 0xf;
-    const char *lv = level == 0xa ? "a" : level == 0xb ? "b" : level == 0xc ? "rc" : "";
-    if (*lv)
-        snprintf(out, n, "%u.%u.%u%s%u", (unsigned)(hex >> 24) & 0xff, (unsigned)(hex >> 16) & 0xff,
-                 (unsigned)(hex >> 8) & 0xff, lv, serial);
-    else
-        snprintf(out, n, "%u.%u.%u", (unsigned)(hex >> 24) & 0xff, (unsigned)(hex >> 16) & 0xff,
-                 (unsigned)(hex >> 8) & 0xff);
-}
-
 typedef struct found {
     char path[PATH_MAX];
     uint64_t bias, runtime, py_version;
     int has_py_version;
+    int by_section;            /* _PyRuntime found through its section: no symbols */
     int name_major, name_minor;
     char data_version[32];
 } found;
+
+/* Where _PyRuntime is: its symbol, or, where strip took the symbols,
+ * the ".PyRuntime" section CPython places it in, when the section starts
+ * with the _Py_DebugOffsets cookie (3.13+: the layout, and what the type
+ * objects are learnt with, are read from there; before, a build without
+ * symbols cannot be recorded and is told so). */
+static int runtime_addr(const pyelf *e, uint64_t *v, int *by_section)
+{
+    uint64_t size;
+    const uint8_t *bytes;
+
+    *by_section = 0;
+    if (pyelf_symbol(e, "_PyRuntime", v) == 0)
+        return 0;
+    *by_section = 1;
+    return pyelf_section(e, ".PyRuntime", v, &size, &bytes) == 0 && size >= PY_DEBUG_READ &&
+                   bytes && memcmp(bytes, PY_DEBUG_COOKIE, 8) == 0
+               ? 0
+               : -1;
+}
 
 /* Symbols of the file holding _PyRuntime. */
 static void resolve_types(py_proc *p, const pyelf *e, uint64_t bias)
@@ -226,7 +235,9 @@ static py_status locate(py_proc *p, found *f, char *err, size_t errlen)
                 pyelf_close(&e);
                 continue;
             }
-            if (pyelf_symbol(&e, "_PyRuntime", &v) == 0) {
+            int by_section;
+            if (runtime_addr(&e, &v, &by_section) == 0) {
+                f->by_section = by_section;
                 snprintf(f->path, sizeof f->path, "%s", m->path);
                 f->bias = m->start - e.load_vaddr;
                 f->runtime = f->bias + v;
@@ -295,8 +306,8 @@ static py_status locate(py_proc *p, found *f, char *err, size_t errlen)
         snprintf(err, errlen, "pid %d was exiting", (int)p->pid);
         st = PY_ERR_GONE;
     } else {
-        snprintf(err, errlen, "pid %d (%s) is not a CPython process: no _PyRuntime symbol in its "
-                 "executable or in a mapped libpython", (int)p->pid, exe[0] ? exe : "unknown executable");
+        snprintf(err, errlen, "pid %d (%s) is not a CPython process: no _PyRuntime symbol (nor "
+                 ".PyRuntime section) in its executable or in a mapped libpython", (int)p->pid, exe[0] ? exe : "unknown executable");
     }
     pymaps_free(&maps);
     return st;
@@ -327,21 +338,45 @@ static void compute_spans(py_proc *p)
     uint32_t is[] = { L->is_next, L->is_tstate_head };
     uint32_t ts[] = { L->ts_prev, L->ts_next, L->ts_interp, L->ts_frame, L->ts_cframe, L->ts_current_frame,
                       L->ts_thread_id, L->ts_id, L->ts_native_thread_id, L->ts_datastack_chunk,
-                      L->ts_datastack_top };
+                      L->ts_datastack_top, L->ts_base_frame };
     uint32_t fo[] = { L->ob_type, L->fo_back, L->fo_code, L->fo_lasti, L->fo_state };
     uint32_t co[] = { L->ob_type, L->ob_size, L->co_firstlineno, L->co_filename, L->co_name,
-                      L->co_qualname, L->co_lines, L->co_version };
-    uint32_t gil[] = { L->gil_locked, L->gil_last_holder };
+                      L->co_qualname, L->co_lines, L->co_version,
+                      L->tlbc ? L->co_tlbc : PY_OFF_NONE };
+    uint32_t gil[] = { L->gil_locked, L->gil_last_holder,
+                       L->free_threaded ? L->gil_enabled : PY_OFF_NONE };
 
     p->rt_lo = min_off(rt, 2);
     p->rt_len = max_off(rt, 2) + 8 - p->rt_lo;
     p->is_lo = min_off(is, 2);
     p->is_len = max_off(is, 2) + 8 - p->is_lo;
-    p->ts_len = max_off(ts, 11) + 8;
+    p->ts_len = max_off(ts, 12) + 8;
     p->fr_len = L->frame_objects ? max_off(fo, 5) + 8 : L->if_size;
-    p->co_len = max_off(co, 8) + 8;
-    p->gil_lo = min_off(gil, 2);
-    p->gil_len = max_off(gil, 2) + 8 - p->gil_lo;
+    p->co_len = max_off(co, 9) + 8;
+    p->gil_lo = min_off(gil, 3);
+    p->gil_len = max_off(gil, 3) + 8 - p->gil_lo;
+}
+
+/* From the interpreter at *interp, whose span is already read into is:
+ * the first interpreter in the list that has a thread state (into
+ * *interp and is), and that state in *ts0 (0: none has).  The newest
+ * interpreter comes first, and a subinterpreter with no thread running
+ * in it has none.  0, or -1 when a read failed. */
+static int first_thread(py_proc *p, uint64_t *interp, uint8_t *is, uint64_t *ts0)
+{
+    const py_layout *L = &p->L;
+
+    *ts0 = pysnap_u64(is, L->is_tstate_head - p->is_lo);
+    for (int ni = 1; *ts0 == 0 && ni < PY_INTERPS_MAX; ni++) {
+        uint64_t next = pysnap_u64(is, L->is_next - p->is_lo);
+        if (next == 0)
+            break;
+        if (pymem_read(&p->mem, next + p->is_lo, is, p->is_len) != 0)
+            return -1;
+        *interp = next;
+        *ts0 = pysnap_u64(is, L->is_tstate_head - p->is_lo);
+    }
+    return 0;
 }
 
 static py_status choose_layout(py_proc *p, const found *f, char *err, size_t errlen)
@@ -354,7 +389,7 @@ static py_status choose_layout(py_proc *p, const found *f, char *err, size_t err
         if (pymem_read(&p->mem, f->py_version, b, sizeof b) != 0)
             return read_error(p, errno, err, errlen);
         hex = pysnap_u64(b, 0) & 0xffffffffu;
-        format_hex_version(hex, p->version, sizeof p->version);
+        py_version_format(hex, p->version, sizeof p->version);
         if ((hex >> 24) != 3) {
             snprintf(err, errlen, "pid %d: %s has an implausible Py_Version 0x%llx", (int)p->pid,
                      f->path, (unsigned long long)hex);
@@ -388,15 +423,23 @@ static py_status choose_layout(py_proc *p, const found *f, char *err, size_t err
     }
     uint8_t blk[PY_DEBUG_READ];
     char why[200];
-    if (pymem_read(&p->mem, f->runtime, blk, sizeof blk) != 0)
+    /* the cookie and version first: they say how long the block is */
+    if (pymem_read(&p->mem, f->runtime, blk, 16) != 0)
         return read_error(p, errno, err, errlen);
-    uint64_t dhex = py_debugoff_version(blk, sizeof blk);
+    uint64_t dhex = py_debugoff_version(blk, 16);
     if (dhex == 0 || (hex && (dhex >> 16) != (hex >> 16))) {
         snprintf(err, errlen, "pid %d: CPython %s but _PyRuntime does not start with matching "
                  "_Py_DebugOffsets (cookie %s)", (int)p->pid, p->version, dhex ? "ok" : "missing");
         return PY_ERR_VERSION;
     }
-    if (py_layout_from_debug(blk, sizeof blk, &p->L, why, sizeof why) != 0) {
+    size_t len = py_debugoff_size(dhex, why, sizeof why);
+    if (len == 0 || len > sizeof blk) {
+        snprintf(err, errlen, "pid %d: %s", (int)p->pid, why);
+        return PY_ERR_VERSION;
+    }
+    if (pymem_read(&p->mem, f->runtime, blk, len) != 0)
+        return read_error(p, errno, err, errlen);
+    if (py_layout_from_debug(blk, len, &p->L, why, sizeof why) != 0) {
         snprintf(err, errlen, "pid %d: %s", (int)p->pid, why);
         return PY_ERR_VERSION;
     }
@@ -449,7 +492,9 @@ static py_status check_live(py_proc *p, char *err, size_t errlen)
         }
         if (pymem_read(&p->mem, interp + p->is_lo, is, p->is_len) != 0)
             goto mismatch;
-        uint64_t ts0 = pysnap_u64(is, L->is_tstate_head - p->is_lo);
+        uint64_t ts0;
+        if (first_thread(p, &interp, is, &ts0) != 0)
+            goto mismatch;
         if (ts0 == 0) {
             if (finalizing(p))
                 return shutting_down(p, err, errlen);
@@ -470,7 +515,87 @@ static py_status check_live(py_proc *p, char *err, size_t errlen)
     return PY_ERR_VERSION;
 }
 
-static py_status attach(pid_t pid, int self, py_proc **out, char *err, size_t errlen)
+/* The C string at addr is name (reads at most 16 bytes). */
+static int c_string_is(py_proc *p, uint64_t addr, const char *name)
+{
+    char b[16];
+    size_t n = strlen(name) + 1;
+    return addr && n <= sizeof b && pymem_read(&p->mem, addr, b, n) == 0 && memcmp(b, name, n) == 0;
+}
+
+/* The object at obj has a type whose tp_name is name: that type, or 0. */
+static uint64_t type_named(py_proc *p, uint64_t obj, const char *name)
+{
+    uint8_t b[8];
+    if (!obj || (obj & 7) || pymem_read(&p->mem, obj + p->L.ob_type, b, 8) != 0)
+        return 0;
+    uint64_t type = pysnap_u64(b, 0);
+    if (!type || (type & 7) || pymem_read(&p->mem, type + p->L.tp_name, b, 8) != 0)
+        return 0;
+    return c_string_is(p, pysnap_u64(b, 0), name) ? type : 0;
+}
+
+/* A static and stripped interpreter (3.13+, its _PyRuntime found through
+ * its section) has no symbols for the type objects that what is read is
+ * checked against.  They are learnt from the interpreter itself: a
+ * Python frame of a thread names a code object, whose type must be
+ * called "code", its co_filename's "str" and its co_linetable's "bytes"
+ * (tp_name's place from _Py_DebugOffsets).  PY_OK, or NOT_READY while
+ * no thread runs Python (retry). */
+static py_status learn_types(py_proc *p, const char *path, char *err, size_t errlen)
+{
+    const py_layout *L = &p->L;
+    uint8_t b[8], fr[1024];
+    uint64_t interp = 0;
+
+    if (p->fr_len > sizeof fr || pymem_read(&p->mem, p->runtime + L->rt_interp_head, b, 8) != 0)
+        return read_error(p, errno, err, errlen);
+    interp = pysnap_u64(b, 0);
+    for (int ni = 0; interp && ni < PY_INTERPS_MAX; ni++) {
+        uint64_t ts = 0, next = 0;
+        if (pymem_read(&p->mem, interp + L->is_tstate_head, b, 8) == 0)
+            ts = pysnap_u64(b, 0);
+        for (int nt = 0; ts && nt < 1000; nt++) {
+            uint64_t frame = 0;
+            if (pymem_read(&p->mem, ts + L->ts_current_frame, b, 8) == 0)
+                frame = pysnap_u64(b, 0);
+            for (int nf = 0; frame && !(frame & 7) && nf < 64; nf++) {
+                if (pymem_read(&p->mem, frame, fr, p->fr_len) != 0)
+                    break;
+                uint64_t code = pysnap_u64(fr, L->if_code) & L->code_ptr_mask;
+                if (fr[L->if_owner] < L->owner_skip_min && code) {
+                    uint8_t c[1024];
+                    uint64_t ct = type_named(p, code, "code");
+                    if (ct && p->co_len <= sizeof c && pymem_read(&p->mem, code, c, p->co_len) == 0) {
+                        uint64_t ut = type_named(p, pysnap_u64(c, L->co_filename), "str");
+                        uint64_t bt = type_named(p, pysnap_u64(c, L->co_lines), "bytes");
+                        if (ut && bt) {
+                            p->code_type = ct;
+                            p->unicode_type = ut;
+                            p->bytes_type = bt;
+                            return PY_OK;
+                        }
+                    }
+                }
+                frame = pysnap_u64(fr, L->if_previous);
+            }
+            if (pymem_read(&p->mem, ts + L->ts_next, b, 8) != 0)
+                break;
+            ts = pysnap_u64(b, 0);
+        }
+        if (pymem_read(&p->mem, interp + L->is_next, b, 8) == 0)
+            next = pysnap_u64(b, 0);
+        interp = next;
+    }
+    snprintf(err, errlen, "pid %d: %s has no symbols, and none of its threads runs Python code "
+             "yet to learn its type objects from: retry", (int)p->pid, path);
+    return PY_ERR_NOT_READY;
+}
+
+/* img: a process image in our own memory instead of an interpreter
+ * found by its ELF symbols (py_proc_attach_image); else NULL. */
+static py_status attach(pid_t pid, int self, const py_image *img, py_proc **out, char *err,
+                        size_t errlen)
 {
     py_proc *p = NULL;
     found f;
@@ -512,11 +637,27 @@ static py_status attach(pid_t pid, int self, py_proc **out, char *err, size_t er
     }
     pysnap_init(&p->snap, &p->mem);
     memset(&f, 0, sizeof f);
-    if ((st = locate(p, &f, err, errlen)) != PY_OK)
-        goto fail;
-    p->runtime = f.runtime;
-    if ((st = choose_layout(p, &f, err, errlen)) != PY_OK)
-        goto fail;
+    if (img) {
+        p->runtime = img->runtime;
+        p->L = *img->L;
+        p->code_type = img->code_type;
+        p->unicode_type = img->unicode_type;
+        p->bytes_type = img->bytes_type;
+        snprintf(p->version, sizeof p->version, "3.%u (image)", (unsigned)p->L.minor);
+        snprintf(f.path, sizeof f.path, "the image");
+    } else {
+        if ((st = locate(p, &f, err, errlen)) != PY_OK)
+            goto fail;
+        p->runtime = f.runtime;
+        if ((st = choose_layout(p, &f, err, errlen)) != PY_OK)
+            goto fail;
+        if (f.by_section && (!p->code_type || !p->unicode_type || !p->bytes_type) &&
+            p->L.tp_name) {
+            compute_spans(p);
+            if ((st = learn_types(p, f.path, err, errlen)) != PY_OK)
+                goto fail;
+        }
+    }
     if (!p->code_type || !p->unicode_type || !p->bytes_type ||
         (p->L.frame_objects && !p->frame_type)) {
         snprintf(err, errlen, "pid %d: %s lacks the PyCode_Type/PyUnicode_Type/PyBytes_Type "
@@ -524,6 +665,10 @@ static py_status attach(pid_t pid, int self, py_proc **out, char *err, size_t er
         st = PY_ERR_VERSION;
         goto fail;
     }
+    if (strncmp(p->L.headers, "_Py_", 4) == 0)
+        snprintf(p->layout_source, sizeof p->layout_source, "%s", p->L.headers);
+    else
+        snprintf(p->layout_source, sizeof p->layout_source, "the %s headers", p->L.headers);
     compute_spans(p);
     if ((st = check_live(p, err, errlen)) != PY_OK)
         goto fail;
@@ -538,12 +683,17 @@ fail:
 
 py_status py_proc_attach(pid_t pid, py_proc **out, char *err, size_t errlen)
 {
-    return attach(pid, 0, out, err, errlen);
+    return attach(pid, 0, NULL, out, err, errlen);
 }
 
 py_status py_proc_attach_self(py_proc **out, char *err, size_t errlen)
 {
-    return attach(getpid(), 1, out, err, errlen);
+    return attach(getpid(), 1, NULL, out, err, errlen);
+}
+
+py_status py_proc_attach_image(const py_image *img, py_proc **out, char *err, size_t errlen)
+{
+    return attach(getpid(), 1, img, out, err, errlen);
 }
 
 void py_proc_free(py_proc *p)
@@ -556,6 +706,7 @@ void py_proc_free(py_proc *p)
     for (size_t i = 0; i < p->memocap; i++)
         trc_free(p->memo[i].rs);
     trc_free(p->memo);
+    trc_free(p->tlbc);
     pysnap_cleanup(&p->snap);
     pymem_cleanup(&p->mem);
     pthread_mutex_destroy(&p->lock);
@@ -565,6 +716,11 @@ void py_proc_free(py_proc *p)
 const char *py_proc_version(const py_proc *p)
 {
     return p->version;
+}
+
+const char *py_proc_layout_source(const py_proc *p)
+{
+    return p->layout_source;
 }
 
 pid_t py_proc_pid(const py_proc *p)

@@ -333,6 +333,32 @@ int pyelf_symbol(const pyelf *e, const char *name, uint64_t *value)
     return by_dynamic(e, name, value);
 }
 
+int pyelf_section(const pyelf *e, const char *name, uint64_t *addr, uint64_t *size,
+                  const uint8_t **bytes)
+{
+    const Elf64_Ehdr *h = ehdr(e);
+    const Elf64_Shdr *names = shdr(e, h->e_shstrndx);
+    size_t want = strlen(name) + 1;
+
+    if (e->force_dynamic || !names || names->sh_type != SHT_STRTAB ||
+        !in_file(e, names->sh_offset, names->sh_size))
+        return -1;
+    for (unsigned i = 0; i < h->e_shnum; i++) {
+        const Elf64_Shdr *s = shdr(e, i);
+        if (!s || !(s->sh_flags & SHF_ALLOC) || s->sh_type == SHT_NULL ||
+            s->sh_name >= names->sh_size || names->sh_size - s->sh_name < want ||
+            memcmp(e->data + names->sh_offset + s->sh_name, name, want) != 0)
+            continue;
+        *addr = s->sh_addr;
+        *size = s->sh_size;
+        *bytes = s->sh_type != SHT_NOBITS && in_file(e, s->sh_offset, s->sh_size)
+                     ? e->data + s->sh_offset
+                     : NULL;
+        return 0;
+    }
+    return -1;
+}
+
 int pyelf_has_symbols(const pyelf *e)
 {
     const Elf64_Ehdr *h = ehdr(e);

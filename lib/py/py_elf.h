@@ -37,6 +37,14 @@ void pyelf_close(pyelf *e);
  * count) when the file has no section headers.  0 if found, else -1. */
 int pyelf_symbol(const pyelf *e, const char *name, uint64_t *value);
 
+/* Link-time address and size of the allocated section called name (a
+ * section header names it; CPython places _PyRuntime in a ".PyRuntime"
+ * section of its own, which outlives strip), and its initial contents in
+ * the mapped file (*bytes, size bytes; NULL when the file holds none).
+ * 0, or -1 when there is no such section or no section headers. */
+int pyelf_section(const pyelf *e, const char *name, uint64_t *addr, uint64_t *size,
+                  const uint8_t **bytes);
+
 /* 1 if the file has any symbol table to look in (a .dynsym or .symtab
  * section with entries, or a DT_SYMTAB), 0 if it has none (a stripped,
  * statically linked executable). */

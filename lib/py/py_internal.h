@@ -99,10 +99,22 @@ typedef struct pymemo {
 #define PY_STACK_TRIES 5 /* reads of a stack before calling it torn (each learns from the last) */
 #define PYLIST_MAX 512   /* thread-list addresses remembered between calls */
 
+/* Interpreters remembered between calls (each thread state must name
+ * one of them).  CPython sets no limit; past this many the rest are
+ * still listed, but their threads' interpreter is not checked
+ * (interp_more, counted in py_proc_stats.interp_unchecked). */
+#define PYLIST_INTERPS 256
+
+/* Not a limit of CPython's (each interpreter state is some 200 KiB):
+ * an interpreter list longer than this is taken for a cycle read from
+ * memory being rewritten, and the read is retried. */
+#define PY_INTERPS_MAX 4096
+
 typedef struct pylist_memo {
-    uint64_t interp[8];
+    uint64_t interp[PYLIST_INTERPS];
     int ninterp;
-    uint64_t gil[8];
+    int interp_more;             /* more interpreters than interp[] holds */
+    uint64_t gil[PYLIST_INTERPS];   /* distinct GIL states (one per interpreter at most) */
     int ngil;
     uint64_t tstate[PYLIST_MAX];
     uint64_t pthread[PYLIST_MAX];
@@ -112,6 +124,18 @@ typedef struct pylist_memo {
     uint64_t full_ns;    /* when the list was last read from the runtime down */
 } pylist_memo;
 
+/* ---- free-threaded bytecode copies (py_walk.c) ---------------------- */
+
+/* Where a code object's per-thread bytecode copy (co_tlbc->entries[i],
+ * i > 0) was found, so that frames running in it need no read of the
+ * copy table: direct-mapped on (code, index). */
+#define PYTLBC_SLOTS 256
+
+typedef struct pytlbc {
+    uint64_t code, start;
+    int32_t index;
+} pytlbc;
+
 /* ---- the handle ------------------------------------------------------ */
 
 #define PY_TS_MAX 1024   /* bytes of a thread state we read (checked at attach) */
@@ -120,6 +144,7 @@ struct py_proc {
     pid_t pid;
     int self;                  /* attached to the calling process */
     char version[32];
+    char layout_source[64];    /* py_proc_layout_source */
     py_layout L;
     uint64_t runtime;          /* &_PyRuntime in the target */
     uint64_t code_type, unicode_type, bytes_type, frame_type;  /* type objects */
@@ -137,6 +162,7 @@ struct py_proc {
     pymemo *memo;              /* open addressing by tstate */
     size_t memocap, memocount;
     pylist_memo lm;
+    pytlbc *tlbc;              /* PYTLBC_SLOTS entries, made on first use; owned */
     uint64_t tick_ns;          /* when py_proc_threads last fetched, stacks included */
     int tick_valid;            /* p->snap still holds that fetch */
     uint64_t tick_used[64];    /* stacks already served from it: once each */
@@ -210,6 +236,18 @@ uint64_t pywalk_plan_known(py_proc *p, uint64_t tstate);
 /* py_threads.c: one read of the thread list (py_proc_threads without
  * its retries); the caller holds p->lock. */
 int pythreads_list_locked(py_proc *p, py_thread_info *out, int max, int want_gil);
+
+/* For tests (tests/unit/test_py_image.c): a synthetic process image
+ * laid out in the calling process's memory, read through the same local
+ * memory reader as py_proc_attach_self, with layout L instead of one
+ * found from an interpreter's symbols and version; the type objects are
+ * the addresses the image's objects name.  Attach checks as for a live
+ * process.  Same return convention as py_proc_attach. */
+typedef struct py_image {
+    const py_layout *L;
+    uint64_t runtime, code_type, unicode_type, bytes_type;
+} py_image;
+py_status py_proc_attach_image(const py_image *img, py_proc **out, char *err, size_t errlen);
 
 /* Maps an errno from a read to a status. */
 py_status py_status_from_errno(int e);

@@ -36,7 +36,8 @@ enum py_lines_kind {
 
 typedef struct py_layout {
     uint32_t minor;            /* 3.<minor> */
-    const char *headers;       /* version whose headers produced the table */
+    const char *headers;       /* version whose headers produced the table, or
+                                * "_Py_DebugOffsets (3.X list...)" */
     uint32_t lasti_kind;       /* enum py_lasti_kind */
     uint32_t lines_kind;       /* enum py_lines_kind */
     uint32_t use_qualname;     /* co_qualname exists (3.11+) */
@@ -55,6 +56,8 @@ typedef struct py_layout {
     /* struct _gil_runtime_state */
     uint32_t gil_last_holder;
     uint32_t gil_locked;
+    uint32_t gil_enabled;         /* free-threaded: int enabled (0: no GIL), else PY_OFF_NONE;
+                                   * 0 in the generated tables, which have no such builds */
 
     /* PyThreadState */
     uint32_t ts_prev;
@@ -69,6 +72,8 @@ typedef struct py_layout {
     uint32_t ts_native_thread_id; /* 3.11+ */
     uint32_t ts_datastack_chunk;  /* 3.11+ */
     uint32_t ts_datastack_top;    /* 3.11+ */
+    uint32_t ts_base_frame;       /* 3.15+: the frame every walk ends at; 0 = none (the
+                                   * generated tables leave it so: offset 0 is prev) */
 
     /* _PyStackChunk (3.11+) */
     uint32_t sc_size;
@@ -93,11 +98,15 @@ typedef struct py_layout {
     uint32_t owner_max;           /* largest valid owner value */
     uint32_t owner_bottom;        /* bit mask: owners the outermost frame may have */
     uint64_t code_ptr_mask;       /* mask for tagged f_executable (3.14) */
+    uint32_t free_threaded;       /* Py_GIL_DISABLED build (3.13t+) */
     uint32_t tlbc;                /* free-threaded 3.14+: instr_ptr may point into a
-                                   * per-thread bytecode copy (line then unknown) */
+                                   * per-thread bytecode copy (co_tlbc) */
+    uint32_t if_tlbc_index;       /* tlbc: int32 index of the frame's copy */
+    uint32_t co_tlbc;             /* tlbc: _PyCodeArray *co_tlbc */
 
     /* PyObject / PyVarObject */
     uint32_t ob_type;
+    uint32_t tp_name;             /* 3.13+: PyTypeObject.tp_name (0 in the generated tables) */
     uint32_t ob_size;
 
     /* PyCodeObject */

@@ -2,7 +2,7 @@
  * py_names.c — the threading module's names of threads, read from
  * outside the process (py_proc_thread_name; FORMATS.md §7).
  *
- * Path, for every interpreter (at most MAX_INTERP):
+ * Path, for every interpreter:
  *   interpreter -> sys.modules (modules ≤3.11, imports.modules 3.12+)
  *   -> "threading" (a module: its dict at PyModule_Type.tp_dictoffset)
  *   -> "_active" (ident -> Thread) and "_limbo" (Thread -> Thread)
@@ -58,7 +58,6 @@
 #define NAMES_TTL_NS 500000000ull   /* known tid: cache served this long */
 #define NAMES_COST_FACTOR 10        /* unknown tid: rescan after 10x the last scan's time */
 #define SCAN_TRIES 2                /* scans per refresh (torn reads are transient) */
-#define MAX_INTERP 8
 #define MAX_LOG2 17                 /* largest dict table read: 2^17 slots */
 #define MAX_THREADS 4096            /* Thread objects read per scan */
 #define MAX_KEYS 65536              /* distinct keys classified per scan */
@@ -710,7 +709,7 @@ static int scan(py_proc *p, pynames *n)
         goto out;
     for (int i = 0; interp; i++) {
         uint64_t next;
-        if (i >= MAX_INTERP || !aligned_ptr(interp) || rd64(p, interp + p->L.is_next, &next) != 0)
+        if (i >= PY_INTERPS_MAX || !aligned_ptr(interp) || rd64(p, interp + p->L.is_next, &next) != 0)
             goto out;
         if (scan_interp(p, n, interp, &t) != 0)
             goto out;

@@ -31,7 +31,6 @@
 
 #include <string.h>
 
-#define MAX_INTERPS 64
 #define MAX_THREADS 100000
 #define TICK_MAX_BYTES 262144      /* stack data planned along with the thread list */
 #define LIST_REFRESH_NS 10000000   /* full reads at least this often (new interpreters) */
@@ -114,6 +113,7 @@ static void fill_thread(py_proc *p, py_thread_info *o, uint64_t ts, const uint8_
 static void lm_commit(pylist_memo *to, const pylist_memo *from)
 {
     to->ninterp = from->ninterp;
+    to->interp_more = from->interp_more;
     memcpy(to->interp, from->interp, (size_t)from->ninterp * sizeof to->interp[0]);
     to->ngil = from->ngil;
     memcpy(to->gil, from->gil, (size_t)from->ngil * sizeof to->gil[0]);
@@ -125,6 +125,16 @@ static void lm_commit(pylist_memo *to, const pylist_memo *from)
     to->full_ns = from->full_ns;
 }
 
+/* Interpreters usually share one GIL (and 3.12+'s own-GIL ones have
+ * one each): plan each once. */
+static int gil_known_already(const pylist_memo *m, uint64_t gil)
+{
+    for (int i = 0; i < m->ngil; i++)
+        if (m->gil[i] == gil)
+            return 1;
+    return 0;
+}
+
 static int list_full(py_proc *p, py_thread_info *out, int max, int want_gil)
 {
     const py_layout *L = &p->L;
@@ -134,7 +144,7 @@ static int list_full(py_proc *p, py_thread_info *out, int max, int want_gil)
 
     /* 8 KiB of arrays: only the counts need clearing, and only the used
      * entries are copied back (both were a good part of a tick) */
-    next.ninterp = next.ngil = next.ntstate = 0;
+    next.ninterp = next.ngil = next.ntstate = next.interp_more = 0;
     pysnap_reset(&p->snap);
     plan_list(p, want_gil);
     p->tick_ns = next.full_ns = pymem_now_ns();
@@ -151,15 +161,17 @@ static int list_full(py_proc *p, py_thread_info *out, int max, int want_gil)
         holder_rt = pysnap_u64(rt, L->rt_tstate_current - p->rt_lo);
     uint64_t interp = pysnap_u64(rt, L->rt_interp_head - p->rt_lo);
     for (int ni = 0; interp; ni++) {
-        if (ni >= MAX_INTERPS || (interp & 7))
+        if (ni >= PY_INTERPS_MAX || (interp & 7))
             return pywalk_fail(p, PY_ERR_IO);
         const uint8_t *is = pysnap_need_exact(&p->snap, interp + p->is_lo, p->is_len);
         if (!is)
             return pywalk_fail(p, pywalk_snap_status(p));
         uint64_t ts = pysnap_u64(is, L->is_tstate_head - p->is_lo);
         uint64_t interp_next = pysnap_u64(is, L->is_next - p->is_lo);
-        if (next.ninterp < 8)
+        if (next.ninterp < PYLIST_INTERPS)
             next.interp[next.ninterp++] = interp;
+        else
+            next.interp_more = 1;
         int gil_known = 0, locked = 0;
         uint64_t holder = 0;
         if (want_gil && L->is_ceval_gil != PY_OFF_NONE) {
@@ -169,8 +181,12 @@ static int list_full(py_proc *p, py_thread_info *out, int max, int want_gil)
             if (g) {
                 locked = pysnap_u32(g, L->gil_locked - p->gil_lo) != 0;
                 holder = pysnap_u64(g, L->gil_last_holder - p->gil_lo);
-                gil_known = 1;
-                if (next.ngil < 8)
+                /* A free-threaded build running without its GIL (the
+                 * default): there is none to hold, and the holder field
+                 * is stale.  Recorded as not known (spec §7.7). */
+                gil_known = !L->free_threaded || L->gil_enabled == PY_OFF_NONE ||
+                            pysnap_u32(g, L->gil_enabled - p->gil_lo) != 0;
+                if (!gil_known_already(&next, gil) && next.ngil < PYLIST_INTERPS)
                     next.gil[next.ngil++] = gil;
             }
         } else if (want_gil && L->rt_tstate_current != PY_OFF_NONE) {
@@ -205,6 +221,8 @@ static int list_full(py_proc *p, py_thread_info *out, int max, int want_gil)
         }
         interp = interp_next;
     }
+    if (next.interp_more)
+        p->stats.interp_unchecked++;
     lm_commit(&p->lm, &next);
     p->tick_valid = 1;
     p->ntick_used = 0;

@@ -255,6 +255,7 @@ typedef struct walk {
     uint64_t vcode, vgen;
     const struct pycode *vc;
     int vn;
+    int32_t tlbc_index;   /* free-threaded 3.14+: the frame's bytecode copy */
     /* last: walk_start clears only its head (see memo_clear) */
     pymemo next;          /* what this sample touched, for the next plan */
 } walk;
@@ -365,6 +366,59 @@ static const py_frame_info *reuse(py_proc *p, walk *w, uint64_t frame, uint64_t 
     return e->fi;
 }
 
+/* Free-threaded 3.14+: a thread other than the first runs its own copy
+ * of the bytecode, co_tlbc->entries[index] (a _PyCodeArray: Py_ssize_t
+ * size, then size pointers), laid out as co_code_adaptive is.  Sets
+ * *addrq to instr's byte offset in that copy (-2: pushed, not started)
+ * and returns 0, or -1 when instr is not inside it (a torn read).
+ *
+ * Where a copy lies is remembered per (code, index): a frame whose
+ * instruction lies inside the remembered copy is running in it, as the
+ * thread cannot execute bytecode from memory that is not its copy of
+ * this code; anything else reads the table again (a copy freed, a
+ * thread's index reused).  That stands in for the interpreter's TLBC
+ * generation counter, which the thread-list reads do not fetch.  A read
+ * can move the snapshot's buffer. */
+static int tlbc_offset(py_proc *p, uint64_t code, const uint8_t *hdr, int32_t index,
+                       uint64_t instr, int64_t units, int64_t *addrq)
+{
+    uint64_t span = (uint64_t)units * 2;
+    if (index <= 0 || units <= 0)
+        return -1;
+    if (!p->tlbc)
+        p->tlbc = trc_calloc(PYTLBC_SLOTS, sizeof *p->tlbc);   /* none: no memory of copies */
+    pytlbc *slot = p->tlbc ? &p->tlbc[((code >> 4) * 31 + (uint64_t)index) % PYTLBC_SLOTS] : NULL;
+    if (slot && slot->code == code && slot->index == index && instr + 2 >= slot->start &&
+        instr < slot->start + span && !((instr - slot->start) & 1)) {
+        *addrq = instr + 2 == slot->start ? -2 : (int64_t)(instr - slot->start);
+        return 0;
+    }
+    uint64_t arr = pysnap_u64(hdr, p->L.co_tlbc);
+    if (!arr || (arr & 7))
+        return -1;
+    const uint8_t *a = pysnap_need_exact(&p->snap, arr, 8);
+    if (!a)
+        return -1;
+    int64_t size = (int64_t)pysnap_u64(a, 0);
+    if (index >= size || size > (1 << 20))
+        return -1;
+    const uint8_t *e = pysnap_need_exact(&p->snap, arr + 8 + 8 * (uint64_t)index, 8);
+    if (!e)
+        return -1;
+    uint64_t start = pysnap_u64(e, 0);
+    if (start && instr + 2 == start) {
+        *addrq = -2;
+    } else if (!start || (start & 1) || instr < start || instr - start >= span ||
+               ((instr - start) & 1)) {
+        return -1;
+    } else {
+        *addrq = (int64_t)(instr - start);
+    }
+    if (slot)
+        *slot = (pytlbc){ code, start, index };
+    return 0;
+}
+
 /* Resolves one Python frame and appends it.  0, 1 when there is no room
  * left and the caller accepts a truncated stack (the walk stops), or -1
  * (p->last set). */
@@ -403,10 +457,12 @@ static int emit(py_proc *p, walk *w, uint64_t frame, uint64_t code, int64_t last
             addrq = -2;                       /* pushed, not started */
         else if (instr >= start && (instr - start) / 2 < (uint64_t)units && !((instr - start) & 1))
             addrq = (int64_t)(instr - start);
-        else if (L->tlbc)
-            addrq = INT64_MIN;                /* per-thread bytecode: line unknown */
+        else if (L->tlbc && tlbc_offset(p, code, hdr, w->tlbc_index, instr, units, &addrq) == 0)
+            hdr = pysnap_get(&p->snap, code, p->co_len);   /* the read may have moved it */
         else
             return pywalk_fail(p, PY_ERR_IO);        /* instruction of another code object: torn */
+        if (!hdr)
+            return pywalk_fail(p, PY_ERR_IO);
     } else {
         int64_t lasti = lasti_or_instr;
         addrq = lasti < 0 ? -1 : L->lasti_kind == PY_LASTI_UNITS ? lasti * 2 : lasti;
@@ -524,6 +580,7 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
                  (prev >= w->chunk_data && prev < w->top && prev >= frame)))
                 return pywalk_fail(p, PY_ERR_IO);   /* callers lie below callees */
             if (owner < L->owner_skip_min) {
+                w->tlbc_index = L->tlbc ? (int32_t)pysnap_u32(fr, L->if_tlbc_index) : 0;
                 int r = emit(p, w, frame, code, (int64_t)pysnap_u64(fr, L->if_instr));
                 if (r < 0)
                     return -1;
@@ -651,7 +708,7 @@ static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames,
     if (!tsp)
         return pywalk_fail(p, pywalk_snap_status(p));
     memcpy(ts, tsp, p->ts_len);
-    if (p->lm.ninterp > 0) {
+    if (p->lm.ninterp > 0 && !p->lm.interp_more) {
         /* A thread state names one of the interpreters seen last time:
          * anything else is a freed or wrong address. */
         uint64_t interp = pysnap_u64(ts, L->ts_interp);
@@ -677,9 +734,16 @@ static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames,
         memo_learn(m, &w);
         return -1;
     }
+    /* 3.15+: every thread's frames end at its base frame; a walk that
+     * ends elsewhere (and was not cut short) read frames being rewritten.
+     * The base frame alone is a thread with no Python frames. */
+    uint64_t base = L->ts_base_frame ? pysnap_u64(ts, L->ts_base_frame) : 0;
+    if (base && w.bottom && !w.truncated && w.bottom != base)
+        return pywalk_fail(p, PY_ERR_IO);
+    int base_only = base && w.bottom == base && w.leaf == base;
     /* Entry frames and no Python frame: read while a call from C was
      * being set up or torn down (3.12+), not a thread without Python. */
-    if (w.bottom && w.depth == 0)
+    if (w.bottom && w.depth == 0 && !base_only)
         return pywalk_fail(p, PY_ERR_IO);
     if (w.bottom && w.bottom != m->bottom) {
         int same = unchanged(p, tstate, &w);

@@ -63,6 +63,12 @@ void py_proc_free(py_proc *p);
 
 /* "3.12.1" etc.  Borrowed. */
 const char *py_proc_version(const py_proc *p);
+
+/* Where the layout the walker uses came from, for diagnostics: "the
+ * 3.12.1 headers" (a table generated from that version's headers) or
+ * "_Py_DebugOffsets (3.14 list)" (the target's own block read with the
+ * field list of that version).  Borrowed. */
+const char *py_proc_layout_source(const py_proc *p);
 pid_t py_proc_pid(const py_proc *p);
 
 /* Threads of all interpreters.  Returns the count written (<= max), or
@@ -135,6 +141,8 @@ typedef struct py_proc_stats {
      * thread states alone, and found changed by such a read (then read
      * in full) (added by lib/py) */
     uint64_t thread_lists_full, thread_lists_steady, thread_lists_changed;
+    uint64_t interp_unchecked; /* full reads with more interpreters than are remembered
+                                * (lib/py/py_internal.h PYLIST_INTERPS) */
 } py_proc_stats;
 void py_proc_get_stats(const py_proc *p, py_proc_stats *out);
 

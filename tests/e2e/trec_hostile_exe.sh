@@ -13,8 +13,11 @@
 #    python3 and of a pyenv python with its libpython): recorded as
 #    usual (.dynsym survives stripping);
 #  - a static interpreter (built here from a pyenv libpython3.X.a):
-#    recorded through its .symtab; stripped, a one-line error saying it
-#    looks like CPython but has no symbol table.  Skipped parts say why.
+#    recorded through its .symtab; stripped, before 3.13 a one-line error
+#    saying it looks like CPython but has no symbol table, from 3.13
+#    recorded (launched and attached) through its .PyRuntime section and
+#    the type objects learnt from the running interpreter.  Skipped parts
+#    say why.
 # retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 . "$(dirname "$0")/lib/hostile_common.sh"
@@ -149,13 +152,36 @@ if [ -n "$built" ]; then
   set -- $built
   PYTHONHOME="$2" recorded "static-$1" "$D/spy"
   cp "$D/spy" "$D/spy-stripped" && strip --strip-all "$D/spy-stripped"
-  PYTHONHOME="$2" launched_nonpy "static-stripped-$1" 0 "looks like CPython $1 but its executable has no symbol table" \
-    "$D/spy-stripped" "$D/spin.py" $SPIN
-  PYTHONHOME="$2" "$D/spy-stripped" "$D/spin.py" 30 &
-  bg=$!
-  wait_exec $bg "$D/spy-stripped"
-  attach_nonpy "attach-static-stripped-$1" "looks like CPython $1 but its executable has no symbol table" $bg
-  kill $bg; wait $bg 2>/dev/null
+  case "$1" in
+  3.[89].* | 3.1[012].*)
+    PYTHONHOME="$2" launched_nonpy "static-stripped-$1" 0 "looks like CPython $1 but its executable has no symbol table" \
+      "$D/spy-stripped" "$D/spin.py" $SPIN
+    PYTHONHOME="$2" "$D/spy-stripped" "$D/spin.py" 30 &
+    bg=$!
+    wait_exec $bg "$D/spy-stripped"
+    attach_nonpy "attach-static-stripped-$1" "looks like CPython $1 but its executable has no symbol table" $bg
+    kill $bg; wait $bg 2>/dev/null
+    ;;
+  *)
+    # 3.13+: _PyRuntime sits in a .PyRuntime section, which strip keeps,
+    # and the type objects are learnt from the running interpreter
+    PYTHONHOME="$2" recorded "static-stripped-$1" "$D/spy-stripped"
+    PYTHONHOME="$2" "$D/spy-stripped" "$D/spin.py" 30 &
+    bg=$!
+    wait_exec $bg "$D/spy-stripped"
+    out="$D/attach-static-stripped.trc"
+    rc=0
+    timeout 60 "$TREC" -q -o "$out" --pid $bg --duration 1 2>"$out.stderr" || rc=$?
+    kill $bg; wait $bg 2>/dev/null
+    if [ $rc -ne 0 ]; then
+      fail "attach-static-stripped-$1: trec --pid exited $rc"; cat "$out.stderr"
+    elif ! dump_trace "$out" || ! grep -q 'spin_here' "$out.txt"; then
+      fail "attach-static-stripped-$1: spin_here never sampled"
+    else
+      echo "ok: attach-static-stripped-$1"
+    fi
+    ;;
+  esac
 else
   note "skipped the static interpreter: no pyenv libpython3.X.a links statically here (cc -static)"
 fi

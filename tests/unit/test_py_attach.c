@@ -235,6 +235,18 @@ static void check_interpreter(const char *py)
     }
     if (strcmp(py_proc_version(p), version) != 0)
         pyt_failf(py, "version %s, want %s", py_proc_version(p), version);
+    /* 3.8-3.12: a table from that minor's headers; 3.13+: the target's
+     * _Py_DebugOffsets read with its minor's list */
+    {
+        char minor[16], want[64];
+        snprintf(minor, sizeof minor, "%.*s", (int)strcspn(version + 2, ".") + 2, version);
+        if (atoi(version + 2) >= 13)
+            snprintf(want, sizeof want, "_Py_DebugOffsets (%s list", minor);
+        else
+            snprintf(want, sizeof want, "the %s.", minor);
+        if (strncmp(py_proc_layout_source(p), want, strlen(want)) != 0)
+            pyt_failf(py, "layout source '%s', want '%s...'", py_proc_layout_source(p), want);
+    }
     if (py_proc_pid(p) != c.pid)
         pyt_failf(py, "pid");
     if (runtime && py_proc_runtime(p) != runtime)

@@ -5,7 +5,8 @@
  * found in the read-only data matches the installation's name), on
  * truncated and non-ELF files (no crash, clean failure); every exported
  * symbol found through DT_GNU_HASH alone; the version string found from
- * page-cache-resident pages without reading the rest; plus the layout
+ * page-cache-resident pages without reading the rest; _PyRuntime's
+ * ".PyRuntime" section found in a stripped executable; plus the layout
  * tables (lib/py/py_layout.c) and the _Py_DebugOffsets parser
  * (lib/py/py_debugoff.c) given implausible blocks.
  */
@@ -374,6 +375,86 @@ static void test_bad_files(void **state)
     unlink(tmpl);
 }
 
+/* A small executable whose runtime stand-in lives in a ".PyRuntime"
+ * section, as CPython 3.13+ builds place _PyRuntime, compiled here and
+ * then stripped: the section still says where it is, at the address the
+ * symbol gave before.  Skipped (with a note) without a C compiler. */
+static void test_runtime_section(void **state)
+{
+    char dir[] = "/tmp/test_py_elf_sec_XXXXXX", src[64], exe[64], cmd[512], err[256];
+    const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+    pyelf e;
+    uint64_t sym = 0, addr = 0, size = 0;
+    const uint8_t *bytes = NULL;
+
+    assert_non_null(mkdtemp(dir));
+    snprintf(src, sizeof src, "%s/rt.c", dir);
+    snprintf(exe, sizeof exe, "%s/rt", dir);
+    FILE *f = fopen(src, "w");
+    assert_non_null(f);
+    fputs("struct rt { char cookie[8]; unsigned long long v[400]; };\n"
+          "__attribute__((section(\".PyRuntime\"), used))\n"
+          "struct rt _PyRuntime = { \"xdebugpy\", { 0x030e00f0 } };\n"
+          "int main(void) { return (int)_PyRuntime.v[1]; }\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s -O0 -o %s %s 2>/dev/null", cc, exe, src);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "note: no C compiler (%s): .PyRuntime section not tested\n", cc);
+        unlink(src);
+        rmdir(dir);
+        return;
+    }
+    assert_int_equal(pyelf_open(&e, exe, err, sizeof err), 0);
+    assert_int_equal(pyelf_symbol(&e, "_PyRuntime", &sym), 0);
+    assert_int_equal(pyelf_section(&e, ".PyRuntime", &addr, &size, &bytes), 0);
+    assert_int_equal(addr, sym);
+    assert_true(size >= 8 + 400 * 8);
+    assert_non_null(bytes);
+    assert_memory_equal(bytes, "xdebugpy", 8);   /* its initial contents, from the file */
+    assert_int_equal(pyelf_section(&e, ".PyRunt", &addr, &size, &bytes), -1);   /* whole names only */
+    assert_int_equal(pyelf_section(&e, ".nosuchsection", &addr, &size, &bytes), -1);
+    pyelf_close(&e);
+
+    snprintf(cmd, sizeof cmd, "strip %s 2>/dev/null", exe);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(pyelf_open(&e, exe, err, sizeof err), 0);
+    uint64_t v;
+    assert_int_equal(pyelf_symbol(&e, "_PyRuntime", &v), -1);
+    assert_int_equal(pyelf_section(&e, ".PyRuntime", &addr, &size, &bytes), 0);
+    assert_int_equal(addr, sym);
+    /* without section headers there is nothing to name it */
+    e.force_dynamic = 1;
+    assert_int_equal(pyelf_section(&e, ".PyRuntime", &addr, &size, &bytes), -1);
+    pyelf_close(&e);
+    unlink(exe);
+    unlink(src);
+    rmdir(dir);
+
+    /* The real ones installed here: the section is there in 3.12 already,
+     * the debug-offsets cookie at its start from 3.13 (what attach wants
+     * before it trusts the section). */
+    pyt_list l;
+    pyt_find(&l);
+    for (int i = 0; i < l.n; i++) {
+        char lib[PATH_MAX], ver[32];
+        dir_version(l.path[i], ver, sizeof ver);
+        int minor = ver[0] == '3' ? atoi(ver + 2) : 0;
+        snprintf(lib, sizeof lib, "%.*s/lib/libpython3.%d.so.1.0",
+                 (int)(strstr(l.path[i], "/bin/") ? strstr(l.path[i], "/bin/") - l.path[i] : 0),
+                 l.path[i], minor);
+        if (minor < 12 || pyelf_open(&e, lib, err, sizeof err) != 0)
+            continue;
+        assert_int_equal(pyelf_symbol(&e, "_PyRuntime", &sym), 0);
+        assert_int_equal(pyelf_section(&e, ".PyRuntime", &addr, &size, &bytes), 0);
+        assert_int_equal(addr, sym);
+        assert_non_null(bytes);
+        assert_int_equal(memcmp(bytes, "xdebugpy", 8) == 0, minor >= 13);
+        printf("[%s] .PyRuntime at 0x%llx, %llu bytes\n", lib, (unsigned long long)addr,
+               (unsigned long long)size);
+        pyelf_close(&e);
+    }
+}
+
 static void test_layout_tables(void **state)
 {
     assert_null(py_layout_for_minor(7));
@@ -429,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_needs),
         cmocka_unit_test(test_sysv_hash),
         cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_runtime_section),
         cmocka_unit_test(test_layout_tables),
         cmocka_unit_test(test_debug_offsets_rejected),
     };
