@@ -1,7 +1,7 @@
 /*
  * py_attach.c — finding a CPython runtime in a process and choosing its
- * layout, without running anything in or of the target (FORMATS.md §7,
- * ARCHITECTURE.md "The recorder, in principles").
+ * layout, without running anything in or of the target (docs/design/cpython.md
+ * §1, §2; docs/design/architecture.md §4).
  *
  *  1. /proc/PID/maps: candidate files are a mapped libpython* and the
  *     executable (/proc/PID/exe).  Each is opened through /proc/PID/root

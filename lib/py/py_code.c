@@ -1,6 +1,6 @@
 /*
- * py_code.c — code objects to py_frame_info (FORMATS.md §7, "Code
- * objects", "Line tables", "Strings").
+ * py_code.c — code objects to py_frame_info (docs/design/cpython.md §5
+ * code objects, §6 line tables, §7 strings).
  *
  * The cache is keyed by the code object's full 64-bit address.  A hit is
  * only trusted when the fields compared on every use (type, filename,

@@ -1,7 +1,7 @@
 /*
  * py_debugoff.c — builds a py_layout for CPython 3.13+ from the
  * _Py_DebugOffsets block at the start of the target's _PyRuntime
- * (FORMATS.md §7; CPython's Include/internal/pycore_runtime.h in 3.13,
+ * (docs/design/cpython.md §2; CPython's Include/internal/pycore_runtime.h in 3.13,
  * pycore_debug_offsets.h from 3.14).
  *
  * The block is a sequence of uint64 fields whose order is fixed per

@@ -1,7 +1,7 @@
 /*
  * py_elf.h — just enough ELF64 to find CPython's exported data symbols
  * (_PyRuntime, Py_Version, PyCode_Type …) in an executable or libpython
- * without running it (FORMATS.md §7), and to read version strings from
+ * without running it (docs/design/cpython.md §1), and to read version strings from
  * its read-only data.
  *
  * The file is mapped read-only and every offset is checked against its

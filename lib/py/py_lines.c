@@ -1,6 +1,6 @@
 /*
  * py_lines.c — decoders for the three line-table formats (py_lines.h,
- * FORMATS.md §7):
+ * docs/design/cpython.md §6):
  *
  *  ≤3.9  co_lnotab: pairs (address increment, signed line increment);
  *        the line after adding pair k holds from its address on.

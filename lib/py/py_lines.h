@@ -1,6 +1,6 @@
 /*
  * py_lines.h — CPython line-number tables decoded into an address→line
- * map, once per code object (FORMATS.md §7, "Line tables").
+ * map, once per code object (docs/design/cpython.md §6).
  *
  * Addresses are byte offsets into the code object's bytecode.  A map is
  * a sorted array of {start, line}: the entry with the largest start not

@@ -1,6 +1,6 @@
 /*
  * py_names.c — the threading module's names of threads, read from
- * outside the process (py_proc_thread_name; FORMATS.md §7).
+ * outside the process (py_proc_thread_name; docs/design/cpython.md §10).
  *
  * Path, for every interpreter:
  *   interpreter -> sys.modules (modules ≤3.11, imports.modules 3.12+)

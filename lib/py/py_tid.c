@@ -1,6 +1,6 @@
 /*
  * py_tid.c — the kernel thread id of a Python thread before 3.11, which
- * has no native_thread_id field (FORMATS.md §7).
+ * has no native_thread_id field (docs/design/cpython.md §3).
  *
  * Method: PyThreadState.thread_id is the thread's pthread_t, which in
  * glibc and musl is the address of the thread's control block, and that

@@ -1,5 +1,5 @@
 /*
- * py_walk.c — thread state → frames (FORMATS.md §7); the thread list
+ * py_walk.c — thread state → frames (docs/design/cpython.md §4, §9); the thread list
  * itself is py_threads.c.
  *
  * Each call is one "sample": it plans the reads the previous call for

@@ -1,7 +1,7 @@
 /*
  * pyproc.h — reading a CPython interpreter's threads and stacks from
  * outside (process_vm_readv) or from inside (the CUPTI injection, same
- * walker over a local memory reader).  FORMATS.md §7; layouts per
+ * walker over a local memory reader).  docs/design/cpython.md; layouts per
  * version in lib/py/layout_*.h, _Py_DebugOffsets for 3.13+.
  *
  * This is the contract between the Python introspection code (lib/py/)
