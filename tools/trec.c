@@ -161,7 +161,7 @@ int main(int argc, char **argv)
     const char *output = "trec-%p.trc";
     long pid = 0;
     double rate = 1000.0, duration = 0.0;
-    int subprocesses = 0, no_subprocesses = 0, gil = 0, quiet = 0, no_gpu = 0, spin = 0,
+    int subprocesses = 0, no_subprocesses = 0, gil = 0, quiet = 0, verbose = 0, no_gpu = 0, spin = 0,
         blocking = 0;
     double gpu_rate = 10.0;
     const cli_option options[] = {
@@ -187,6 +187,8 @@ int main(int argc, char **argv)
         {"gpu-rate", 0, CLI_DOUBLE, &gpu_rate, "HZ", "GPU counter (NVML) samples per second (10)",
          0.1, 1000},
         {"quiet", 'q', CLI_FLAG, &quiet, NULL, "no summary line and no warnings", 0, 0},
+        {"verbose", 'v', CLI_FLAG, &verbose, NULL,
+         "say how each process is read: its CPython and where its memory layout comes from", 0, 0},
         {NULL, 0, CLI_FLAG, NULL, NULL, NULL, 0, 0},
     };
     const cli_tool tool = {
@@ -226,6 +228,7 @@ int main(int argc, char **argv)
         .gil = gil,
         .spin = spin,
         .blocking = blocking,
+        .verbose = verbose && !quiet,
         .no_gpu = no_gpu,
         .gpu_rate_hz = gpu_rate,
         .command_line = cmdline ? cmdline : "",

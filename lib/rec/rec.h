@@ -36,6 +36,7 @@ typedef struct rec_config {
     int self_timing;           /* measure the recorder's CPU per sample (rec_result.cost_*) */
     int spin;                  /* wait for ticks by watching the clock (a CPU kept busy) */
     int blocking;              /* stop each thread while its stack is read (ptrace) */
+    int verbose;               /* a note per process: its CPython and where its layout came from */
     rec_message_fn message;    /* may be NULL (messages dropped) */
     void *message_ctx;
 } rec_config;

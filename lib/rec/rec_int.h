@@ -500,7 +500,14 @@ typedef struct rec_tick_ctx {
     uint32_t max_wid;        /* highest writer thread id met (raised) */
     struct rec_stopper *stopper; /* --blocking: stop threads for their reads; NULL = never */
     const struct rec_targets *targets; /* all of them: a worker is numbered among its siblings */
+    const rec_config *cfg;   /* for --verbose's notes */
 } rec_tick_ctx;
+
+/* --verbose: one note saying how an attached target is read (its CPython
+ * version and where the memory layout came from: a version's generated
+ * table or the target's own _Py_DebugOffsets), so that a wrong or
+ * surprising layout can be seen.  Does nothing unless cfg->verbose. */
+void rec_target_note_layout(const rec_target *t, const rec_config *cfg);
 
 /* Initialise for pid (not attached); 0 or -1 (NOMEM). */
 int rec_target_init(rec_target *t, pid_t pid, int is_root, int launched, int64_t now_ns);

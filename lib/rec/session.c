@@ -289,7 +289,7 @@ static void tick(session *s, const rec_tick *tk, int chld)
         }
     }
     rec_tick_ctx ctx = {.w = s->w, .now_ns = now, .gil = s->cfg->gil, .stopper = s->stopper,
-                        .targets = &s->targets};
+                        .targets = &s->targets, .cfg = s->cfg};
     int64_t cpu0 = s->cost.hist ? rec_thread_cpu_ns() : 0;
     if (s->cfg->subprocesses)
         rec_children_poll_exits(&s->targets, now);
@@ -490,6 +490,7 @@ static int attach_existing(session *s)
         py_status ps = rec_target_try_attach(s->root, trc_now_ns());
         if (ps == PY_OK) {
             s->saw_python = 1;
+            rec_target_note_layout(s->root, s->cfg);
             return 0;
         }
         if (ps == PY_ERR_NOT_PYTHON && s->cfg->subprocesses) {

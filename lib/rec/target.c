@@ -305,11 +305,23 @@ static void schedule_retry(rec_target *t, int64_t now_ns)
     t->next_try_ns = now_ns + wait;
 }
 
+void rec_target_note_layout(const rec_target *t, const rec_config *cfg)
+{
+    if (!cfg || !cfg->verbose || !cfg->message || !t->py)
+        return;
+    char line[1024];
+    snprintf(line, sizeof line, "pid %d (%.512s): CPython %s, layout from %s", (int)t->pid,
+             t->exe[0] ? t->exe : "?", py_proc_version(t->py), py_proc_layout_source(t->py));
+    cfg->message(cfg->message_ctx, REC_MSG_NOTE, line);
+}
+
 static trc_status step_attach(rec_target *t, rec_tick_ctx *ctx)
 {
     py_status ps = rec_target_try_attach(t, ctx->now_ns);
-    if (ps == PY_OK)
+    if (ps == PY_OK) {
+        rec_target_note_layout(t, ctx->cfg);
         return rec_target_write_process(t, ctx->w, ctx->now_ns);
+    }
     if (ps == PY_ERR_GONE)
         return TRC_OK; /* check_process records the end */
     if ((ps == PY_ERR_NOT_PYTHON || ps == PY_ERR_NOT_READY) && ctx->now_ns < t->give_up_ns) {

@@ -182,4 +182,20 @@ for old in "${PYENV_ROOT:-/root/.pyenv}"/versions/{2.7,3.6,3.7}*/bin/python; do
   [ "$ms" -lt 1500 ] || fail "unsupported $v: took $ms ms longer than the program alone ($bare ms)"
 done
 
+# --verbose: each interpreter says where its layout came from, the
+# generated table of its minor version before 3.13, its own
+# _Py_DebugOffsets from 3.13 on; --quiet silences it
+while read -r vpy vver; do
+  [ -n "$vpy" ] || continue
+  minor=${vver%.*}
+  expect_rc 0 "--verbose on $vver" "$TREC" -v -o "$T/verbose.trc" -- "$vpy" -c pass
+  case $minor in
+    3.8|3.9|3.10|3.11|3.12) want="CPython $vver, layout from the $minor\.[0-9]+ headers" ;;
+    *) want="CPython $vver, layout from _Py_DebugOffsets \($minor list\)" ;;
+  esac
+  grep -Eq "^trec: pid [0-9]+ \(.*\): $want\$" "$T/err" || fail "--verbose on $vver: want '$want', got: $(head -c 300 "$T/err")"
+done <<<"$PYTHONS"
+expect_rc 0 "--verbose --quiet" "$TREC" -v -q -o "$T/verbose.trc" -- "$PY" -c pass
+[ ! -s "$T/err" ] || fail "--verbose --quiet printed: $(head -c 200 "$T/err")"
+
 finish
