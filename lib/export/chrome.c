@@ -507,8 +507,16 @@ static trc_status on_proc_exit(chrome *c, const trc_process_exit *e)
     jsonw_i64(out, e->pid);
     jsonw_raw(out, ",\"tid\":0,");
     chr_write_ts(c, e->time_ns);
-    jsonw_raw(out, e->signal ? ",\"args\":{\"signal\":" : ",\"args\":{\"exit_code\":");
-    jsonw_i64(out, e->signal ? e->signal : e->exit_code);
+    if (e->signal) {
+        jsonw_raw(out, ",\"args\":{\"signal\":");
+        jsonw_i64(out, e->signal);
+    } else if (e->exit_code == -1) {
+        /* spec §7.19: ended, status not learnt (its parent reaped it first) */
+        jsonw_raw(out, ",\"args\":{\"exit_code\":\"unknown\"");
+    } else {
+        jsonw_raw(out, ",\"args\":{\"exit_code\":");
+        jsonw_i64(out, e->exit_code);
+    }
     jsonw_raw(out, "}}");
     return TRC_OK;
 }

@@ -114,6 +114,11 @@ static trc_status finish(gen *g, int64_t end_ns, convb_info *info)
 
 trc_status convb_write_small(int fd, convb_info *info)
 {
+    return convb_write_small_exit(fd, 0, info);
+}
+
+trc_status convb_write_small_exit(int fd, int32_t exit_code, convb_info *info)
+{
     gen g;
     const int64_t t0 = CONVB_START_NS;
     trc_loss loss;
@@ -205,6 +210,7 @@ trc_status convb_write_small(int fd, convb_info *info)
     }
     memset(&ex, 0, sizeof ex);
     ex.pid = CONVB_PID;
+    ex.exit_code = exit_code;
     ex.time_ns = t0 + 20 * MS + MS / 2;
     if (g.st == TRC_OK)
         check(&g, trc_writer_process_exit(g.w, &ex));

@@ -50,6 +50,8 @@ typedef struct convb_info {
  * (percent, no process); the process exits with status 0 at 20.5 ms.
  * Writes a complete trace to fd (not closed).  info may be NULL. */
 trc_status convb_write_small(int fd, convb_info *info);
+/* The same with another exit status (-1 = unknown, spec §7.19). */
+trc_status convb_write_small_exit(int fd, int32_t exit_code, convb_info *info);
 
 /* A large trace of n samples over `threads` threads (1..64) of one
  * process: 1 kHz per thread, stacks from a pool of about 2000 (depth up

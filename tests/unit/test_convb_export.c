@@ -621,6 +621,30 @@ static void test_chrome_small(void **state)
     cJSON_Delete(doc);
 }
 
+/* A process whose status trec could not learn (its parent reaped it
+ * first: exit_code -1) shows "unknown", not a status of -1. */
+static void test_chrome_exit_unknown(void **state)
+{
+    char path[64];
+    run_opts o = {0};
+    o.chrome = 1;
+    for (int unknown = 0; unknown < 2; unknown++) {
+        strcpy(path, "/tmp/test_convb_XXXXXX");
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        assert_int_equal(convb_write_small_exit(fd, unknown ? -1 : 3, NULL), TRC_OK);
+        close(fd);
+        trc_status st;
+        char *text = convert(path, &o, &st);
+        unlink(path);
+        assert_non_null(text);
+        const char *want = unknown ? "\"args\":{\"exit_code\":\"unknown\"}" : "\"args\":{\"exit_code\":3}";
+        assert_non_null(strstr(text, want));
+        assert_null(strstr(text, "\"exit_code\":-1"));
+        free(text);
+    }
+}
+
 static void test_chrome_big(void **state)
 {
     run_opts o = {0};
@@ -719,6 +743,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_speedscope_spill),
         cmocka_unit_test(test_chrome_small),
         cmocka_unit_test(test_chrome_big),
+        cmocka_unit_test(test_chrome_exit_unknown),
         cmocka_unit_test(test_speedscope_nomem),
         cmocka_unit_test(test_chrome_nomem),
     };
