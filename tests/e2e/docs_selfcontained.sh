@@ -9,8 +9,7 @@
 #     section number "§N" or a quoted section title that the document
 #     does not have, or names a design document that does not exist.
 # Sections are the numbered headings of a document ("## 4. The recorder").
-# docs/design/.citation-map (the old citation forms, on purpose) and this
-# script are not checked for outside references; the map's targets are.
+# This script, which must name what it looks for, is not checked.
 #
 # The checker first runs on a small made-up repository whose problems are
 # known, so a checker that finds nothing (or too much) fails here too.
@@ -31,7 +30,6 @@ names = subprocess.run(["git", "ls-files", "-z"], check=True,
                        capture_output=True).stdout.split(b"\0")
 files = [n.decode("utf-8", "replace") for n in names if n]
 
-MAP = "docs/design/.citation-map"
 SELF = "tests/e2e/docs_selfcontained.sh"
 OUTSIDE = re.compile(r'FORMATS\.md|ARCHITECTURE\.md|\bARCHITECTURE "|\bFORMATS §'
                      r'|(?:\.\./)+shared/|/work/shared\b')
@@ -97,12 +95,11 @@ for path in files:
     lines = data.decode("utf-8", "replace").splitlines()
     in_design = path.startswith("docs/design/")
     for i, line in enumerate(lines):
-        if path != MAP:
-            for m in OUTSIDE.finditer(line):
-                problems.append("%s:%d: refers outside the repository: %s" % (path, i + 1, m.group(0)))
+        for m in OUTSIDE.finditer(line):
+            problems.append("%s:%d: refers outside the repository: %s" % (path, i + 1, m.group(0)))
         for m in FULL.finditer(line):
             cites(path, lines, i, m, False)
-        if in_design and path != MAP:
+        if in_design:
             for m in BARE.finditer(line):
                 cites(path, lines, i, m, True)
 
@@ -128,10 +125,8 @@ cat > "$tmp/r/src/x.c" <<'EOF'
 /* split: docs/design/a.md
  * §4 */
 EOF
-printf 'FORMATS.md §1 -> docs/design/a.md §9\n' > "$tmp/r/docs/design/.citation-map"
 git -C "$tmp/r" init -q && git -C "$tmp/r" add -A || { echo "FAIL: cannot make the test repository"; exit 1; }
 cat > "$tmp/want" <<'EOF'
-docs/design/.citation-map:1: docs/design/a.md has no section §9
 docs/design/a.md:7: docs/design/b.md does not exist
 src/x.c:2: docs/design/a.md has no section §3
 src/x.c:3: refers outside the repository: FORMATS.md
