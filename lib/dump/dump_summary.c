@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "format/alloc.h"
+#include "lib/export/export.h" /* exp_grow: the one grow-and-zero helper */
 
 #define N_EVENT_TYPES (TRC_EV_GPU_STREAM + 1)
 #define N_LOSS_KINDS (TRC_LOSS_OTHER + 1)
@@ -33,7 +34,7 @@ typedef struct summary {
     uint64_t period_ns;
     int64_t wall_ns;                        /* of the first segment; 0 = unknown */
     thread_tally *threads;                  /* [thread id], grown as ids appear */
-    uint32_t n_threads;
+    size_t n_threads;                       /* capacity of threads */
     int threads_nomem;                      /* a thread's tally could not be kept */
 } summary;
 
@@ -43,22 +44,9 @@ static void tally_thread(summary *s, const trc_sample *sm)
 {
     if (s->threads_nomem)
         return;
-    if (sm->thread >= s->n_threads) {
-        uint32_t n = s->n_threads ? s->n_threads : 16;
-        while (n <= sm->thread && n < UINT32_MAX / 2)
-            n *= 2;
-        if (n <= sm->thread) {
-            s->threads_nomem = 1;
-            return;
-        }
-        thread_tally *v = trc_realloc(s->threads, (size_t)n * sizeof *v);
-        if (!v) {
-            s->threads_nomem = 1;
-            return;
-        }
-        memset(v + s->n_threads, 0, (size_t)(n - s->n_threads) * sizeof *v);
-        s->threads = v;
-        s->n_threads = n;
+    if (exp_grow((void **)&s->threads, &s->n_threads, sm->thread, sizeof *s->threads) != TRC_OK) {
+        s->threads_nomem = 1;
+        return;
     }
     s->threads[sm->thread].samples += sm->count;
     if (sm->flags & TRC_SAMPLE_ON_CPU)
