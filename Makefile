@@ -1,5 +1,6 @@
 # trc build.  Sources are discovered, so adding a file needs no edit here:
-#   format/*.c, lib/**/*.c (not lib/cupti/) -> libtrc.a / libtrc.so
+#   format/*.c, lib/**/*.c at any depth
+#     (not lib/cupti/)                       -> libtrc.a / libtrc.so
 #   tools/common/*.c                        -> build/libtrctool.a (shared tool code)
 #   tools/NAME.c                            -> bin/NAME
 #   tests/unit/test_NAME.c                  -> build/tests/test_NAME (cmocka)
@@ -19,8 +20,11 @@ ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS_WARN) $(CFLAGS_EXTRA) $(CFLAGS)
 LDLIBS_BASE = -lz -lm -pthread -ldl
 LDFLAGS_EXTRA ?=
 
+# Every .c below a folder, at any depth: a new subfolder cannot drop out of
+# the build.
+rwildcard = $(foreach d,$(wildcard $(1)/*),$(call rwildcard,$(d),$(2)) $(filter $(2),$(d)))
 FORMAT_SRC := $(sort $(wildcard format/*.c))
-LIB_SRC := $(sort $(filter-out lib/cupti/%,$(wildcard lib/*.c lib/*/*.c)))
+LIB_SRC := $(sort $(filter-out lib/cupti/%,$(call rwildcard,lib,%.c)))
 TOOLCOMMON_SRC := $(sort $(wildcard tools/common/*.c))
 TOOL_SRC := $(sort $(wildcard tools/*.c))
 TOOLS := $(patsubst tools/%.c,$(BIN)/%,$(TOOL_SRC))

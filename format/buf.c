@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 trc_status trcf_buf_grow(trcf_buf *b, size_t extra)
 {

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "format/crc32.h"
 #include "format/limits.h"
 #include "format/varint.h"

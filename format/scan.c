@@ -14,7 +14,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "format/crc32.h"
 #include "format/limits.h"
 

@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "format/limits.h"
 
 /* Global string id to C string; id 0 is "" even before any string. */

@@ -26,8 +26,8 @@
 #include <stdint.h>
 
 #include "trc/trc.h"
-#include "lib/arena.h"
-#include "lib/intern.h"
+#include "lib/util/arena.h"
+#include "lib/util/intern.h"
 
 typedef struct trcm_model {
     trca_arena arena;

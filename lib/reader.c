@@ -30,7 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 /* ---- losses and messages ---- */
 

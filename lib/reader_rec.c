@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "format/limits.h"
 
 /* ---- per-chunk drop accounting ---- */

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "format/limits.h"
 #include "format/records.h"
 

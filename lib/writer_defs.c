@@ -15,7 +15,7 @@
 
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "format/limits.h"
 #include "format/records.h"
 

@@ -18,8 +18,8 @@
 #include "trc/trc.h"
 #include "format/buf.h"
 #include "format/chunk.h"
-#include "lib/arena.h"
-#include "lib/intern.h"
+#include "lib/util/arena.h"
+#include "lib/util/intern.h"
 
 /* Per-thread state, indexed by writer thread id (slot 0 unused). */
 typedef struct trcw_thread {

@@ -18,7 +18,7 @@ CUPTI_SO := $(BUILD)/libtrec-cupti.so
 CUPTI_SRC := $(sort $(wildcard lib/cupti/*.c))
 CUPTI_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(CUPTI_SRC))
 # The Python walker is linked whole: launch.c references it weakly.
-PYWALK_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard lib/py/*.c)))
+PYWALK_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(sort $(call rwildcard,lib/py,%.c)))
 FAKE_CUPTI_OBJ := $(BUILD)/tests/gpu/fake_cupti.o $(BUILD)/tests/gpu/fake_scenario.o
 GPU_CHECK_OBJ := $(BUILD)/tests/gpu/trace_check.o
 # cmocka asserts over a scenario trace: tests only, never make_fixture

@@ -31,7 +31,7 @@ FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out tests/fuzz/fuzz_comm
 FUZZ ?= $(FUZZ_NAMES)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS := $(CFLAGS_BASE) $(CFLAGS_WARN) $(XML_CFLAGS) -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link
-FUZZ_SRC := $(FORMAT_SRC) $(wildcard lib/*.c lib/dump/*.c lib/export/*.c) $(TOOLCOMMON_SRC) \
+FUZZ_SRC := $(FORMAT_SRC) $(wildcard lib/*.c) $(call rwildcard,lib/dump lib/export lib/util,%.c) $(TOOLCOMMON_SRC) \
   tests/support/fuzz_mutate.c tests/support/fuzz_sinks.c tests/support/fuzz_decode.c \
   tests/support/trace_builder.c tests/fuzz/fuzz_common.c
 FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(FUZZ_SRC))

@@ -1,7 +1,7 @@
 # mk/py.mk — rules owned by the CPython introspection code (lib/py/).
 #
-#   make py-layouts   regenerate lib/py/layout_3_X.h (3.8–3.12) and
-#                     lib/py/objects_3_X.h (3.8–3.13) from every installed
+#   make py-layouts   regenerate lib/py/generated/layout_3_X.h (3.8–3.12) and
+#                     lib/py/generated/objects_3_X.h (3.8–3.13) from every installed
 #                     CPython's own headers (PY_PREFIXES lists the
 #                     installation prefixes; default: pyenv's versions).
 #   $(BUILD)/py/libpytest.so   the library a Python process loads with
@@ -11,7 +11,7 @@
 #   $(BUILD)/py/py_walk_bench  the per-sample cost benchmark (bench/py_walk.sh).
 
 PY_PREFIXES ?= $(sort $(wildcard /root/.pyenv/versions/3.*))
-PY_LIB_SRC := $(sort $(wildcard lib/py/*.c)) lib/hashtab.c format/alloc.c
+PY_LIB_SRC := $(sort $(call rwildcard,lib/py,%.c)) lib/util/hashtab.c lib/util/alloc.c
 
 .PHONY: py-layouts
 py-layouts:
@@ -21,18 +21,18 @@ py-layouts:
 	  inc=$$pre/include/python$$m; \
 	  mkdir -p $(BUILD)/py; \
 	  if [ $$mi -le 12 ]; then \
-	    $(CC) -std=gnu11 -DPy_BUILD_CORE -I$$inc -I$$inc/internal lib/py/gen/gen_layout.c -o $(BUILD)/py/gen_layout_$$mi; \
-	    $(BUILD)/py/gen_layout_$$mi $$v > lib/py/layout_3_$$mi.h; \
-	    echo "py-layouts: lib/py/layout_3_$$mi.h from $$v"; \
+	    $(CC) -std=gnu11 -DPy_BUILD_CORE -I$$inc -I$$inc/internal scripts/pylayout/gen_layout.c -o $(BUILD)/py/gen_layout_$$mi; \
+	    $(BUILD)/py/gen_layout_$$mi $$v > lib/py/generated/layout_3_$$mi.h; \
+	    echo "py-layouts: lib/py/generated/layout_3_$$mi.h from $$v"; \
 	  fi; \
-	  $(CC) -std=gnu11 -DPy_BUILD_CORE -I$$inc -I$$inc/internal lib/py/gen/gen_objects.c -o $(BUILD)/py/gen_objects_$$mi; \
-	  $(BUILD)/py/gen_objects_$$mi $$v > lib/py/objects_3_$$mi.h; \
-	  echo "py-layouts: lib/py/objects_3_$$mi.h from $$v"; \
+	  $(CC) -std=gnu11 -DPy_BUILD_CORE -I$$inc -I$$inc/internal scripts/pylayout/gen_objects.c -o $(BUILD)/py/gen_objects_$$mi; \
+	  $(BUILD)/py/gen_objects_$$mi $$v > lib/py/generated/objects_3_$$mi.h; \
+	  echo "py-layouts: lib/py/generated/objects_3_$$mi.h from $$v"; \
 	done
 
-$(BUILD)/py/libpytest.so: lib/py/test/py_selftest_lib.c $(PY_LIB_SRC) $(wildcard lib/py/*.h) lib/hashtab.h format/alloc.h
+$(BUILD)/py/libpytest.so: tests/support/pyself/py_selftest_lib.c $(PY_LIB_SRC) $(wildcard lib/py/*.h) lib/util/hashtab.h lib/util/alloc.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) $(CFLAGS_WARN) -shared -o $@ lib/py/test/py_selftest_lib.c $(PY_LIB_SRC) -pthread
+	$(CC) $(CFLAGS_BASE) $(CFLAGS_WARN) -shared -o $@ tests/support/pyself/py_selftest_lib.c $(PY_LIB_SRC) -pthread
 
 $(BUILD)/tests/test_py_self: $(BUILD)/py/libpytest.so
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "lib/dump/dump.h"
 #include "tools/common/cli.h"
 

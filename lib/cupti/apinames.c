@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/alloc.h"
-#include "lib/hashtab.h"
+#include "lib/util/alloc.h"
+#include "lib/util/hashtab.h"
 
 /* Calls that start GPU work on a stream: their launch site is the
  * Python line users want to see next to the kernel or copy. */

@@ -18,8 +18,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "format/alloc.h"
-#include "lib/hashtab.h"
+#include "lib/util/alloc.h"
+#include "lib/util/hashtab.h"
 
 #define MAX_OPEN_RANGES 4096
 

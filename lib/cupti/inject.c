@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "lib/cupti/apinames.h"
 #include "lib/cupti/decode.h"
 #include "lib/cupti/launch.h"

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "lib/py/pyproc.h"
 
 /* The walker is linked in when lib/py provides it; weak references keep

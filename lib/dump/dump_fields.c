@@ -10,7 +10,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "format/limits.h"
 
 void dump_strtab_reset(dump_strtab *t)

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "format/alloc.h"
-#include "lib/export/export.h" /* exp_grow: the one grow-and-zero helper */
+#include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 #define N_EVENT_TYPES (TRC_EV_GPU_STREAM + 1)
 #define N_LOSS_KINDS (TRC_LOSS_OTHER + 1)
@@ -44,7 +44,7 @@ static void tally_thread(summary *s, const trc_sample *sm)
 {
     if (s->threads_nomem)
         return;
-    if (exp_grow((void **)&s->threads, &s->n_threads, sm->thread, sizeof *s->threads) != TRC_OK) {
+    if (trcu_grow((void **)&s->threads, &s->n_threads, sm->thread, sizeof *s->threads) != TRC_OK) {
         s->threads_nomem = 1;
         return;
     }

@@ -20,7 +20,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "lib/export/chrome_int.h"
 #include "lib/export/cpuview.h"
 #include "lib/export/json_out.h"

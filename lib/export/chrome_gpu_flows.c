@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "lib/export/chrome_gpu_int.h"
 #include "lib/export/nvvp_units.h"
 

@@ -11,7 +11,7 @@
 #define TRC_LIB_EXPORT_CHROME_GPU_INT_H
 
 #include "lib/export/chrome_int.h"
-#include "lib/hashtab.h"
+#include "lib/util/hashtab.h"
 
 enum { TK_STREAM, TK_SYNC, TK_API, TK_MARKS };
 

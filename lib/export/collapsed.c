@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/alloc.h"
-#include "lib/hashtab.h"
+#include "lib/util/alloc.h"
+#include "lib/util/hashtab.h"
 #include "lib/procname.h"
 
 typedef struct row {
@@ -42,7 +42,7 @@ struct exp_collapsed {
     uint64_t samples;
 };
 
-/* A growable text buffer (allocation through format/alloc.h). */
+/* A growable text buffer (allocation through lib/util/alloc.h). */
 typedef struct sbuf {
     char *p;
     size_t len, cap;
@@ -171,7 +171,7 @@ trc_status exp_collapsed_add(exp_collapsed *c, const trc_reader *r, const trc_sa
         if (c->n_rows >= UINT32_MAX - 1)
             return TRC_ERR_LIMIT;
         /* room for a new row first, so the map never names a missing row */
-        trc_status st = exp_grow((void **)&c->rows, &c->cap_rows, c->n_rows, sizeof *c->rows);
+        trc_status st = trcu_grow((void **)&c->rows, &c->cap_rows, c->n_rows, sizeof *c->rows);
         if (st != TRC_OK)
             return st;
         st = trch_u64map_put(&c->map, key, (uint32_t)c->n_rows, &idx, &added);
@@ -215,7 +215,7 @@ trc_status exp_collapsed_add_gpu(exp_collapsed *c, const trc_reader *r, const ex
     if (!rw) {
         if (c->n_rows >= UINT32_MAX - 1)
             return TRC_ERR_LIMIT;
-        trc_status st = exp_grow((void **)&c->rows, &c->cap_rows, c->n_rows, sizeof *c->rows);
+        trc_status st = trcu_grow((void **)&c->rows, &c->cap_rows, c->n_rows, sizeof *c->rows);
         if (st != TRC_OK)
             return st;
         st = trch_add(&c->gpu_index, hash, (uint32_t)c->n_rows);
@@ -287,7 +287,7 @@ static trc_status put_stack(const exp_collapsed *c, const trc_reader *r, sbuf *b
     size_t n = 0;
     for (const trc_stack *s = trc_reader_stack(r, stack); s && s->id != 0;
          s = trc_reader_stack(r, s->parent)) {
-        if (exp_grow((void **)path, cap, n, sizeof **path) != TRC_OK)
+        if (trcu_grow((void **)path, cap, n, sizeof **path) != TRC_OK)
             return TRC_ERR_NOMEM;
         (*path)[n++] = s->frame;
         if (s->parent >= s->id)

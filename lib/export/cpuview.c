@@ -2,7 +2,7 @@
  * lib/export/cpuview.c — function-level frames and stacks for the flame
  * exporters (see cpuview.h; the reader's model is spec §6).
  *
- * Hash indexes (lib/hashtab.h) intern view frames (by content and by
+ * Hash indexes (lib/util/hashtab.h) intern view frames (by content and by
  * look) and view stacks (by parent, frame); a dense array caches the reader-stack ->
  * view-stack mapping so that the per-sample cost is one array load.
  */
@@ -10,10 +10,10 @@
 
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "lib/export/export.h"
 #include "lib/export/json_out.h"
-#include "lib/hashtab.h"
+#include "lib/util/hashtab.h"
 #include "lib/procname.h"
 
 #define NO_ID UINT32_MAX
@@ -56,9 +56,9 @@ int cpuview_grow(void *arrp, uint32_t *cap, uint32_t need, size_t sz, uint32_t f
         return 0;
     if (need > UINT32_MAX / 2 || first > UINT32_MAX / 2)
         return -1;   /* its doubling would pass UINT32_MAX */
-    /* exp_grow (export.h) sizes for an index: the last one needed */
+    /* trcu_grow (export.h) sizes for an index: the last one needed */
     size_t c = *cap, last = (*cap == 0 && first > need ? first : need) - 1;
-    if (exp_grow(arrp, &c, last, sz) != TRC_OK)
+    if (trcu_grow(arrp, &c, last, sz) != TRC_OK)
         return -1;
     *cap = (uint32_t)c;
     return 0;

@@ -83,7 +83,7 @@ uint32_t cpuview_frame_count(const cpuview *v);
 
 /* Grow *arrp, an array of *cap elements of sz bytes, to hold at least
  * need, from first elements (at least 16) doubling; new space is zeroed.
- * exp_grow (export.h) for 32-bit counts.  0, or -1 when out of memory or
+ * trcu_grow (lib/util/grow.h) for 32-bit counts.  0, or -1 when out of memory or
  * past UINT32_MAX / 2 elements (the array is untouched then). */
 int cpuview_grow(void *arrp, uint32_t *cap, uint32_t need, size_t sz, uint32_t first);
 

@@ -37,6 +37,7 @@
 #include <stdio.h>
 
 #include "trc/trc.h"
+#include "lib/util/grow.h"
 #include "lib/export/gpu_callsite.h"
 
 /* The name given to samples that have no Python frames (stack id 0). */
@@ -94,10 +95,6 @@ uint64_t exp_collapsed_samples(const exp_collapsed *c);
  * pointer into path.  Cannot fail. */
 const char *exp_short_path(const char *path);
 
-/* Grows a caller-owned array of rows so that index `need` fits: *arr has
- * *cap elements of size `size`; new elements are zeroed.  Returns TRC_OK
- * or TRC_ERR_NOMEM (array unchanged).  (exp_grow.c) */
-trc_status exp_grow(void **arr, size_t *cap, size_t need, size_t size);
 
 /* ------------------------------------------------------------------ */
 /* Per-function statistics (stats.c)                                    */

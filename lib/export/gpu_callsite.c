@@ -8,7 +8,7 @@
  *             whose activity has not come yet, or the activities (a
  *             chain of `pact`s) whose call has not come yet.  A pool with
  *             a free list, found through the shared hash index
- *             (lib/hashtab.h, entries removed as they pair), and linked
+ *             (lib/util/hashtab.h, entries removed as they pair), and linked
  *             oldest-first so that giving up old ones costs nothing per
  *             record.
  *   recent    a direct-mapped cache of calls already matched (or never
@@ -19,10 +19,10 @@
 
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "lib/export/nvvp_pool.h"
 #include "lib/export/nvvp_units.h"
-#include "lib/hashtab.h"
+#include "lib/util/hashtab.h"
 
 #define RECENT_SLOTS 1024u  /* power of two */
 #define NIL 0u              /* links are index + 1 */

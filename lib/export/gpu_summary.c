@@ -4,7 +4,7 @@
  */
 #include "lib/export/gpu_summary.h"
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "lib/export/nvvp_summary.h"
 
 struct gpu_summary {

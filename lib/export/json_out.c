@@ -11,7 +11,7 @@
  */
 #include "lib/export/json_out.h"
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #define MAX_LANES 64
 

@@ -1,13 +1,13 @@
 /*
  * lib/export/nvvp_pool.c — string interning for the GPU views (contract
  * in nvvp_pool.h).  Ids are found through the shared hash index
- * (lib/hashtab.h); strings are copied into 64 KiB blocks.
+ * (lib/util/hashtab.h); strings are copied into 64 KiB blocks.
  */
 #include "lib/export/nvvp_pool.h"
 
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #define POOL_BLOCK 65536u
 #define POOL_MAX_IDS 0x7fffffffu

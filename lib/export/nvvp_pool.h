@@ -7,7 +7,7 @@
  * string has to outlive the event that carried it.
  *
  * Ids are dense from 1 in order of first appearance; id 0 is always the
- * empty string.  Memory comes from format/alloc.h (so allocation failure
+ * empty string.  Memory comes from lib/util/alloc.h (so allocation failure
  * can be tested); strings live in append-only blocks and never move.
  */
 #ifndef TRC_LIB_EXPORT_NVVP_POOL_H
@@ -17,13 +17,13 @@
 #include <stdint.h>
 
 #include "trc/trc.h"
-#include "lib/hashtab.h"
+#include "lib/util/hashtab.h"
 
 typedef struct nvvp_pool {
     char **strs;          /* id -> string (strs[0] = "") */
     uint32_t *lens;       /* id -> length in bytes (capped at UINT32_MAX) */
     uint32_t n, cap;      /* ids in use (including 0), capacity of strs */
-    trch_index index;     /* string hash -> id (lib/hashtab.h) */
+    trch_index index;     /* string hash -> id (lib/util/hashtab.h) */
     void *blocks;         /* chain of storage blocks (first word = next) */
     /* Callers often pass the same pointer again (a reader's interned
      * string): a hit costs one strcmp instead of strlen + hash + strcmp. */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "lib/export/nvvp_pool.h"
 #include "lib/export/nvvp_units.h"
 

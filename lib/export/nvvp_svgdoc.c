@@ -6,7 +6,7 @@
  * it is valid UTF-8 without characters XML 1.0 forbids.
  *
  * Note: libxml2 allocates with its own allocator (tools route it through
- * format/alloc.h in test mode); its failures surface as NULL nodes and
+ * lib/util/alloc.h in test mode); its failures surface as NULL nodes and
  * set the sticky oom flag like ours.  libxml2 reports errors through
  * process-wide handlers that print to stderr: while a document is open
  * ours are installed instead (library code never prints), and an error
@@ -22,7 +22,7 @@
 #include <libxml/globals.h>
 #include <libxml/xmlerror.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #define HEAD_TITLE_Y 16.0
 #define HEAD_DETAIL_Y 31.0

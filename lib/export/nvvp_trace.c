@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "lib/export/nvvp_units.h"
 
 #define MAX_DEV_CACHE 64

@@ -14,7 +14,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "lib/export/cpuview.h"
 #include "lib/export/json_out.h"
 #include "lib/export/speedscope_gpu.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "lib/export/nvvp_units.h"
 
 #define NO_STREAM UINT32_MAX

@@ -40,8 +40,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/alloc.h"
-#include "lib/hashtab.h"
+#include "lib/util/alloc.h"
+#include "lib/util/hashtab.h"
 
 #define NO_FN UINT32_MAX
 
@@ -135,7 +135,7 @@ static trc_status intern_fn(exp_stats *s, const char *file, uint32_t first_line,
     }
     if (s->n_funcs >= UINT32_MAX - 1)
         return TRC_ERR_LIMIT;
-    trc_status st = exp_grow((void **)&s->funcs, &s->cap_funcs, s->n_funcs, sizeof *s->funcs);
+    trc_status st = trcu_grow((void **)&s->funcs, &s->cap_funcs, s->n_funcs, sizeof *s->funcs);
     if (st != TRC_OK)
         return st;
     st = trch_add(&s->fn_index, h, (uint32_t)s->n_funcs);
@@ -167,7 +167,7 @@ static trc_status fn_of(exp_stats *s, const trc_reader *r, uint32_t frame_id, ui
     trc_status st = intern_fn(s, file, line, function, out);
     if (st != TRC_OK)
         return st;
-    st = exp_grow((void **)&s->fn_of_frame, &s->cap_fof, frame_id, sizeof *s->fn_of_frame);
+    st = trcu_grow((void **)&s->fn_of_frame, &s->cap_fof, frame_id, sizeof *s->fn_of_frame);
     if (st != TRC_OK)
         return st;
     s->fn_of_frame[frame_id] = *out + 1;
@@ -228,9 +228,9 @@ trc_status exp_stats_add(exp_stats *s, const trc_reader *r, const trc_sample *sm
 {
     uint64_t n = smp->count ? smp->count : 1;
     uint64_t w = smp->weight_ns * n;
-    trc_status st = exp_grow((void **)&s->nodes, &s->cap_nodes, smp->stack, sizeof *s->nodes);
+    trc_status st = trcu_grow((void **)&s->nodes, &s->cap_nodes, smp->stack, sizeof *s->nodes);
     if (st == TRC_OK)
-        st = exp_grow((void **)&s->threads, &s->cap_threads, smp->thread, sizeof *s->threads);
+        st = trcu_grow((void **)&s->threads, &s->cap_threads, smp->thread, sizeof *s->threads);
     if (st != TRC_OK)
         return st;
     thread_acc *t = &s->threads[smp->thread];
@@ -281,7 +281,7 @@ trc_status exp_stats_add_gpu(exp_stats *s, const trc_reader *r, const exp_gpu_hi
         return TRC_ERR_ARG;
     if (s->n_gpu >= UINT32_MAX - 1)
         return TRC_ERR_LIMIT;
-    trc_status st = exp_grow((void **)&s->gpu, &s->cap_gpu, s->n_gpu, sizeof *s->gpu);
+    trc_status st = trcu_grow((void **)&s->gpu, &s->cap_gpu, s->n_gpu, sizeof *s->gpu);
     if (st == TRC_OK)
         st = trch_u64map_put(map, key, (uint32_t)s->n_gpu, &idx, &added);
     if (st == TRC_OK && h->thread)
@@ -311,7 +311,7 @@ static trc_status edge_of(exp_stats *s, uint32_t caller, uint32_t callee, exp_ed
 {
     uint32_t idx;
     int added;
-    trc_status st = exp_grow((void **)&s->edges, &s->cap_edges, s->n_edges, sizeof *s->edges);
+    trc_status st = trcu_grow((void **)&s->edges, &s->cap_edges, s->n_edges, sizeof *s->edges);
     if (st != TRC_OK)
         return st;
     st = trch_u64map_put(&s->edge_map, ((uint64_t)caller << 32) | callee, (uint32_t)s->n_edges,
@@ -440,7 +440,7 @@ static trc_status stack_path(exp_stats *s, const trc_reader *r, uint32_t id, siz
     *d = 0;
     if (!n || id == 0)
         return TRC_OK;
-    trc_status st = exp_grow((void **)&w->path, &w->cap_path, n->depth + extra, sizeof *w->path);
+    trc_status st = trcu_grow((void **)&w->path, &w->cap_path, n->depth + extra, sizeof *w->path);
     if (st != TRC_OK)
         return st;
     size_t k = n->depth;
@@ -474,7 +474,7 @@ static trc_status spread_time(exp_stats *s, walk *w, size_t d, uint64_t samples,
         exp_edge *e;
         trc_status st = edge_of(s, path[i - 1], path[i], &e);
         if (st == TRC_OK)
-            st = exp_grow((void **)&w->edge_stamp, &w->cap_es, s->n_edges, sizeof *w->edge_stamp);
+            st = trcu_grow((void **)&w->edge_stamp, &w->cap_es, s->n_edges, sizeof *w->edge_stamp);
         if (st != TRC_OK)
             return st;
         size_t ei = (size_t)(e - s->edges);
@@ -515,7 +515,7 @@ static trc_status spread_calls(exp_stats *s, walk *w, size_t d, uint64_t n)
 /* One stamp per path; the stamp arrays follow the function table. */
 static trc_status next_stamp(exp_stats *s, walk *w)
 {
-    trc_status st = exp_grow((void **)&w->fn_stamp, &w->cap_fs, s->n_funcs, sizeof *w->fn_stamp);
+    trc_status st = trcu_grow((void **)&w->fn_stamp, &w->cap_fs, s->n_funcs, sizeof *w->fn_stamp);
     w->stamp++;
     return st;
 }
@@ -536,7 +536,7 @@ static trc_status finish_samples(exp_stats *s, const trc_reader *r, walk *w)
                     return st;
                 s->no_python_fn = f + 1;
             }
-            st = exp_grow((void **)&w->path, &w->cap_path, 0, sizeof *w->path);
+            st = trcu_grow((void **)&w->path, &w->cap_path, 0, sizeof *w->path);
             if (st != TRC_OK)
                 return st;
             w->path[d++] = s->no_python_fn - 1;
@@ -584,14 +584,14 @@ static trc_status finish_gpu(exp_stats *s, const trc_reader *r, walk *w)
             if (st == TRC_OK && d == 0) { /* an undefined stack */
                 st = intern_fn(s, TILDE, 0, "<unknown>", &f);
                 if (st == TRC_OK)
-                    st = exp_grow((void **)&w->path, &w->cap_path, 1, sizeof *w->path);
+                    st = trcu_grow((void **)&w->path, &w->cap_path, 1, sizeof *w->path);
                 if (st == TRC_OK)
                     w->path[d++] = f;
             }
         } else {
             const char *root = a->origin == EXP_GPU_NO_PYTHON ? EXP_GPU_NO_PYTHON_ROOT
                                                                : EXP_GPU_UNKNOWN_ROOT;
-            st = exp_grow((void **)&w->path, &w->cap_path, 1, sizeof *w->path);
+            st = trcu_grow((void **)&w->path, &w->cap_path, 1, sizeof *w->path);
             if (st == TRC_OK)
                 st = intern_fn(s, TILDE, 0, root, &f);
             if (st == TRC_OK)
@@ -600,7 +600,7 @@ static trc_status finish_gpu(exp_stats *s, const trc_reader *r, walk *w)
         if (st == TRC_OK)
             st = intern_fn(s, TILDE, 0, a->name && *a->name ? a->name : "<unknown>", &f);
         if (st == TRC_OK)
-            st = exp_grow((void **)&w->path, &w->cap_path, d, sizeof *w->path);
+            st = trcu_grow((void **)&w->path, &w->cap_path, d, sizeof *w->path);
         if (st == TRC_OK) {
             w->path[d++] = f;
             st = next_stamp(s, w);

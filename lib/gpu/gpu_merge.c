@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 static int is_side_trace(const char *name)
 {

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 /* ---- NVML, declared by hand ----------------------------------------- */
 typedef int nvml_ret;                      /* nvmlReturn_t; 0 = NVML_SUCCESS */

@@ -22,7 +22,7 @@
 #include "lib/py/py_debugoff.h"
 #include "lib/py/py_elf.h"
 #include "lib/py/py_maps.h"
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -30,8 +30,8 @@
  */
 #include "lib/py/py_internal.h"
 
-#include "format/alloc.h"
-#include "lib/hashtab.h"
+#include "lib/util/alloc.h"
+#include "lib/util/hashtab.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -6,11 +6,11 @@
 
 #include <stddef.h>
 
-#include "lib/py/layout_3_8.h"
-#include "lib/py/layout_3_9.h"
-#include "lib/py/layout_3_10.h"
-#include "lib/py/layout_3_11.h"
-#include "lib/py/layout_3_12.h"
+#include "lib/py/generated/layout_3_8.h"
+#include "lib/py/generated/layout_3_9.h"
+#include "lib/py/generated/layout_3_10.h"
+#include "lib/py/generated/layout_3_11.h"
+#include "lib/py/generated/layout_3_12.h"
 
 const py_layout *py_layout_for_minor(unsigned minor)
 {

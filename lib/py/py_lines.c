@@ -19,7 +19,7 @@
 #include "lib/py/py_lines.h"
 
 #include "lib/py/py_layout.h"
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #include <errno.h>
 

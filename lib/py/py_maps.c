@@ -3,7 +3,7 @@
  */
 #include "lib/py/py_maps.h"
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -22,7 +22,7 @@
  */
 #include "lib/py/py_mem.h"
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -48,7 +48,7 @@
 
 #include "lib/py/py_debugoff.h"
 #include "lib/py/py_objlayout.h"
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #include <errno.h>
 #include <string.h>

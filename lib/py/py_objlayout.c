@@ -6,12 +6,12 @@
 
 #include <stddef.h>
 
-#include "lib/py/objects_3_8.h"
-#include "lib/py/objects_3_9.h"
-#include "lib/py/objects_3_10.h"
-#include "lib/py/objects_3_11.h"
-#include "lib/py/objects_3_12.h"
-#include "lib/py/objects_3_13.h"
+#include "lib/py/generated/objects_3_8.h"
+#include "lib/py/generated/objects_3_9.h"
+#include "lib/py/generated/objects_3_10.h"
+#include "lib/py/generated/objects_3_11.h"
+#include "lib/py/generated/objects_3_12.h"
+#include "lib/py/generated/objects_3_13.h"
 
 const py_objlayout *py_objlayout_for_minor(unsigned minor)
 {

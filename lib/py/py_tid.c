@@ -22,7 +22,7 @@
  */
 #include "lib/py/py_internal.h"
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -29,7 +29,7 @@
  */
 #include "lib/rec/rec_int.h"
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #define TASKS_NS 10000000LL          /* task list: every 10 ms */
 #define NATIVE_HOLD 3                /* ticks a new native thread may wait */

@@ -17,7 +17,7 @@
  */
 #include "lib/rec/rec_int.h"
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  */
 #include "lib/rec/rec_int.h"
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #include <string.h>
 #include <time.h>

@@ -50,7 +50,7 @@
 #include "lib/rec/stopper.h"
 #include "lib/rec/rec_int.h"
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -59,7 +59,7 @@
 #include "lib/rec/rec_int.h"
 #include "lib/rec/stopper.h"
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #include <errno.h>
 #include <stdio.h>

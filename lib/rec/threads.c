@@ -43,7 +43,7 @@
  */
 #include "lib/rec/rec_int.h"
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# tests/e2e/py_layouts.sh — the committed lib/py/layout_3_X.h tables are
-# what lib/py/gen/gen_layout.c prints when compiled against each installed
+# tests/e2e/py_layouts.sh — the committed lib/py/generated/layout_3_X.h tables are
+# what scripts/pylayout/gen_layout.c prints when compiled against each installed
 # CPython's own headers (so a table cannot drift from its headers), and a
 # distribution's build (Debian's /usr/include/python3.X, when installed)
 # has the same offsets as the table for its minor version.
@@ -11,7 +11,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 checked=0 fail=0
 gen() {  # gen INCLUDE_DIR VERSION OUT
   "$cc" -std=gnu11 -DPy_BUILD_CORE -I"$1" -I"$1/internal" -I/usr/include/x86_64-linux-gnu/"$(basename "$1")" \
-    lib/py/gen/gen_layout.c -o "$tmp/gen" 2>"$tmp/err" && "$tmp/gen" "$2" > "$3"
+    scripts/pylayout/gen_layout.c -o "$tmp/gen" 2>"$tmp/err" && "$tmp/gen" "$2" > "$3"
 }
 for pre in "${PYENV_ROOT:-/root/.pyenv}"/versions/3.*; do
   [ -d "$pre/include" ] || continue
@@ -20,8 +20,8 @@ for pre in "${PYENV_ROOT:-/root/.pyenv}"/versions/3.*; do
   if ! gen "$pre/include/python$m" "$v" "$tmp/l.h"; then
     echo "cannot compile the generator against $v:"; cat "$tmp/err"; fail=1; continue
   fi
-  if ! diff -u "lib/py/layout_3_$mi.h" "$tmp/l.h"; then
-    echo "lib/py/layout_3_$mi.h differs from what $v's headers give (make py-layouts)"; fail=1
+  if ! diff -u "lib/py/generated/layout_3_$mi.h" "$tmp/l.h"; then
+    echo "lib/py/generated/layout_3_$mi.h differs from what $v's headers give (make py-layouts)"; fail=1
   fi
   checked=$((checked + 1))
 done
@@ -29,12 +29,12 @@ done
 for inc in /usr/include/python3.*; do
   [ -d "$inc/internal" ] || continue
   m=${inc##*/python}; mi=${m#3.}
-  [ -f "lib/py/layout_3_$mi.h" ] || continue
+  [ -f "lib/py/generated/layout_3_$mi.h" ] || continue
   gen "$inc" "$m-distribution" "$tmp/d.h" || { echo "cannot compile against $inc"; cat "$tmp/err"; fail=1; continue; }
-  if ! diff <(grep -v 'headers\|generated\|from the' "lib/py/layout_3_$mi.h") <(grep -v 'headers\|generated\|from the' "$tmp/d.h"); then
-    echo "$inc gives other offsets than lib/py/layout_3_$mi.h"; fail=1
+  if ! diff <(grep -v 'headers\|generated\|from the' "lib/py/generated/layout_3_$mi.h") <(grep -v 'headers\|generated\|from the' "$tmp/d.h"); then
+    echo "$inc gives other offsets than lib/py/generated/layout_3_$mi.h"; fail=1
   else
-    echo "$inc: same offsets as lib/py/layout_3_$mi.h"
+    echo "$inc: same offsets as lib/py/generated/layout_3_$mi.h"
   fi
   checked=$((checked + 1))
 done

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "format/chunk.h"
 #include "format/limits.h"
 #include "format/record.h"

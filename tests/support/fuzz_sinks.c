@@ -12,7 +12,7 @@
  */
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "lib/export/chrome.h"
 #include "lib/export/export.h"
 #include "lib/export/gpu_summary.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "format/chunk.h"
 #include "format/crc32.h"
 #include "format/limits.h"

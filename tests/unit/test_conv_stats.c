@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "lib/export/export.h"
 #include "tests/support/conv_traces.h"
 

@@ -21,7 +21,7 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "lib/export/chrome.h"
 #include "lib/export/speedscope.h"
 #include "tests/support/convb_traces.h"

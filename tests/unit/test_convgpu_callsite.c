@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "lib/export/gpu_callsite.h"
 #include "tests/support/conv_traces.h"
 

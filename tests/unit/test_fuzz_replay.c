@@ -28,7 +28,7 @@
 #include <cmocka.h>
 
 #include "trc/trc.h"
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "tests/support/fuzz_mutate.h"
 #include "tests/support/fuzz_sinks.h"
 #include "tests/support/trace_builder.h"

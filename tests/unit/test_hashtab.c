@@ -1,5 +1,5 @@
 /*
- * test_hashtab.c — the shared hash index and u64 map (lib/hashtab.c):
+ * test_hashtab.c — the shared hash index and u64 map (lib/util/hashtab.c):
  * insert/find/grow/remove with every key colliding (a degenerate hash),
  * backward-shift removal across the table's wrap-around, failure of
  * every allocation, and a long random mix of operations checked against
@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "format/alloc.h"
-#include "lib/hashtab.h"
+#include "lib/util/alloc.h"
+#include "lib/util/hashtab.h"
 
 /* Entry i of the caller's array: key[i]; live[i] says if indexed. */
 typedef struct ents {

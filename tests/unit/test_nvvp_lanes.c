@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "lib/export/nvvp_lanes.h"
 
 static const nvvp_scale SC = {0, 1000000, 100.0, 1000.0}; /* 1 px = 1 us */

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "lib/export/nvvp_pool.h"
 #include "lib/export/nvvp_units.h"
 

@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "lib/export/nvvp_data.h"
 #include "lib/export/nvvp_summary.h"
 #include "lib/export/nvvp_svg.h"

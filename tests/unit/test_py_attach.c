@@ -1,7 +1,7 @@
 /*
  * test_py_attach.c — lib/py's out-of-process walker against a live
  * fixture (fixtures/workloads/py_stacks_ünï.py) under every CPython
- * found at run time (lib/py/test/py_testutil.h).  For each one:
+ * found at run time (tests/support/pyself/py_testutil.h).  For each one:
  * version string, _PyRuntime address (vs ctypes inside the target),
  * thread count and native tids (vs what each thread printed), the GIL,
  * and for every thread the first frame in the fixture: function
@@ -19,8 +19,8 @@
 #include <cmocka.h>
 
 #include "lib/py/pyproc.h"
-#include "lib/py/test/py_testutil.h"
-#include "format/alloc.h"
+#include "tests/support/pyself/py_testutil.h"
+#include "lib/util/alloc.h"
 
 #include <dirent.h>
 

@@ -23,7 +23,7 @@
 #include "lib/py/py_debugoff.h"
 #include "lib/py/py_elf.h"
 #include "lib/py/py_layout.h"
-#include "lib/py/test/py_testutil.h"
+#include "tests/support/pyself/py_testutil.h"
 
 /* Version "3.X.Y" of a pyenv path ".../versions/3.X.Y/...", or "". */
 static void dir_version(const char *path, char *out, size_t n)

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "lib/py/pyproc.h"
-#include "lib/py/test/py_testutil.h"
+#include "tests/support/pyself/py_testutil.h"
 
 #include <dlfcn.h>
 #include <signal.h>

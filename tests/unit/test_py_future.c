@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "lib/py/pyproc.h"
-#include "lib/py/test/py_testutil.h"
+#include "tests/support/pyself/py_testutil.h"
 
 static char dir[] = "/tmp/test_py_future_XXXXXX";
 static int have_cc;

@@ -14,8 +14,8 @@
 
 #include "lib/py/py_layout.h"
 #include "lib/py/py_lines.h"
-#include "lib/py/test/py_testutil.h"
-#include "format/alloc.h"
+#include "tests/support/pyself/py_testutil.h"
+#include "lib/util/alloc.h"
 
 typedef struct code {
     int first;

@@ -14,7 +14,7 @@
 
 #include "lib/py/py_mem.h"
 #include "lib/py/py_snap.h"
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #include <errno.h>
 #include <signal.h>

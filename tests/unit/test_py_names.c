@@ -1,7 +1,7 @@
 /*
  * test_py_names.c — py_proc_thread_name (lib/py/py_names.c) against a
  * live fixture (fixtures/workloads/py_names.py) under every CPython
- * found at run time (lib/py/test/py_testutil.h).  For each one: the
+ * found at run time (tests/support/pyself/py_testutil.h).  For each one: the
  * name of every thread by native tid equals what threading reported
  * inside that thread (MainThread, Dummy-N, a default Thread-N, ASCII,
  * UCS-2 and UCS-4 names; plain, many-attribute and materialized-dict
@@ -21,8 +21,8 @@
 #include <cmocka.h>
 
 #include "lib/py/pyproc.h"
-#include "lib/py/test/py_testutil.h"
-#include "format/alloc.h"
+#include "tests/support/pyself/py_testutil.h"
+#include "lib/util/alloc.h"
 
 #define FIXTURE "fixtures/workloads/py_names.py"
 #define MAX_T 32

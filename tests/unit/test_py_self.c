@@ -2,7 +2,7 @@
  * test_py_self.c — lib/py's in-process walker (py_proc_attach_self +
  * py_proc_stack_self_thread, the CUPTI injection's path) under every
  * CPython found: each runs fixtures/workloads/py_selfcheck.py, which
- * loads $BUILD/py/libpytest.so (lib/py/test/py_selftest_lib.c, built by
+ * loads $BUILD/py/libpytest.so (tests/support/pyself/py_selftest_lib.c, built by
  * mk/py.mk) with ctypes, captures its own stack from nested functions,
  * a method, a non-ASCII function, a generator, a 300-deep recursion and
  * a second thread, and compares it with CPython's own frames.
@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "lib/py/test/py_testutil.h"
+#include "tests/support/pyself/py_testutil.h"
 
 static void test_every_interpreter(void **state)
 {

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "lib/py/pyproc.h"
-#include "lib/py/test/py_testutil.h"
+#include "tests/support/pyself/py_testutil.h"
 
 #define FIXTURE "fixtures/workloads/py_thread_cues.py"
 #define MAX_T 16

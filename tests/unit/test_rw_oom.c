@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "trc/trc.h"
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "tests/support/trace_builder.h"
 
 static int ok_or_nomem(trc_status st)

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "trc/trc.h"
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "format/limits.h"
 #include "format/records.h"
 #include "format/varint.h"

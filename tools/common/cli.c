@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 static const cli_option *find_long(const cli_tool *t, const char *name, size_t len)
 {

@@ -70,7 +70,7 @@ void cli_startup(void);
  * "trec -o x python y.py -v").  On a usage error prints
  * "TOOL: error: ..." plus a hint and exits 2 (this never returns then).
  * Positionals are stored in *pos (borrowed from argv), count in *npos;
- * the array is the caller's, freed with trc_free (format/alloc.h). */
+ * the array is the caller's, freed with trc_free (lib/util/alloc.h). */
 void cli_parse(const cli_tool *tool, int argc, char **argv, int stop_at_first_positional,
                char ***pos, int *npos);
 

@@ -7,7 +7,7 @@
  */
 #include "tools/common/convert.h"
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 void conv_parse(conv_cli *cli, const cli_tool *tool, int argc, char **argv)
 {

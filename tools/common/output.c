@@ -37,7 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 /* The temp file not yet committed: removed at exit or on a fatal signal.
  * A copy of its name in static storage, because a signal handler may only

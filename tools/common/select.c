@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 enum { VERDICT_UNKNOWN = 0, VERDICT_KEEP = 1, VERDICT_DROP = 2 };
 

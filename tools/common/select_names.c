@@ -16,7 +16,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 #include "lib/procname.h"
 
 static void put_name(char dst[128], const char *s, size_t len)

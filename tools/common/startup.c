@@ -9,7 +9,7 @@
  *
  *  - Test hooks (tests/e2e/alloc_sweep.sh), read from the environment:
  *      TRC_TEST_FAIL_ALLOC=N    the Nth allocation (counting from here,
- *                               through format/alloc.h) and every later
+ *                               through lib/util/alloc.h) and every later
  *                               one fail: each failure path of a tool can
  *                               be walked from the command line;
  *      TRC_TEST_COUNT_ALLOCS=1  print "TOOL: allocations: N" to stderr at
@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #if defined(__has_include)
 #if __has_include(<libxml/xmlmemory.h>)

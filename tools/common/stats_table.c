@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 /* One report: the model, its options, and the time column format —
  * pstats' %8.3f seconds, or %11.6f for GPU time (kernels last

@@ -1,14 +1,14 @@
 /*
- * lib/export/exp_grow.c — growth of the aggregating exporters' row arrays
+ * lib/export/lib/util/grow.c — growth of the aggregating exporters' row arrays
  * (contract in export.h): capacities double, new rows start zeroed.
  */
 #include "lib/export/export.h"
 
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
-trc_status exp_grow(void **arr, size_t *cap, size_t need, size_t size)
+trc_status trcu_grow(void **arr, size_t *cap, size_t need, size_t size)
 {
     if (need < *cap)
         return TRC_OK;

@@ -1,5 +1,5 @@
 /*
- * format/alloc.h — the one allocation wrapper used by format/ and lib/.
+ * lib/util/alloc.h — the one allocation wrapper used by format/ and lib/.
  *
  * Every allocation in libtrc goes through these functions so that tests
  * can make the Nth allocation fail (trc_alloc_fail_after) and check that

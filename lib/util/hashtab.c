@@ -1,15 +1,15 @@
 /*
- * lib/hashtab.c — the shared hash index and u64 map (see lib/hashtab.h).
+ * lib/util/hashtab.c — the shared hash index and u64 map (see lib/util/hashtab.h).
  *
  * The byte hash reads 8 bytes at a time with a multiply and xor-shift per
  * word and a final avalanche: keys are short tuples of small integers or
  * identifier-like strings, for which this is fast and spreads well.
  */
-#include "lib/hashtab.h"
+#include "lib/util/hashtab.h"
 
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #define TRCH_FIRST_CAP 64u
 #define TRCH_MAX_ENTRIES (UINT32_C(1) << 30)

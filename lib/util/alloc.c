@@ -1,9 +1,9 @@
 /*
- * format/alloc.c — allocation wrapper with an "fail the Nth call" hook
- * (see format/alloc.h).  The hook state is process-global on purpose:
+ * lib/util/alloc.c — allocation wrapper with an "fail the Nth call" hook
+ * (see lib/util/alloc.h).  The hook state is process-global on purpose:
  * it exists only so unit tests can walk every failure path.
  */
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #include <stdatomic.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * lib/arena.h — a block arena: many small allocations that live until
+ * lib/util/arena.h — a block arena: many small allocations that live until
  * the owner is freed, at stable addresses (the reader's model hands out
  * borrowed pointers that must stay valid until trc_reader_free).
  *

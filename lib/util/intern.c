@@ -1,12 +1,12 @@
 /*
- * lib/intern.c — hash map for interning (see lib/intern.h): an entry
+ * lib/util/intern.c — hash map for interning (see lib/util/intern.h): an entry
  * array in insertion order plus the shared hash index over it.
  */
-#include "lib/intern.h"
+#include "lib/util/intern.h"
 
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 static trci_entry *lookup(const trci_map *m, const void *key, size_t len, uint64_t hash)
 {

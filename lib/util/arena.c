@@ -1,14 +1,14 @@
 /*
- * lib/arena.c — block arena (see lib/arena.h).  Blocks are 64 KiB; an
+ * lib/util/arena.c — block arena (see lib/util/arena.h).  Blocks are 64 KiB; an
  * allocation over a quarter block gets a block of its own, linked behind
  * the head so the head's free space is not wasted.
  */
-#include "lib/arena.h"
+#include "lib/util/arena.h"
 
 #include <stdint.h>
 #include <string.h>
 
-#include "format/alloc.h"
+#include "lib/util/alloc.h"
 
 #define BLOCK_SIZE (64u * 1024u)
 

@@ -1,5 +1,5 @@
 /*
- * lib/intern.h — content-addressed interning: a hash map from a byte key
+ * lib/util/intern.h — content-addressed interning: a hash map from a byte key
  * (a string, or a packed tuple of ids) to a uint32_t value.  The writer
  * uses it to give equal strings/frames/stacks/threads one id per
  * segment; the reader uses it to give equal definitions from different
@@ -8,7 +8,7 @@
  * Keys are copied into the caller's arena (stable, NUL-terminated after
  * the key bytes, so an interned string key doubles as its C string).
  * The entries sit in an array in insertion order, found through the
- * shared hash index (lib/hashtab.h).  Memory grows with distinct keys
+ * shared hash index (lib/util/hashtab.h).  Memory grows with distinct keys
  * only.  A zeroed struct is an empty map.
  */
 #ifndef TRC_LIB_INTERN_H
@@ -18,8 +18,8 @@
 #include <stdint.h>
 
 #include "trc/trc.h"
-#include "lib/arena.h"
-#include "lib/hashtab.h"
+#include "lib/util/arena.h"
+#include "lib/util/hashtab.h"
 
 typedef struct trci_entry {
     const void *key;          /* in the arena */

@@ -1,5 +1,5 @@
 /*
- * lib/hashtab.h — the one open-addressing hash index of libtrc, the hash
+ * lib/util/hashtab.h — the one open-addressing hash index of libtrc, the hash
  * functions every table uses, and a typed 64-bit-key map built on them.
  *
  * trch_index maps a 64-bit hash to uint32_t entry indices.  The entries
@@ -18,7 +18,7 @@
  *
  * Linear probing, at most half full, capacity a power of two (64 at
  * first); deletion by backward shift (no tombstones).  A zeroed struct is
- * an empty index.  All memory comes from format/alloc.h; nothing aborts.
+ * an empty index.  All memory comes from lib/util/alloc.h; nothing aborts.
  * Not thread-safe.
  */
 #ifndef TRC_LIB_HASHTAB_H
