@@ -3,7 +3,8 @@
 #     (not lib/cupti/)                       -> libtrc.a / libtrc.so
 #   tools/common/*.c                        -> build/libtrctool.a (shared tool code)
 #   tools/NAME.c                            -> bin/NAME
-#   tests/unit/test_NAME.c                  -> build/tests/test_NAME (cmocka)
+#   tests/unit/**/test_NAME.c at any depth  -> build/tests/test_NAME (cmocka;
+#                                              NAME unique across folders)
 #   tests/e2e/NAME.sh                       -> run by `make test`
 #   mk/*.mk                                 -> extra rules owned by one feature
 # Targets: all test asan bench install clean deps
@@ -28,8 +29,18 @@ LIB_SRC := $(sort $(filter-out lib/cupti/%,$(call rwildcard,lib,%.c)))
 TOOLCOMMON_SRC := $(sort $(wildcard tools/common/*.c))
 TOOL_SRC := $(sort $(wildcard tools/*.c))
 TOOLS := $(patsubst tools/%.c,$(BIN)/%,$(TOOL_SRC))
-UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
-UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+# Unit tests live in folders that mirror lib/ (tests/unit/py/, export/...);
+# their binaries stay flat, so two tests of one name would overwrite each
+# other: refuse that outright.
+UNIT_SRC := $(sort $(foreach f,$(call rwildcard,tests/unit,%.c),$(if $(filter test_%,$(notdir $(f))),$(f))))
+UNIT_NAMES := $(basename $(notdir $(UNIT_SRC)))
+UNIT_BINS := $(patsubst %,$(BUILD)/tests/%,$(UNIT_NAMES))
+ifneq ($(words $(UNIT_NAMES)),$(words $(sort $(UNIT_NAMES))))
+$(error two unit tests share a name: $(strip $(foreach n,$(sort $(UNIT_NAMES)),$(if $(word 2,$(filter %/$(n).c,$(UNIT_SRC))),$(filter %/$(n).c,$(UNIT_SRC))))))
+endif
+# The source of unit test binary NAME (a path that does not exist when
+# there is none, so make says "no rule" rather than linking nothing).
+unit_src = $(or $(filter %/$(1).c,$(UNIT_SRC)),tests/unit/$(1).c)
 TEST_SUPPORT_SRC := $(sort $(wildcard tests/support/*.c))
 
 LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(FORMAT_SRC) $(LIB_SRC))
@@ -73,7 +84,10 @@ $(BIN)/%: $(BUILD)/tools/%.o $(LIBTOOL_A) $(LIBTRC_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBTOOL_A) $(LIBTRC_A) $(LDFLAGS_EXTRA) $(XML_LIBS) $(CJSON_LIBS) $(LDLIBS_BASE)
 
-$(BUILD)/tests/%: tests/unit/%.c $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A)
+# The source is looked up by name ($$* is the binary's name): secondary
+# expansion, since a pattern cannot reach into the mirrored folders.
+.SECONDEXPANSION:
+$(BUILD)/tests/test_%: $$(call unit_src,test_$$*) $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -o $@ $< $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A) $(LDFLAGS_EXTRA) $(XML_LIBS) $(CJSON_LIBS) -lcmocka $(LDLIBS_BASE)
 

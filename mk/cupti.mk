@@ -46,7 +46,7 @@ $(FAKE_NVML_SO): tests/gpu/fake_nvml.c
 TEST_EXTRA_DEPS += $(FAKE_NVML_SO)
 
 # GPU tests that need no CUDA, with the trace loader linked in.
-$(GPU_PLAIN_TESTS): $(BUILD)/tests/%: tests/unit/%.c $(GPU_CHECK_OBJ) $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A)
+$(GPU_PLAIN_TESTS): $(BUILD)/tests/%: $$(call unit_src,$$*) $(GPU_CHECK_OBJ) $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -o $@ $< $(GPU_CHECK_OBJ) $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A) \
 	  $(LDFLAGS_EXTRA) $(XML_LIBS) $(CJSON_LIBS) -lcmocka $(LDLIBS_BASE)
@@ -65,7 +65,7 @@ $(CUPTI_SO): $(CUPTI_OBJ) $(PYWALK_OBJ) $(LIBTRC_A) lib/cupti/cupti.map
 	  -Wl,--version-script=lib/cupti/cupti.map -Wl,-z,defs -Wl,-rpath,$(CUDA_HOME)/lib64 \
 	  $(LDFLAGS_EXTRA) -lz -pthread -ldl
 
-$(GPU_CUPTI_TESTS): $(BUILD)/tests/%: tests/unit/%.c $(CUPTI_OBJ) $(PYWALK_OBJ) $(FAKE_CUPTI_OBJ) $(SCENARIO_CHECK_OBJ) $(GPU_CHECK_OBJ) $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A)
+$(GPU_CUPTI_TESTS): $(BUILD)/tests/%: $$(call unit_src,$$*) $(CUPTI_OBJ) $(PYWALK_OBJ) $(FAKE_CUPTI_OBJ) $(SCENARIO_CHECK_OBJ) $(GPU_CHECK_OBJ) $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(CUPTI_CFLAGS) -MMD -MP -o $@ $< $(CUPTI_OBJ) $(PYWALK_OBJ) $(FAKE_CUPTI_OBJ) \
 	  $(SCENARIO_CHECK_OBJ) $(GPU_CHECK_OBJ) $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A) $(LDFLAGS_EXTRA) $(XML_LIBS) $(CJSON_LIBS) -lcmocka $(LDLIBS_BASE)

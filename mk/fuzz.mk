@@ -1,7 +1,7 @@
 # mk/fuzz.mk — robustness testing ("every byte is hostile"; tests/fuzz/README.md).
 #  - $(BUILD)/tests/fuzz-mutate: writes seeded mutants for
 #    tests/e2e/fuzz_tools.sh (part of `make test`); the saved findings in
-#    fixtures/fuzz/ are replayed by tests/unit/test_fuzz_replay.c;
+#    fixtures/fuzz/ are replayed by tests/unit/fuzz/test_fuzz_replay.c;
 #  - `make fuzz FUZZ_SECONDS=N` (FUZZ_TIME is an alias): builds the
 #    libFuzzer harnesses tests/fuzz/fuzz_*.c with clang
 #    -fsanitize=fuzzer,address,undefined in $(FUZZ_BUILD) and runs each

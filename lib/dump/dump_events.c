@@ -4,7 +4,7 @@
  * is shown as its frames, root first.  This is what every converter sees,
  * so the line format doubles as the machine-readable `expect:` lines of
  * the worked examples in spec/trc-format.md §11 (checked by
- * tests/unit/test_spec_examples.c).
+ * tests/unit/spec/test_spec_examples.c).
  *
  * Line format: the event name, then " key=value" pairs; times as seconds
  * with 9 decimals, strings quoted with dump_quote, stacks as

@@ -56,7 +56,7 @@ static const char *const fields_313[] = {
  * (code_object_generation, tlbc_generation, tlbc_index, co_tlbc,
  * llist_node) where the real blocks of 3.14.6 and 3.14.6t recorded in
  * microsoft/PTVS's debugger tests (PyDebugOffsetsTests) put them; those
- * blocks are the golden test data (tests/unit/test_py_debugoff.c). */
+ * blocks are the golden test data (tests/unit/py/test_py_debugoff.c). */
 static const char *const fields_314[] = {
     "cookie", "version", "free_threaded",
     "rt.size", "rt.finalizing", "rt.interpreters_head",

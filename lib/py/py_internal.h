@@ -237,7 +237,7 @@ uint64_t pywalk_plan_known(py_proc *p, uint64_t tstate);
  * its retries); the caller holds p->lock. */
 int pythreads_list_locked(py_proc *p, py_thread_info *out, int max, int want_gil);
 
-/* For tests (tests/unit/test_py_image.c): a synthetic process image
+/* For tests (tests/unit/py/test_py_image.c): a synthetic process image
  * laid out in the calling process's memory, read through the same local
  * memory reader as py_proc_attach_self, with layout L instead of one
  * found from an interpreter's symbols and version; the type objects are

@@ -14,7 +14,7 @@ set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
 app=node_modules/speedscope/dist/release
-gen=$BUILD/tests/test_convb_export
+gen=$BUILD/tests/test_speedscope_chrome
 
 chromium_bin=""
 for c in chromium chromium-browser; do
@@ -53,7 +53,7 @@ run_tool 0 "$BIN/trc2speedscope" --idle --merge-threads -o "$www/merged.speedsco
 run_tool 0 "$BIN/trc2speedscope" --merge-threads -o "$www/big.speedscope.json" "$tmp/big.trc"
 run_tool 0 "$BIN/trc2chrome" --idle -o "$www/small.trace.json" "$tmp/small.trc"
 run_tool 0 "$BIN/trc2chrome" -o "$www/big.trace.json" "$tmp/big.trc"
-# GPU outputs (tests/e2e/chgpu_views.sh checks their structure): the
+# GPU outputs (tests/e2e/conv_speedscope_chrome_gpu.sh checks their structure): the
 # fixture recorded through the injection code (exit 1: it records dropped
 # GPU records) and a synthetic training trace with CPU samples, API calls,
 # overlapping stream work, NVTX and NVML counters.  speedscope opens a

@@ -1,6 +1,6 @@
 /*
  * tests/gpu/fake_nvml.c — a stand-in libnvidia-ml.so for the NVML sampler
- * test (tests/unit/test_gpu_nvml.c): the nine entry points lib/gpu/nvml.c
+ * test (tests/unit/gpu/test_gpu_nvml.c): the nine entry points lib/gpu/nvml.c
  * uses, with FAKE_NVML_DEVICES devices (default 2; 0 = none) whose
  * readings are fixed per device: util 40+i %, (i+1) GiB used, SM clock
  * 1980 MHz, power 300000+1000*i mW.  UUIDs "GPU-fa4e0000-0000-0000-0000-00000000000i".

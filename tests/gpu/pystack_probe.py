@@ -1,4 +1,4 @@
-# tests/gpu/pystack_probe.py — run by tests/unit/test_gpu_pystack.c under
+# tests/gpu/pystack_probe.py — run by tests/unit/cupti/test_gpu_pystack.c under
 # every installed CPython.  Calls the injection's launch-site capture
 # (the code run at each CUDA launch) through ctypes, which releases the
 # GIL like PyTorch does, from known lines; the C test checks the stack

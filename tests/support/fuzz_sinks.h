@@ -2,7 +2,7 @@
  * tests/support/fuzz_sinks.h — every consumer of .trc bytes that hostile
  * input must not break (spec §8: every byte is hostile), one entry each,
  * shared by the libFuzzer harnesses (tests/fuzz/fuzz_*.c) and the replay
- * of saved findings (tests/unit/test_fuzz_replay.c):
+ * of saved findings (tests/unit/fuzz/test_fuzz_replay.c):
  *
  *   chunk       format/scan.c + chunk.c: scan to the end, whole and in
  *               small reads (both must agree), inflate, CRCs, and a

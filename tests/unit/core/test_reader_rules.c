@@ -1,0 +1,497 @@
+/*
+ * test_reader_rules.c — the reader against hand-made chunks (spec §4-§8):
+ * unknown and private records, must-understand, newer minor and major
+ * versions, reserved chunk kinds and flags, the id rules (range, gaps,
+ * redefinition, parents, depth), undefined references merged per chunk,
+ * corrupt records and the time cursor, framing errors, enumerations, and
+ * hostile lengths refused before allocation.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "trc/trc.h"
+#include "lib/util/alloc.h"
+#include "format/limits.h"
+#include "format/records.h"
+#include "format/varint.h"
+#include "tests/support/trace_builder.h"
+
+typedef struct craft {
+    trcf_buf pl;
+    int64_t tcur;
+    int64_t base;
+} craft;
+
+static void c_start(craft *c, int64_t base, int with_header, unsigned minor)
+{
+    c->pl.len = 0;
+    c->tcur = c->base = base;
+    if (with_header)
+        tb_rec_header(&c->pl, 1, minor);
+}
+
+static void c_put(craft *c, uint64_t type, const trcf_body *b)
+{
+    assert_int_equal(trcf_encode(&c->pl, type, &c->tcur, b), TRC_OK);
+}
+
+static void c_string(craft *c, uint64_t id, const char *s)
+{
+    trcf_body b;
+    memset(&b, 0, sizeof b);
+    b.string.id = id;
+    b.string.s.p = s;
+    b.string.s.len = strlen(s);
+    c_put(c, TRCF_STRING, &b);
+}
+
+static void c_thread(craft *c, uint64_t id, int64_t tid, uint64_t name)
+{
+    trcf_body b;
+    memset(&b, 0, sizeof b);
+    b.thread.id = id;
+    b.thread.pid = 1;
+    b.thread.tid = tid;
+    b.thread.name = name;
+    c_put(c, TRCF_THREAD, &b);
+}
+
+static void c_frame(craft *c, uint64_t id, uint64_t fn)
+{
+    trcf_body b;
+    memset(&b, 0, sizeof b);
+    b.frame.id = id;
+    b.frame.function = fn;
+    b.frame.line = 1;
+    c_put(c, TRCF_FRAME, &b);
+}
+
+static void c_stack(craft *c, uint64_t id, uint64_t parent, uint64_t frame)
+{
+    trcf_body b;
+    memset(&b, 0, sizeof b);
+    b.stack.id = id;
+    b.stack.parent = parent;
+    b.stack.frame = frame;
+    c_put(c, TRCF_STACK, &b);
+}
+
+static void c_sample(craft *c, int64_t t, uint64_t thread, uint64_t stack)
+{
+    trcf_body b;
+    memset(&b, 0, sizeof b);
+    b.sample.time = t;
+    b.sample.thread = thread;
+    b.sample.stack = stack;
+    b.sample.flags = 1;
+    c_put(c, TRCF_SAMPLE, &b);
+}
+
+/* string 1 "main", thread 1 = (1, 1, "main"), frame 1, stack 1 */
+static void c_defs(craft *c)
+{
+    c_string(c, 1, "main");
+    c_thread(c, 1, 1, 1);
+    c_frame(c, 1, 1);
+    c_stack(c, 1, 0, 1);
+}
+
+static void c_chunk(tb_buf *out, craft *c, uint8_t major, uint8_t minor, uint8_t kind, uint8_t flags,
+                    uint64_t seq)
+{
+    tb_chunk(out, major, minor, kind, flags, seq, c->base, c->pl.data, c->pl.len, (int)(seq % 2) * 6);
+}
+
+/* Times of the SAMPLE lines of res, into t[]; returns how many. */
+static size_t sample_times(const tb_result *res, int64_t *t, size_t max)
+{
+    size_t i, n = 0;
+    for (i = 0; i < res->n && n < max; i++)
+        if (strncmp(res->lines[i], "SAMPLE t=", 9) == 0)
+            t[n++] = strtoll(res->lines[i] + 9, NULL, 10);
+    return n;
+}
+
+static int has_line(const tb_result *res, const char *needle)
+{
+    size_t i;
+    for (i = 0; i < res->n; i++)
+        if (strstr(res->lines[i], needle))
+            return 1;
+    return 0;
+}
+
+static void test_unknown_records(void **state)
+{
+    craft c = { TRCF_BUF_INIT, 0, 0 };
+    tb_buf out = { 0 };
+    tb_result res;
+    int64_t t[8];
+    uint8_t junk[40];
+    (void)state;
+    memset(junk, 0x83, sizeof junk);      /* varint-looking bytes */
+    c_start(&c, 1000, 1, 0);
+    c_defs(&c);
+    c_sample(&c, 1010, 1, 1);
+    tb_rec(&c.pl, 63, 0, junk, sizeof junk);       /* future minor type */
+    tb_rec(&c.pl, 4000, 0, junk, 3);               /* private type */
+    tb_rec(&c.pl, 0, 0, "", 0);                    /* type 0, reserved */
+    /* a SAMPLE with trailing fields from a newer minor version */
+    {
+        uint8_t body[32], *p = body;
+        p = trcf_put_time(p, &c.tcur, 1020);
+        *p++ = 1;
+        *p++ = 1;
+        *p++ = 1;
+        memcpy(p, "\x05\x06\x07", 3);
+        p += 3;
+        tb_rec(&c.pl, TRCF_SAMPLE, 0, body, (size_t)(p - body));
+    }
+    c_sample(&c, 1030, 1, 1);
+    c_chunk(&out, &c, 1, 0, 1, 0, 0);
+    tb_read_mem(out.p, out.len, 0, &res);
+    assert_int_equal(res.status, TRC_ERR_EOF);
+    assert_int_equal(res.losses, 0);
+    assert_int_equal(sample_times(&res, t, 8), 3);
+    assert_true(t[0] == 1010 && t[1] == 1020 && t[2] == 1030);
+    assert_int_equal(res.stats.skipped_records, 3);
+    tb_result_free(&res);
+    tb_buf_free(&out);
+    trcf_buf_free(&c.pl);
+}
+
+static void test_must_understand(void **state)
+{
+    craft c = { TRCF_BUF_INIT, 0, 0 };
+    tb_buf out = { 0 };
+    tb_result res;
+    int64_t t[8];
+    (void)state;
+    c_start(&c, 0, 1, 0);
+    c_defs(&c);
+    c_sample(&c, 10, 1, 1);
+    tb_rec(&c.pl, 62, 1, "x", 1);                  /* unknown, must understand */
+    c_sample(&c, 20, 1, 1);                        /* lost */
+    c_chunk(&out, &c, 1, 0, 1, 0, 0);
+    c_start(&c, 0, 0, 0);
+    c_sample(&c, 30, 1, 1);                        /* lost: same segment */
+    c_chunk(&out, &c, 1, 0, 2, 0, 1);
+    c_start(&c, 0, 1, 0);                          /* next segment: read again */
+    c_defs(&c);
+    c_sample(&c, 40, 1, 1);
+    c_chunk(&out, &c, 1, 0, 1, 0, 0);
+    c_start(&c, 0, 0, 0);
+    tb_rec(&c.pl, 3000, 1, "", 0);                 /* private with the bit: same */
+    c_sample(&c, 50, 1, 1);
+    c_chunk(&out, &c, 1, 0, 2, 0, 1);
+    tb_read_mem(out.p, out.len, 0, &res);
+    assert_int_equal(res.status, TRC_ERR_EOF);
+    assert_int_equal(sample_times(&res, t, 8), 2);
+    assert_true(t[0] == 10 && t[1] == 40);
+    assert_int_equal(res.losses, 2);
+    assert_int_equal(res.loss_count[TRC_LOSS_OTHER], 2);
+    assert_true(has_line(&res, "type 62 must be understood"));
+    assert_int_equal(res.loss_count[TRC_LOSS_CHUNK_MISSING], 0);
+    tb_result_free(&res);
+    tb_buf_free(&out);
+    trcf_buf_free(&c.pl);
+}
+
+static void test_versions(void **state)
+{
+    craft c = { TRCF_BUF_INIT, 0, 0 };
+    tb_buf out = { 0 }, good = { 0 };
+    tb_result res;
+    int64_t t[8];
+    (void)state;
+    /* newer minor: read, and the chunk header's version governs */
+    c_start(&c, 0, 1, 9);
+    c_defs(&c);
+    c_sample(&c, 5, 1, 1);
+    c_chunk(&out, &c, 1, 4, 1, 0, 0);
+    tb_read_mem(out.p, out.len, 0, &res);
+    assert_int_equal(res.status, TRC_ERR_EOF);
+    assert_int_equal(res.losses, 0);
+    assert_non_null(strstr(res.lines[0], "SEGMENT 1.4 "));
+    assert_int_equal(sample_times(&res, t, 8), 1);
+    tb_result_free(&res);
+    good = out;
+    memset(&out, 0, sizeof out);
+
+    /* newer major first: refused, nothing read */
+    c_chunk(&out, &c, 2, 0, 1, 0, 0);
+    tb_read_mem(out.p, out.len, 0, &res);
+    assert_int_equal(res.status, TRC_ERR_VERSION);
+    assert_int_equal(res.n, 0);
+    assert_non_null(strstr(res.error, "mem.trc: offset 0x0: format version 2.0 is not supported"));
+    tb_result_free(&res);
+    out.len = 0;
+
+    /* a newer recording appended: everything before it, then the error */
+    tb_append(&out, good.p, good.len);
+    c_chunk(&out, &c, 7, 1, 1, 0, 0);
+    tb_append(&out, good.p, good.len);
+    tb_read_mem(out.p, out.len, 0, &res);
+    assert_int_equal(res.status, TRC_ERR_VERSION);
+    assert_int_equal(sample_times(&res, t, 8), 1);
+    assert_non_null(strstr(res.error, "version 7.1"));
+    tb_result_free(&res);
+    /* ... also when found by resynchronisation after damage */
+    out.p[good.len - 3] ^= 1;
+    tb_read_mem(out.p, out.len, 0, &res);
+    assert_int_equal(res.status, TRC_ERR_VERSION);
+    assert_int_equal(res.loss_count[TRC_LOSS_CHUNK_DAMAGED], 1);
+    tb_result_free(&res);
+    tb_buf_free(&out);
+    tb_buf_free(&good);
+    trcf_buf_free(&c.pl);
+}
+
+static void test_reserved_kind_and_flags(void **state)
+{
+    craft c = { TRCF_BUF_INIT, 0, 0 };
+    tb_buf out = { 0 };
+    tb_result res;
+    int64_t t[8];
+    (void)state;
+    c_start(&c, 0, 1, 0);
+    c_defs(&c);
+    c_sample(&c, 1, 1, 1);
+    c_chunk(&out, &c, 1, 0, 1, 0, 0);
+    c_start(&c, 0, 0, 0);
+    c_sample(&c, 2, 1, 1);
+    c_chunk(&out, &c, 1, 0, 200, 0, 1);       /* reserved kind: skipped quietly */
+    c_chunk(&out, &c, 1, 0, 2, 0x80, 2);      /* reserved flag: content lost */
+    c_chunk(&out, &c, 1, 0, 2, 0x02, 3);      /* reported once per input */
+    c_start(&c, 0, 0, 0);
+    c_sample(&c, 3, 1, 1);
+    c_chunk(&out, &c, 1, 0, 2, 0, 4);         /* no sequence gap */
+    tb_read_mem(out.p, out.len, 0, &res);
+    assert_int_equal(res.status, TRC_ERR_EOF);
+    assert_int_equal(sample_times(&res, t, 8), 2);
+    assert_true(t[0] == 1 && t[1] == 3);
+    assert_int_equal(res.losses, 1);
+    assert_int_equal(res.loss_count[TRC_LOSS_OTHER], 1);
+    assert_true(has_line(&res, "reserved flag"));
+    tb_result_free(&res);
+    tb_buf_free(&out);
+    trcf_buf_free(&c.pl);
+}
+
+static void test_id_rules(void **state)
+{
+    craft c = { TRCF_BUF_INIT, 0, 0 };
+    tb_buf out = { 0 };
+    tb_result res;
+    int64_t t[16];
+    uint64_t i;
+    (void)state;
+    c_start(&c, 0, 1, 0);
+    c_defs(&c);
+    c_string(&c, 0, "zero");                    /* id 0: corrupt */
+    c_string(&c, 1 + 65536 + 1, "gap");         /* over highest + 65536: corrupt */
+    c_string(&c, 1 + 65536, "gap ok");          /* exactly the allowance: fine */
+    c_string(&c, 1, "main");                    /* identical redefinition: ignored */
+    c_string(&c, 1, "other");                   /* different: corrupt */
+    c_stack(&c, 2, 2, 1);                       /* parent not below id: corrupt */
+    c_stack(&c, 3, 0, 9);                       /* undefined frame */
+    c_sample(&c, 10, 1, 3);                     /* undefined stack 3 (its def failed) */
+    c_sample(&c, 11, 9, 1);                     /* undefined thread */
+    c_sample(&c, 12, 0, 1);                     /* thread 0 is never defined */
+    c_sample(&c, 13, (uint64_t)TRC_MAX_IDS + 5, 1);
+    c_thread(&c, 1, 2, 0);                      /* thread redefined: now tid 2 */
+    c_sample(&c, 20, 1, 1);
+    /* a chain of 4097 stacks: the last one is too deep */
+    c_frame(&c, 2, 1);
+    for (i = 0; i < 4097; i++)
+        c_stack(&c, 10 + i, i ? 9 + i : 0, 2);
+    c_sample(&c, 30, 1, 10 + 4095);             /* depth 4096: fine */
+    c_sample(&c, 31, 1, 10 + 4096);             /* never defined */
+    c_chunk(&out, &c, 1, 0, 1, 0, 0);
+    tb_read_mem(out.p, out.len, 0, &res);
+    assert_int_equal(res.status, TRC_ERR_EOF);
+    assert_int_equal(sample_times(&res, t, 16), 2);
+    assert_true(t[0] == 20 && t[1] == 30);
+    assert_true(has_line(&res, "SAMPLE t=20 thr=1/2 "));
+    /* corrupt: id 0, the gap, the different redefinition, the parent, depth */
+    assert_int_equal(res.loss_count[TRC_LOSS_OTHER], 5);
+    /* undefined: stack 3 def, 4 samples, the too-deep reference */
+    assert_int_equal(res.loss_count[TRC_LOSS_UNDEFINED_REF], 6);
+    assert_int_equal(res.losses, 2);            /* one loss of each kind for the chunk */
+    /* frame 2 has frame 1's content, so stack 10 merges with stack 1:
+     * 4096 distinct stacks in the model */
+    assert_int_equal(res.stacks, 4096);
+    assert_int_equal(res.frames, 1);
+    tb_result_free(&res);
+    tb_buf_free(&out);
+    trcf_buf_free(&c.pl);
+}
+
+static void test_cursor_and_corrupt_records(void **state)
+{
+    craft c = { TRCF_BUF_INIT, 0, 0 };
+    tb_buf out = { 0 };
+    tb_result res;
+    int64_t t[8], saved;
+    uint8_t body[32], *p;
+    (void)state;
+    c_start(&c, 100, 1, 0);
+    c_defs(&c);
+    c_sample(&c, 100, 1, 1);
+    /* a SAMPLE cut after its time field: corrupt; its delta must not count */
+    saved = c.tcur;
+    p = trcf_put_time(body, &c.tcur, 150);
+    tb_rec(&c.pl, TRCF_SAMPLE, 0, body, (size_t)(p - body));
+    c.tcur = saved;
+    c_sample(&c, 110, 1, 1);
+    /* an undefined reference is dropped but its time does count */
+    c_sample(&c, 500, 9, 1);
+    c_sample(&c, 501, 1, 1);
+    /* REPEAT with count 1: corrupt */
+    p = body;
+    saved = c.tcur;
+    p = trcf_put_time(p, &c.tcur, 999);
+    *p++ = 1;
+    *p++ = 1;
+    p = trcf_put_uv(p, 1 | TRCF_SAMPLE_REPEAT);
+    *p++ = 1;
+    *p++ = 0;
+    tb_rec(&c.pl, TRCF_SAMPLE, 0, body, (size_t)(p - body));
+    c.tcur = saved;
+    c_sample(&c, 502, 1, 1);
+    /* marker kind 9 and clock domain 7: skipped like unknown types */
+    {
+        trcf_body b;
+        memset(&b, 0, sizeof b);
+        b.marker.kind = 9;
+        b.marker.start = b.marker.end = 5000;
+        c_put(&c, TRCF_MARKER, &b);
+        memset(&b, 0, sizeof b);
+        b.clock_sync.domain = 7;
+        b.clock_sync.time = 6000;
+        c_put(&c, TRCF_CLOCK_SYNC, &b);
+        /* unassigned enum values map to unknown/other */
+        memset(&b, 0, sizeof b);
+        b.memcpy.w.start = b.memcpy.w.end = 6000;
+        b.memcpy.copy_kind = 99;
+        b.memcpy.src_kind = 8;
+        b.memcpy.dst_kind = 2;
+        b.memcpy.w.context = (uint64_t)1 << 40;     /* 32-bit field saturates */
+        c_put(&c, TRCF_GPU_MEMCPY, &b);
+        memset(&b, 0, sizeof b);
+        b.loss.kind = 77;
+        b.loss.count = 1;
+        c_put(&c, TRCF_LOSS, &b);
+        memset(&b, 0, sizeof b);
+        b.gpu_device.device = (uint64_t)1 << 32;    /* ordinal too big: corrupt */
+        c_put(&c, TRCF_GPU_DEVICE, &b);
+    }
+    /* framing broken: the rest of the chunk is dropped */
+    tb_rec(&c.pl, TRCF_SAMPLE, 0, "", 0);
+    c.pl.data[c.pl.len - 1] = 50;
+    c_chunk(&out, &c, 1, 0, 1, 0, 0);
+    tb_read_mem(out.p, out.len, 0, &res);
+    assert_int_equal(res.status, TRC_ERR_EOF);
+    assert_int_equal(sample_times(&res, t, 8), 4);
+    assert_true(t[0] == 100 && t[1] == 110 && t[2] == 501 && t[3] == 502);
+    assert_true(has_line(&res, "MEMCPY pid=0 dev=0 6000..6000 bytes=0 kind=0 src=0 dst=2"));
+    assert_true(has_line(&res, "LOSS kind=9 count=1"));
+    assert_int_equal(res.loss_count[TRC_LOSS_OTHER], 3);        /* 3 corrupt records */
+    assert_int_equal(res.loss_count[TRC_LOSS_UNDEFINED_REF], 1);
+    assert_int_equal(res.loss_count[TRC_LOSS_CHUNK_DAMAGED], 1);
+    assert_int_equal(res.stats.skipped_records, 2);
+    assert_true(has_line(&res, "rest of the chunk dropped"));
+    tb_result_free(&res);
+    tb_buf_free(&out);
+    trcf_buf_free(&c.pl);
+}
+
+static void test_header_rules(void **state)
+{
+    craft c = { TRCF_BUF_INIT, 0, 0 };
+    tb_buf out = { 0 };
+    tb_result res;
+    int64_t t[8];
+    (void)state;
+    /* SEGMENT chunk without SEGMENT_HEADER: reported, segment still reset */
+    c_start(&c, 0, 0, 0);
+    c_defs(&c);
+    c_sample(&c, 1, 1, 1);
+    tb_rec_header(&c.pl, 1, 0);                   /* and one out of place */
+    c_sample(&c, 2, 1, 1);
+    c_chunk(&out, &c, 1, 0, 1, 0, 0);
+    tb_read_mem(out.p, out.len, 0, &res);
+    assert_int_equal(res.status, TRC_ERR_EOF);
+    assert_int_equal(sample_times(&res, t, 8), 2);
+    assert_true(has_line(&res, "w=1000000"));     /* fallback period */
+    assert_int_equal(res.loss_count[TRC_LOSS_OTHER], 2);
+    assert_false(has_line(&res, "SEGMENT 1"));
+    tb_result_free(&res);
+    tb_buf_free(&out);
+    trcf_buf_free(&c.pl);
+}
+
+static void test_hostile_lengths(void **state)
+{
+    craft c = { TRCF_BUF_INIT, 0, 0 };
+    tb_buf out = { 0 };
+    tb_result res;
+    uint8_t body[64], *p;
+    (void)state;
+    c_start(&c, 0, 1, 0);
+    c_defs(&c);
+    /* STRING declaring 2^40 bytes, 1 MiB + 1, and more than the body */
+    p = body;
+    *p++ = 2;
+    p = trcf_put_uv(p, (uint64_t)1 << 40);
+    tb_rec(&c.pl, TRCF_STRING, 0, body, (size_t)(p - body));
+    p = body;
+    *p++ = 3;
+    p = trcf_put_uv(p, TRC_MAX_STRING + 1);
+    tb_rec(&c.pl, TRCF_STRING, 0, body, (size_t)(p - body));
+    p = body;
+    *p++ = 4;
+    p = trcf_put_uv(p, 1000);
+    memcpy(p, "abc", 3);
+    tb_rec(&c.pl, TRCF_STRING, 0, body, (size_t)(p + 3 - body));
+    /* SEGMENT_HEADER-like metadata count of 2^60 (in a STRING's place:
+     * out of place anyway, but decoded first) */
+    p = body;
+    memcpy(p, "\x01\x00\x01\x00\x00\x00\x00\x00\x00", 9);
+    p = trcf_put_uv(p + 9, (uint64_t)1 << 60);
+    tb_rec(&c.pl, TRCF_SEGMENT_HEADER, 0, body, (size_t)(p - body));
+    /* ids far beyond the limit */
+    c_string(&c, (uint64_t)1 << 62, "x");
+    c_sample(&c, 5, 1, 1);
+    c_chunk(&out, &c, 1, 0, 1, 0, 0);
+    trc_alloc_fail_after(-1);
+    tb_read_mem(out.p, out.len, 0, &res);
+    assert_true(trc_alloc_largest() <= (2u << 20));
+    assert_int_equal(res.status, TRC_ERR_EOF);
+    assert_int_equal(res.samples, 1);
+    assert_int_equal(res.loss_count[TRC_LOSS_OTHER], 5);
+    tb_result_free(&res);
+    tb_buf_free(&out);
+    trcf_buf_free(&c.pl);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unknown_records),
+        cmocka_unit_test(test_must_understand),
+        cmocka_unit_test(test_versions),
+        cmocka_unit_test(test_reserved_kind_and_flags),
+        cmocka_unit_test(test_id_rules),
+        cmocka_unit_test(test_cursor_and_corrupt_records),
+        cmocka_unit_test(test_header_rules),
+        cmocka_unit_test(test_hostile_lengths),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,486 @@
+/*
+ * tests/unit/cupti/test_gpu_inject.c — the whole CUDA injection (lib/cupti/)
+ * driven in-process through the fake CUPTI (tests/gpu/fake_cupti.c):
+ * set-up, buffers, launch callbacks (nested launches too), flusher
+ * thread, refusal by another subscriber, shutdown; the side trace is
+ * checked record by record with the public reader.  Fork, exit without
+ * shutdown and crash: test_gpu_lifecycle.c.  Built with the CUPTI headers by
+ * mk/cupti.mk; without them it only reports a skip.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#ifndef TRC_HAVE_CUPTI
+int main(void)
+{
+    printf("skip: built without the CUPTI headers\n");
+    return 0;
+}
+#else
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/cupti/inject.h"
+#include "tests/gpu/fake_cupti.h"
+#include "tests/gpu/inject_testutil.h"
+#include "tests/gpu/scenario_check.h"
+#include "tests/gpu/trace_check.h"
+
+#define RT CUPTI_CB_DOMAIN_RUNTIME_API
+#define DRV CUPTI_CB_DOMAIN_DRIVER_API
+
+static char warnings[4096];
+static int n_warnings;
+
+static void capture_warning(const char *line)
+{
+    size_t len = strlen(warnings);
+    snprintf(warnings + len, sizeof warnings - len, "%s\n", line);
+    n_warnings++;
+}
+
+static trec_cupti_config config(const char *path, int flusher)
+{
+    warnings[0] = 0;
+    n_warnings = 0;
+    return gput_config(path, flusher, capture_warning);
+}
+
+static void test_scenario(void **state)
+{
+    char path[128];
+    cupti_api api;
+    fake_scenario sc;
+    tc_trace t;
+
+    gput_tmp_path(path, sizeof path, "inject", "scenario");
+    fake_cupti_table(&api, NULL);
+    trec_cupti_config cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    assert_int_equal(n_warnings, 0);
+    assert_true(trec_cupti_active());
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), -1);   /* already running */
+
+    /* what was asked of CUPTI */
+    static const CUpti_ActivityKind want[] = {
+        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+        CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
+        CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+        CUPTI_ACTIVITY_KIND_OVERHEAD, CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_DEVICE,
+        CUPTI_ACTIVITY_KIND_CONTEXT,
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        assert_true(fake_cupti_kind_enabled(want[i]));
+    assert_false(fake_cupti_kind_enabled(CUPTI_ACTIVITY_KIND_KERNEL));   /* serialises */
+    assert_true(fake_cupti_timestamp_callback_registered());
+    assert_true(fake_cupti_callback_enabled(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+    assert_true(fake_cupti_callback_enabled(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020));
+    assert_true(fake_cupti_callback_enabled(DRV, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+    assert_true(fake_cupti_callback_enabled(DRV, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx));
+    assert_false(fake_cupti_callback_enabled(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020));
+    assert_true(fake_cupti_callback_enabled(CUPTI_CB_DOMAIN_RESOURCE,
+                                            CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
+    assert_true(fake_cupti_api_activity_disabled(RT, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
+    assert_true(fake_cupti_api_activity_disabled(DRV, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent));
+    assert_false(fake_cupti_api_activity_disabled(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020));
+
+    fake_cupti_scenario(&sc, 0);
+    assert_int_equal(trec_cupti_flush(), 0);
+    assert_int_equal(fake_cupti_pending(), 0);
+    assert_true(fake_cupti_buffers() >= 1);
+    trec_cupti_shutdown();
+    assert_false(trec_cupti_active());
+    assert_true(fake_cupti_forced_flushes() >= 1);
+    assert_false(fake_cupti_subscribed());
+    assert_false(fake_cupti_kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    assert_int_equal(trec_cupti_flush(), -1);
+
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    fake_scenario_check(&t, &sc, getpid());
+    tc_free(&t);
+    unlink(path);
+}
+
+/* Small buffers: records of one scenario spread over many buffers. */
+static void test_many_buffers(void **state)
+{
+    char path[128];
+    cupti_api api;
+    fake_scenario sc;
+    tc_trace t;
+    fake_cupti_opts o = { .buffer_records = 3 };
+
+    gput_tmp_path(path, sizeof path, "inject", "buffers");
+    fake_cupti_table(&api, &o);
+    trec_cupti_config cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    fake_cupti_scenario(&sc, 0);
+    trec_cupti_shutdown();
+    assert_true(fake_cupti_buffers() > 10);
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    fake_scenario_check(&t, &sc, getpid());
+    tc_free(&t);
+    unlink(path);
+}
+
+/* Without the timestamp callback, CUPTI's CLOCK_REALTIME stamps are
+ * mapped onto the trace clock. */
+static void test_realtime_mapping(void **state)
+{
+    char path[128];
+    cupti_api api;
+    fake_scenario sc;
+    tc_trace t;
+    fake_cupti_opts o = { .no_timestamp_callback = 1 };
+
+    gput_tmp_path(path, sizeof path, "inject", "realtime");
+    fake_cupti_table(&api, &o);
+    trec_cupti_config cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    assert_false(fake_cupti_timestamp_callback_registered());
+    int64_t before = trc_now_ns();
+    fake_cupti_scenario(&sc, 0);
+    trec_cupti_shutdown();
+    int64_t after = trc_now_ns();
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    fake_scenario_check(&t, &sc, getpid());
+    const tc_event *k = tc_nth(&t, TRC_EV_GPU_KERNEL, 0);
+    /* the scenario's first kernel starts 180 µs after "now" at its start */
+    assert_true(k->u.kernel.start_ns > before - 50000000);
+    assert_true(k->u.kernel.start_ns < after + 50000000);
+    tc_free(&t);
+    unlink(path);
+}
+
+static void refused(const fake_cupti_opts *o, const char *expect)
+{
+    char path[128];
+    cupti_api api;
+    tc_trace t;
+
+    gput_tmp_path(path, sizeof path, "inject", "refused");
+    fake_cupti_table(&api, o);
+    trec_cupti_config cfg = config(path, 0);
+    int64_t before = trc_now_ns();
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 1);
+    int64_t after = trc_now_ns();
+    assert_int_equal(n_warnings, 1);
+    assert_non_null(strstr(warnings, expect));
+    assert_non_null(strstr(warnings, "GPU recording off"));
+    assert_false(trec_cupti_active());
+    assert_false(fake_cupti_subscribed());
+    assert_false(fake_cupti_kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    /* the program goes on: its API calls reach nobody, nothing breaks */
+    fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, fake_cupti_now(), 10, 0);
+    assert_int_equal(trec_cupti_flush(), -1);
+    trec_cupti_shutdown();
+
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    assert_int_equal(t.reader_losses, 0);
+    assert_int_equal(tc_count(&t, TRC_EV_LOSS), 1);
+    const tc_event *l = tc_nth(&t, TRC_EV_LOSS, 0);
+    assert_int_equal(l->u.loss.kind, TRC_LOSS_OTHER);
+    assert_non_null(strstr(l->detail, expect));
+    /* stamped when recording was found off, not "time unknown" */
+    assert_true(l->u.loss.start_ns >= before && l->u.loss.start_ns <= after);
+    assert_int_equal(l->u.loss.end_ns, l->u.loss.start_ns);
+    assert_int_equal(tc_count(&t, TRC_EV_API_CALL), 0);
+    tc_free(&t);
+    unlink(path);
+}
+
+static void test_second_subscriber_refused(void **state)
+{
+    fake_cupti_opts o = { .refuse_holder = "Nsight Systems" };
+    refused(&o, "CUPTI is already in use by Nsight Systems");
+    fake_cupti_opts o2 = { .refuse_holder = "x", .no_subscribe_v2 = 1 };
+    refused(&o2, "in use by another CUPTI client");
+}
+
+static void test_flusher_thread(void **state)
+{
+    char path[128];
+    cupti_api api;
+    fake_scenario sc;
+    tc_trace t;
+    int seen = 0;
+
+    gput_tmp_path(path, sizeof path, "inject", "flusher");
+    fake_cupti_table(&api, NULL);
+    trec_cupti_config cfg = config(path, 1);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    fake_cupti_scenario(&sc, 0);
+    /* the records reach the file while the program still runs */
+    for (int i = 0; i < 100 && !seen; i++) {
+        gput_sleep_ms(100);
+        if (tc_load(path, &t) == TRC_OK) {
+            seen = tc_count(&t, TRC_EV_GPU_KERNEL) == sc.kernels;
+            tc_free(&t);
+        }
+    }
+    assert_true(seen);
+    assert_true(fake_cupti_flushes() >= 1);
+    trec_cupti_shutdown();
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    fake_scenario_check(&t, &sc, getpid());
+    tc_free(&t);
+    unlink(path);
+}
+
+#define LAUNCH_THREADS 4
+#define LAUNCHES 300
+
+static void *launcher(void *arg)
+{
+    for (int i = 0; i < LAUNCHES; i++) {
+        uint64_t now = fake_cupti_now();
+        uint32_t c = fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, now,
+                                     2000, 0);
+        CUpti_ActivityKernel10 k;
+        memset(&k, 0, sizeof k);
+        k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+        k.start = now + 3000;
+        k.end = now + 9000;
+        k.streamId = (uint32_t)(uintptr_t)arg;
+        k.correlationId = c;
+        k.name = "_Z6kernelv";
+        fake_cupti_add(&k, sizeof k);
+    }
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    char path[128];
+    cupti_api api;
+    tc_trace t;
+    pthread_t th[LAUNCH_THREADS];
+    int64_t tids[LAUNCH_THREADS + 1];
+    size_t n_tids = 0;
+
+    gput_tmp_path(path, sizeof path, "inject", "threads");
+    fake_cupti_table(&api, NULL);
+    trec_cupti_config cfg = config(path, 1);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    for (uintptr_t i = 0; i < LAUNCH_THREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, launcher, (void *)(i + 1)), 0);
+    for (int i = 0; i < LAUNCH_THREADS; i++)
+        pthread_join(th[i], NULL);
+    trec_cupti_shutdown();
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    assert_int_equal(t.reader_losses, 0);
+    assert_int_equal(tc_count(&t, TRC_EV_API_CALL), LAUNCH_THREADS * LAUNCHES);
+    assert_int_equal(tc_count(&t, TRC_EV_GPU_KERNEL), LAUNCH_THREADS * LAUNCHES);
+    for (size_t i = 0; i < t.n; i++) {
+        const tc_event *e = &t.ev[i];
+        if (e->type == TRC_EV_GPU_KERNEL) {
+            const tc_event *a = tc_api_by_corr(&t, e->u.kernel.where.correlation);
+            assert_non_null(a);
+            assert_true(e->u.kernel.start_ns >= a->u.api.start_ns);
+            assert_string_equal(e->name, "kernel()");
+        } else if (e->type == TRC_EV_API_CALL) {
+            size_t k;
+            assert_int_equal(e->u.api.flags, TRC_API_LAUNCH | TRC_API_NO_PYTHON);
+            for (k = 0; k < n_tids && tids[k] != e->tid; k++)
+                ;
+            if (k == n_tids && n_tids <= LAUNCH_THREADS)
+                tids[n_tids++] = e->tid;
+        }
+    }
+    assert_int_equal(n_tids, LAUNCH_THREADS);
+    tc_free(&t);
+    unlink(path);
+}
+
+/* A capture that names each call's stack after how many captures came
+ * before it, so the trace shows which capture a launch got. */
+static int n_captures;
+
+static trc_status counting_capture(trc_writer *w, uint32_t *stack, uint32_t *flags)
+{
+    char name[32];
+    uint32_t frame;
+    trc_status st;
+
+    n_captures++;
+    snprintf(name, sizeof name, "capture%d", n_captures);
+    st = trc_writer_frame(w, TRC_FRAME_PYTHON, name, "fake.py", 1, 1, &frame);
+    if (st == TRC_OK)
+        st = trc_writer_stack(w, 0, frame, stack);
+    *flags = 0;
+    return st;
+}
+
+/* cudaLaunchKernel calls cuLaunchKernel: the inner launch reuses the
+ * outer one's stack instead of walking again (inject.c, tls_launch); the
+ * next, separate launch captures afresh. */
+static void test_nested_launch(void **state)
+{
+    char path[128];
+    cupti_api api;
+    tc_trace t;
+    const CUpti_CallbackId outer_id = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+    const CUpti_CallbackId inner_id = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
+
+    gput_tmp_path(path, sizeof path, "inject", "nested");
+    fake_cupti_table(&api, NULL);
+    trec_cupti_config cfg = config(path, 0);
+    cfg.capture = counting_capture;
+    n_captures = 0;
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    uint64_t now = fake_cupti_now();
+    uint32_t outer = fake_cupti_api_enter(RT, outer_id);
+    uint32_t inner = fake_cupti_api_enter(DRV, inner_id);
+    fake_cupti_api_exit(DRV, inner_id, inner);
+    fake_cupti_api_exit(RT, outer_id, outer);
+    fake_cupti_api_record(RT, outer_id, now, 100, 0, outer);
+    fake_cupti_api_record(DRV, inner_id, now + 10, 80, 0, inner);
+    assert_int_equal(n_captures, 1);
+    uint32_t next = fake_cupti_call(RT, outer_id, now + 200, 50, 0);
+    assert_int_equal(n_captures, 2);
+    trec_cupti_shutdown();
+
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    assert_int_equal(t.reader_losses, 0);
+    assert_int_equal(tc_count(&t, TRC_EV_API_CALL), 3);
+    const uint32_t corr[3] = { outer, inner, next };
+    const char *want[3] = { "capture1", "capture1", "capture2" };
+    for (int i = 0; i < 3; i++) {
+        const tc_event *a = tc_api_by_corr(&t, corr[i]);
+        assert_non_null(a);
+        assert_int_equal(a->u.api.flags, TRC_API_LAUNCH);
+        assert_int_equal(a->depth, 1);
+        assert_string_equal(a->frames[0].function, want[i]);
+    }
+    assert_int_equal(tc_api_by_corr(&t, outer)->u.api.stack, tc_api_by_corr(&t, inner)->u.api.stack);
+    tc_free(&t);
+    unlink(path);
+}
+
+static void test_context_destroy_flushes(void **state)
+{
+    char path[128];
+    cupti_api api;
+    fake_scenario sc;
+
+    gput_tmp_path(path, sizeof path, "inject", "ctxdestroy");
+    fake_cupti_table(&api, NULL);
+    trec_cupti_config cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    fake_cupti_scenario(&sc, 0);
+    assert_true(fake_cupti_pending() > 0);
+    fake_cupti_resource(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+    assert_int_equal(fake_cupti_pending(), 0);
+    assert_int_equal(fake_cupti_forced_flushes(), 1);
+    /* cudaDeviceReset also tears contexts down */
+    fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020, fake_cupti_now(), 10, 0);
+    assert_int_equal(fake_cupti_forced_flushes(), 2);
+    trec_cupti_shutdown();
+    unlink(path);
+}
+
+static void test_unwritable_side_trace(void **state)
+{
+    cupti_api api;
+    fake_cupti_table(&api, NULL);
+    trec_cupti_config cfg = config("/nonexistent-dir/x.trc", 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), -1);
+    assert_int_equal(n_warnings, 1);
+    assert_non_null(strstr(warnings, "/nonexistent-dir/x.trc"));
+    assert_false(fake_cupti_subscribed());
+    assert_false(trec_cupti_active());
+}
+
+/* CUDA_INJECTION64_PATH set by hand: no TREC_GPU_DIR → ./trec-gpu-PID.trc */
+static void test_default_path(void **state)
+{
+    char dir[] = "/tmp/trc-gpu-cwd-XXXXXX", old[4096], file[128];
+    cupti_api api;
+    tc_trace t;
+
+    assert_non_null(mkdtemp(dir));
+    assert_non_null(getcwd(old, sizeof old));
+    assert_int_equal(chdir(dir), 0);
+    unsetenv("TREC_GPU_DIR");
+    fake_cupti_table(&api, NULL);
+    trec_cupti_config cfg = config(NULL, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    assert_int_equal(n_warnings, 1);
+    snprintf(file, sizeof file, "trec-gpu-%d.trc", (int)getpid());
+    assert_non_null(strstr(warnings, file));
+    fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, fake_cupti_now(), 10, 0);
+    trec_cupti_shutdown();
+    assert_int_equal(tc_load(file, &t), TRC_OK);
+    assert_int_equal(tc_count(&t, TRC_EV_API_CALL), 1);
+    tc_free(&t);
+    unlink(file);
+    assert_int_equal(chdir(old), 0);
+    rmdir(dir);
+}
+
+/* The driver's entry point with the real libcupti of this machine (no
+ * GPU: CUPTI refuses to subscribe): one warning, a side trace saying
+ * why, return 1 both times. */
+static void test_initialize_injection(void **state)
+{
+    char dir[] = "/tmp/trc-gpu-dir-XXXXXX", file[256];
+    tc_trace t;
+    struct stat sb;
+
+    assert_non_null(mkdtemp(dir));
+    setenv("TREC_GPU_DIR", dir, 1);
+    assert_int_equal(InitializeInjection(), 1);
+    assert_int_equal(InitializeInjection(), 1);
+    snprintf(file, sizeof file, "%s/gpu-%d.trc", dir, (int)getpid());
+    if (trec_cupti_active()) {
+        /* a machine with a GPU: it records */
+        trec_cupti_shutdown();
+        assert_int_equal(stat(file, &sb), 0);
+    } else if (stat(file, &sb) == 0) {
+        assert_int_equal(tc_load(file, &t), TRC_OK);
+        assert_int_equal(tc_count(&t, TRC_EV_LOSS), 1);
+        assert_non_null(strstr(tc_nth(&t, TRC_EV_LOSS, 0)->detail, "GPU recording off"));
+        tc_free(&t);
+    } else {
+        printf("note: libcupti not loadable here; nothing written\n");
+    }
+    unlink(file);
+    unsetenv("TREC_GPU_DIR");
+    rmdir(dir);
+}
+
+/* A failed test may leave the injection running: stop it, so the next
+ * test starts clean and only the real failure is reported. */
+static int shutdown_after(void **state)
+{
+    trec_cupti_shutdown();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_scenario, shutdown_after),
+        cmocka_unit_test_teardown(test_many_buffers, shutdown_after),
+        cmocka_unit_test_teardown(test_realtime_mapping, shutdown_after),
+        cmocka_unit_test_teardown(test_second_subscriber_refused, shutdown_after),
+        cmocka_unit_test_teardown(test_flusher_thread, shutdown_after),
+        cmocka_unit_test_teardown(test_threads, shutdown_after),
+        cmocka_unit_test_teardown(test_nested_launch, shutdown_after),
+        cmocka_unit_test_teardown(test_context_destroy_flushes, shutdown_after),
+        cmocka_unit_test_teardown(test_unwritable_side_trace, shutdown_after),
+        cmocka_unit_test_teardown(test_default_path, shutdown_after),
+        cmocka_unit_test_teardown(test_initialize_injection, shutdown_after),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+#endif

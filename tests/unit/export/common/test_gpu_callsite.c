@@ -1,0 +1,624 @@
+/*
+ * test_gpu_callsite.c — the GPU activity ↔ launch call correlator
+ * (lib/export/gpu_callsite.c): activities after or before their call,
+ * several activities per call, unmatched activities and calls, launches
+ * without Python frames, keys that differ only by pid, the give-up window,
+ * segment boundaries, memory that follows unmatched items only, a
+ * converter's selection (activities refused, launching threads), leaf
+ * names, and failure of every allocation.  Events are built by hand (so
+ * every order can be tried) over a reader that knows two threads; one
+ * test goes through the real writer and reader.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lib/util/alloc.h"
+#include "lib/export/gpu_callsite.h"
+#include "tests/support/conv_traces.h"
+
+#define PID_A 10
+#define PID_B 20
+
+typedef struct got {
+    exp_gpu_hit h[256];
+    char names[256][96];
+    size_t n;
+    int fail_at;              /* emit returns TRC_ERR_NOMEM at this hit (1-based) */
+} got;
+
+static trc_status collect(void *ctx, trc_reader *r, const exp_gpu_hit *h)
+{
+    got *g = ctx;
+    if (g->fail_at && (int)g->n + 1 == g->fail_at)
+        return TRC_ERR_NOMEM;
+    assert_true(g->n < 256);
+    g->h[g->n] = *h;
+    snprintf(g->names[g->n], sizeof g->names[0], "%s", h->name);
+    g->h[g->n].name = g->names[g->n];
+    g->n++;
+    return TRC_OK;
+}
+
+/* A reader that has seen two threads: (PID_A, 11, "main") and (PID_B, 21). */
+typedef struct world {
+    conv_tb *b;
+    trc_reader *r;
+    uint32_t ta, tb;          /* reader thread ids */
+} world;
+
+static void world_open(world *w)
+{
+    w->b = conv_tb_new();
+    conv_tb_thread(w->b, PID_A, 11, "main");
+    conv_tb_thread(w->b, PID_B, 21, "worker");
+    assert_int_equal(conv_tb_status(w->b), TRC_OK);
+    w->r = conv_tb_reader(w->b);
+    assert_non_null(w->r);
+    const trc_event *ev;
+    while (trc_reader_next(w->r, &ev) == TRC_OK)
+        ;
+    w->ta = w->tb = 0;
+    for (uint32_t i = 1; i <= trc_reader_thread_count(w->r); i++) {
+        const trc_thread *t = trc_reader_thread(w->r, i);
+        if (t && t->tid == 11)
+            w->ta = i;
+        if (t && t->tid == 21)
+            w->tb = i;
+    }
+    assert_true(w->ta && w->tb);
+}
+
+static void world_close(world *w)
+{
+    trc_reader_free(w->r);
+    conv_tb_free(w->b);
+}
+
+static trc_event api(uint32_t thread, uint32_t corr, uint32_t stack, uint32_t flags)
+{
+    trc_event e = {.type = TRC_EV_API_CALL};
+    e.u.api.thread = thread;
+    e.u.api.start_ns = 1000;
+    e.u.api.end_ns = 2000;
+    e.u.api.name = "cudaLaunchKernel";
+    e.u.api.correlation = corr;
+    e.u.api.stack = stack;
+    e.u.api.flags = flags;
+    return e;
+}
+
+static trc_event kernel(int64_t pid, uint32_t corr, const char *name, int64_t dur)
+{
+    trc_event e = {.type = TRC_EV_GPU_KERNEL};
+    e.u.kernel.where.pid = pid;
+    e.u.kernel.where.correlation = corr;
+    e.u.kernel.name = name;
+    e.u.kernel.start_ns = 5000;
+    e.u.kernel.end_ns = 5000 + dur;
+    return e;
+}
+
+static trc_event copy(int64_t pid, uint32_t corr, trc_copy_kind k, int64_t dur)
+{
+    trc_event e = {.type = TRC_EV_GPU_MEMCPY};
+    e.u.memcpy.where.pid = pid;
+    e.u.memcpy.where.correlation = corr;
+    e.u.memcpy.copy_kind = k;
+    e.u.memcpy.start_ns = 7000;
+    e.u.memcpy.end_ns = 7000 + dur;
+    return e;
+}
+
+static trc_event mset(int64_t pid, uint32_t corr, int64_t dur)
+{
+    trc_event e = {.type = TRC_EV_GPU_MEMSET};
+    e.u.memset.where.pid = pid;
+    e.u.memset.where.correlation = corr;
+    e.u.memset.start_ns = 9000;
+    e.u.memset.end_ns = 9000 + dur;
+    return e;
+}
+
+static void feed(exp_gpu_callsite *c, world *w, trc_event e)
+{
+    assert_int_equal(exp_gpu_callsite_event(c, w->r, &e), TRC_OK);
+}
+
+#define LAUNCH TRC_API_LAUNCH
+
+static void test_api_then_activity(void **state)
+{
+    world w;
+    got g = {0};
+    world_open(&w);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
+    feed(c, &w, api(w.ta, 5, 42, LAUNCH));
+    assert_int_equal(g.n, 0);
+    feed(c, &w, kernel(PID_A, 5, "gemm", 300));
+    assert_int_equal(g.n, 1); /* emitted at once */
+    assert_int_equal(g.h[0].origin, EXP_GPU_PYTHON);
+    assert_int_equal(g.h[0].stack, 42);
+    assert_int_equal(g.h[0].thread, w.ta);
+    assert_int_equal(g.h[0].pid, PID_A);
+    assert_int_equal(g.h[0].kind, EXP_GPU_KERNEL);
+    assert_int_equal(g.h[0].dur_ns, 300);
+    assert_string_equal(g.h[0].name, "gemm");
+    exp_gpu_callsite_stats st;
+    exp_gpu_callsite_get_stats(c, &st);
+    assert_int_equal(st.live, 0);
+    assert_int_equal(st.peak_live, 1);
+    assert_int_equal(st.python, 1);
+    assert_int_equal(st.gpu_ns, 300);
+    assert_int_equal(exp_gpu_callsite_finish(c), TRC_OK);
+    assert_int_equal(g.n, 1);
+    exp_gpu_callsite_free(c);
+    world_close(&w);
+}
+
+static void test_activity_before_api(void **state)
+{
+    world w;
+    got g = {0};
+    world_open(&w);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
+    feed(c, &w, kernel(PID_A, 7, "k1", 10));
+    feed(c, &w, copy(PID_A, 7, TRC_COPY_HTOD, 20)); /* two activities of one call */
+    feed(c, &w, kernel(PID_A, 8, "k2", 30));
+    assert_int_equal(g.n, 0);
+    exp_gpu_callsite_stats st;
+    exp_gpu_callsite_get_stats(c, &st);
+    assert_int_equal(st.live, 2);
+    feed(c, &w, api(w.ta, 8, 99, LAUNCH));
+    assert_int_equal(g.n, 1);
+    assert_string_equal(g.h[0].name, "k2");
+    assert_int_equal(g.h[0].stack, 99);
+    feed(c, &w, api(w.ta, 7, 77, LAUNCH));
+    assert_int_equal(g.n, 3);
+    assert_string_equal(g.h[1].name, "k1"); /* in arrival order */
+    assert_string_equal(g.h[2].name, "[CUDA memcpy HtoD]");
+    assert_int_equal(g.h[2].kind, EXP_GPU_MEMCPY);
+    assert_int_equal(g.h[1].stack, 77);
+    assert_int_equal(g.h[2].stack, 77);
+    exp_gpu_callsite_get_stats(c, &st);
+    assert_int_equal(st.live, 0);
+    /* a third activity of call 7, after the match: the recent-call cache */
+    feed(c, &w, kernel(PID_A, 7, "k3", 5));
+    assert_int_equal(g.n, 4);
+    assert_int_equal(g.h[3].origin, EXP_GPU_PYTHON);
+    assert_int_equal(g.h[3].stack, 77);
+    exp_gpu_callsite_get_stats(c, &st);
+    assert_int_equal(st.live, 0);
+    assert_int_equal(st.activities, 4);
+    assert_int_equal(st.api_calls, 2);
+    exp_gpu_callsite_free(c);
+    world_close(&w);
+}
+
+static void test_graph_launch_many_kernels(void **state)
+{
+    world w;
+    got g = {0};
+    world_open(&w);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
+    feed(c, &w, api(w.tb, 3, 12, LAUNCH));
+    for (int i = 0; i < 50; i++)
+        feed(c, &w, kernel(PID_B, 3, i % 2 ? "odd" : "even", 2));
+    assert_int_equal(g.n, 50);
+    for (size_t i = 0; i < g.n; i++) {
+        assert_int_equal(g.h[i].origin, EXP_GPU_PYTHON);
+        assert_int_equal(g.h[i].stack, 12);
+        assert_int_equal(g.h[i].thread, w.tb);
+    }
+    /* names are interned: one id per distinct name */
+    assert_int_equal(g.h[0].name_id, g.h[2].name_id);
+    assert_true(g.h[0].name_id != g.h[1].name_id);
+    exp_gpu_callsite_free(c);
+    world_close(&w);
+}
+
+static void test_unmatched_and_correlation_zero(void **state)
+{
+    world w;
+    got g = {0};
+    world_open(&w);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
+    feed(c, &w, kernel(PID_A, 0, "nocorr", 4));
+    assert_int_equal(g.n, 1); /* correlation 0: unknown at once */
+    assert_int_equal(g.h[0].origin, EXP_GPU_UNKNOWN);
+    assert_int_equal(g.h[0].thread, 0);
+    feed(c, &w, kernel(PID_A, 50, "orphan", 6));
+    feed(c, &w, api(w.ta, 51, 5, LAUNCH)); /* a call whose kernel never comes */
+    assert_int_equal(g.n, 1);
+    assert_int_equal(exp_gpu_callsite_finish(c), TRC_OK);
+    assert_int_equal(g.n, 2);
+    assert_string_equal(g.h[1].name, "orphan");
+    assert_int_equal(g.h[1].origin, EXP_GPU_UNKNOWN);
+    assert_int_equal(g.h[1].stack, 0);
+    exp_gpu_callsite_stats st;
+    exp_gpu_callsite_get_stats(c, &st);
+    assert_int_equal(st.live, 0);
+    assert_int_equal(st.retired, 2);
+    assert_int_equal(st.unknown, 2);
+    exp_gpu_callsite_free(c);
+    world_close(&w);
+}
+
+static void test_no_python(void **state)
+{
+    world w;
+    got g = {0};
+    world_open(&w);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
+    /* autograd's worker: flagged, no stack */
+    feed(c, &w, api(w.tb, 1, 0, LAUNCH | TRC_API_NO_PYTHON));
+    feed(c, &w, kernel(PID_B, 1, "bwd", 8));
+    /* a stack id with the flag set: the flag wins */
+    feed(c, &w, kernel(PID_B, 2, "bwd2", 9));
+    feed(c, &w, api(w.tb, 2, 33, LAUNCH | TRC_API_NO_PYTHON));
+    /* no flag, no stack */
+    feed(c, &w, api(w.tb, 4, 0, LAUNCH));
+    feed(c, &w, mset(PID_B, 4, 1));
+    assert_int_equal(g.n, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(g.h[i].origin, EXP_GPU_NO_PYTHON);
+        assert_int_equal(g.h[i].stack, 0);
+        assert_int_equal(g.h[i].thread, w.tb); /* the thread is still known */
+    }
+    assert_string_equal(g.h[2].name, "[CUDA memset]");
+    assert_int_equal(g.h[2].kind, EXP_GPU_MEMSET);
+    exp_gpu_callsite_free(c);
+    world_close(&w);
+}
+
+static void test_keys_need_pid_and_correlation(void **state)
+{
+    world w;
+    got g = {0};
+    world_open(&w);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
+    feed(c, &w, api(w.ta, 9, 100, LAUNCH)); /* pid A, corr 9 */
+    feed(c, &w, kernel(PID_B, 9, "other pid", 1));
+    assert_int_equal(g.n, 0);
+    feed(c, &w, api(w.tb, 9, 200, LAUNCH)); /* pid B, corr 9 */
+    assert_int_equal(g.n, 1);
+    assert_int_equal(g.h[0].stack, 200);
+    assert_int_equal(g.h[0].pid, PID_B);
+    feed(c, &w, kernel(PID_A, 9, "pid a", 1));
+    assert_int_equal(g.n, 2);
+    assert_int_equal(g.h[1].stack, 100);
+    exp_gpu_callsite_free(c);
+    world_close(&w);
+}
+
+static void test_duplicate_call_prefers_python(void **state)
+{
+    world w;
+    got g = {0};
+    world_open(&w);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
+    feed(c, &w, api(w.ta, 6, 0, LAUNCH));  /* e.g. a nested driver call first */
+    feed(c, &w, api(w.ta, 6, 61, LAUNCH)); /* same id, with the stack */
+    feed(c, &w, api(w.ta, 6, 62, LAUNCH)); /* a later one does not replace it */
+    feed(c, &w, kernel(PID_A, 6, "k", 3));
+    assert_int_equal(g.n, 1);
+    assert_int_equal(g.h[0].stack, 61);
+    exp_gpu_callsite_free(c);
+    world_close(&w);
+}
+
+static void test_non_launch_calls_are_not_kept(void **state)
+{
+    world w;
+    got g = {0};
+    world_open(&w);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
+    for (uint32_t i = 1; i <= 100; i++)
+        feed(c, &w, api(w.ta, i, 0, 0)); /* cudaStreamSynchronize & co. */
+    exp_gpu_callsite_stats st;
+    exp_gpu_callsite_get_stats(c, &st);
+    assert_int_equal(st.peak_live, 0);
+    /* one still answers a late activity through the cache: no stack */
+    feed(c, &w, kernel(PID_A, 100, "late", 2));
+    assert_int_equal(g.n, 1);
+    assert_int_equal(g.h[0].origin, EXP_GPU_NO_PYTHON);
+    /* but a pending activity is resolved by one */
+    feed(c, &w, kernel(PID_A, 200, "early", 2));
+    feed(c, &w, api(w.ta, 200, 0, 0));
+    assert_int_equal(g.n, 2);
+    assert_int_equal(g.h[1].origin, EXP_GPU_NO_PYTHON);
+    exp_gpu_callsite_free(c);
+    world_close(&w);
+}
+
+/* Memory follows what is unmatched: 10000 in-order pairs never hold more
+ * than one entry; 200 activities ahead of their calls hold 200. */
+static void test_memory_follows_unmatched(void **state)
+{
+    world w;
+    got g = {0};
+    world_open(&w);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, NULL, NULL);
+    for (uint32_t i = 1; i <= 10000; i++) {
+        feed(c, &w, api(w.ta, i, 1 + i % 7, LAUNCH));
+        feed(c, &w, kernel(PID_A, i, "k", 1));
+    }
+    exp_gpu_callsite_stats st;
+    exp_gpu_callsite_get_stats(c, &st);
+    assert_int_equal(st.peak_live, 1);
+    assert_int_equal(st.python, 10000);
+    exp_gpu_callsite_free(c);
+
+    c = exp_gpu_callsite_new(0, collect, &g);
+    for (uint32_t i = 1; i <= 200; i++)
+        feed(c, &w, kernel(PID_A, i, "k", 1));
+    for (uint32_t i = 200; i >= 1; i--)
+        feed(c, &w, api(w.ta, i, i, LAUNCH));
+    exp_gpu_callsite_get_stats(c, &st);
+    assert_int_equal(st.peak_live, 200);
+    assert_int_equal(st.live, 0);
+    assert_int_equal(g.n, 200);
+    for (size_t i = 0; i < g.n; i++)
+        assert_int_equal(g.h[i].stack, 200 - i); /* each got its own call */
+    /* the freed entries are reused: another round does not grow the peak */
+    g.n = 0;
+    for (uint32_t i = 1001; i <= 1200; i++)
+        feed(c, &w, kernel(PID_A, i, "k", 1));
+    for (uint32_t i = 1001; i <= 1200; i++)
+        feed(c, &w, api(w.ta, i, 1, LAUNCH));
+    exp_gpu_callsite_get_stats(c, &st);
+    assert_int_equal(st.peak_live, 200);
+    assert_int_equal(g.n, 200);
+    exp_gpu_callsite_free(c);
+    world_close(&w);
+}
+
+static void test_window_gives_up(void **state)
+{
+    world w;
+    got g = {0};
+    world_open(&w);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(3, collect, &g);
+    feed(c, &w, kernel(PID_A, 1, "lost", 1)); /* record 1 */
+    feed(c, &w, api(w.ta, 2, 9, LAUNCH));     /* 2: never matched */
+    feed(c, &w, kernel(PID_A, 3, "x", 1));    /* 3 */
+    assert_int_equal(g.n, 0);
+    feed(c, &w, kernel(PID_A, 4, "y", 1));    /* 4: record 1 is 3 records old */
+    assert_int_equal(g.n, 1);
+    assert_string_equal(g.h[0].name, "lost");
+    assert_int_equal(g.h[0].origin, EXP_GPU_UNKNOWN);
+    feed(c, &w, api(w.ta, 1, 5, LAUNCH));     /* too late: kept as a call of its own */
+    assert_int_equal(g.n, 1);
+    exp_gpu_callsite_stats st;
+    exp_gpu_callsite_get_stats(c, &st);
+    assert_true(st.retired >= 2);
+    assert_true(st.live <= 3);
+    exp_gpu_callsite_free(c);
+    world_close(&w);
+}
+
+static void test_segment_resets(void **state)
+{
+    world w;
+    got g = {0};
+    world_open(&w);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
+    trc_segment seg = {0};
+    trc_event s = {.type = TRC_EV_SEGMENT};
+    s.u.segment = &seg;
+    feed(c, &w, api(w.ta, 4, 44, LAUNCH));
+    feed(c, &w, kernel(PID_A, 4, "first", 1));
+    feed(c, &w, kernel(PID_A, 5, "pending", 1));
+    feed(c, &w, s); /* a new recording: ids start again */
+    assert_int_equal(g.n, 2);
+    assert_int_equal(g.h[1].origin, EXP_GPU_UNKNOWN);
+    feed(c, &w, kernel(PID_A, 4, "second run", 1));
+    assert_int_equal(g.n, 2); /* not matched to the old call 4 */
+    feed(c, &w, api(w.ta, 4, 45, LAUNCH));
+    assert_int_equal(g.n, 3);
+    assert_int_equal(g.h[2].stack, 45);
+    exp_gpu_callsite_free(c);
+    world_close(&w);
+}
+
+static void test_names(void **state)
+{
+    world w;
+    got g = {0};
+    world_open(&w);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
+    feed(c, &w, kernel(PID_A, 0, "", 1));
+    feed(c, &w, kernel(PID_A, 0, NULL, 1));
+    feed(c, &w, copy(PID_A, 0, TRC_COPY_DTOH, 1));
+    feed(c, &w, copy(PID_A, 0, TRC_COPY_PTOP, 1));
+    feed(c, &w, copy(PID_A, 0, (trc_copy_kind)77, 1));
+    feed(c, &w, kernel(PID_A, 0, "rev", -5)); /* reversed times: 0 ns */
+    assert_int_equal(g.n, 6);
+    assert_string_equal(g.h[0].name, "<unnamed kernel>");
+    assert_string_equal(g.h[1].name, "<unnamed kernel>");
+    assert_string_equal(g.h[2].name, "[CUDA memcpy DtoH]");
+    assert_string_equal(g.h[3].name, "[CUDA memcpy PtoP]");
+    assert_string_equal(g.h[4].name, "[CUDA memcpy]");
+    assert_int_equal(g.h[5].dur_ns, 0);
+    exp_gpu_callsite_free(c);
+    world_close(&w);
+}
+
+/* A selection: activities of PID_A only (if only_a); probes accepted for
+ * thread `want`. */
+typedef struct selection {
+    uint32_t want;
+    int only_a, asked, probes;
+} selection;
+
+static int keep_a(void *ctx, trc_reader *r, const trc_event *ev)
+{
+    selection *sl = ctx;
+    sl->asked++;
+    switch (ev->type) {
+    case TRC_EV_GPU_KERNEL: return !sl->only_a || ev->u.kernel.where.pid == PID_A;
+    case TRC_EV_API_CALL:
+        if (ev->u.api.start_ns == INT64_MIN / 4) {
+            sl->probes++;
+            return ev->u.api.thread == sl->want;
+        }
+        return 0; /* launch calls are used even when refused */
+    default: return 1;
+    }
+}
+
+static void test_selection(void **state)
+{
+    world w;
+    got g = {0};
+    selection sl = {0, 1, 0, 0};
+    world_open(&w);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
+    exp_gpu_callsite_select(c, keep_a, &sl, 0);
+    feed(c, &w, api(w.ta, 1, 11, LAUNCH));
+    feed(c, &w, api(w.tb, 2, 22, LAUNCH));
+    feed(c, &w, kernel(PID_A, 1, "a", 1));
+    feed(c, &w, kernel(PID_B, 2, "b", 1)); /* refused: not counted */
+    assert_int_equal(sl.asked, 4);
+    assert_int_equal(exp_gpu_callsite_finish(c), TRC_OK);
+    assert_int_equal(g.n, 1);
+    assert_string_equal(g.h[0].name, "a");
+    assert_int_equal(g.h[0].stack, 11); /* its refused call still gave the stack */
+    exp_gpu_callsite_stats st;
+    exp_gpu_callsite_get_stats(c, &st);
+    assert_int_equal(st.activities, 1);
+    assert_int_equal(sl.probes, 0);
+    exp_gpu_callsite_free(c);
+
+    /* by thread: only what thread ta launched; unknown launches dropped */
+    g.n = 0;
+    sl.want = w.ta;
+    sl.only_a = 0;
+    c = exp_gpu_callsite_new(0, collect, &g);
+    exp_gpu_callsite_select(c, keep_a, &sl, 1);
+    feed(c, &w, kernel(PID_B, 5, "by b", 1));
+    feed(c, &w, api(w.tb, 5, 55, LAUNCH));
+    feed(c, &w, api(w.ta, 6, 66, LAUNCH));
+    feed(c, &w, kernel(PID_A, 6, "by a", 1));
+    feed(c, &w, kernel(PID_A, 7, "unknown", 1));
+    assert_int_equal(exp_gpu_callsite_finish(c), TRC_OK);
+    assert_int_equal(g.n, 1);
+    assert_string_equal(g.h[0].name, "by a");
+    assert_int_equal(sl.probes, 2); /* the unknown launch needs no probe */
+    exp_gpu_callsite_free(c);
+    world_close(&w);
+}
+
+/* A sink's error stops the correlator and comes back from the call. */
+static void test_emit_error(void **state)
+{
+    world w;
+    got g = {0};
+    g.fail_at = 2;
+    world_open(&w);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
+    feed(c, &w, kernel(PID_A, 1, "a", 1));
+    feed(c, &w, kernel(PID_A, 1, "b", 1));
+    trc_event e = api(w.ta, 1, 3, LAUNCH);
+    assert_int_equal(exp_gpu_callsite_event(c, w.r, &e), TRC_ERR_NOMEM);
+    exp_gpu_callsite_free(c);
+    world_close(&w);
+}
+
+/* Through the real writer and reader: the order in the file is kept. */
+static void test_through_a_file(void **state)
+{
+    got g = {0};
+    conv_tb *b = conv_tb_new();
+    trc_writer *wr = conv_tb_writer(b);
+    uint32_t th = conv_tb_thread(b, PID_A, 11, "main");
+    uint32_t f1 = conv_tb_frame(b, "main", "t.py", 3, 1);
+    uint32_t f2 = conv_tb_frame(b, "step", "t.py", 9, 8);
+    uint32_t st = conv_tb_stack(b, 2, (uint32_t[]){f1, f2});
+    trc_gpu_kernel k = {{PID_A, 0, 1, 7, 2}, CONV_START_NS + 10, CONV_START_NS + 510, "late",
+                        {1, 1, 1}, {32, 1, 1}, 8, 0, 0};
+    assert_int_equal(trc_writer_gpu_kernel(wr, &k), TRC_OK); /* before its call */
+    trc_api_call a = {th, CONV_START_NS, CONV_START_NS + 5, TRC_API_RUNTIME, "cudaLaunchKernel",
+                      2, st, 0, TRC_API_LAUNCH};
+    assert_int_equal(trc_writer_api_call(wr, &a), TRC_OK);
+    assert_int_equal(conv_tb_status(b), TRC_OK);
+    trc_reader *r = conv_tb_reader(b);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
+    const trc_event *ev;
+    while (trc_reader_next(r, &ev) == TRC_OK)
+        assert_int_equal(exp_gpu_callsite_event(c, r, ev), TRC_OK);
+    assert_int_equal(exp_gpu_callsite_finish(c), TRC_OK);
+    assert_int_equal(g.n, 1);
+    assert_int_equal(g.h[0].origin, EXP_GPU_PYTHON);
+    assert_int_equal(g.h[0].dur_ns, 500);
+    const trc_stack *s = trc_reader_stack(r, g.h[0].stack);
+    assert_non_null(s);
+    assert_string_equal(trc_reader_frame(r, s->frame)->function, "step");
+    exp_gpu_callsite_free(c);
+    trc_reader_free(r);
+    conv_tb_free(b);
+}
+
+/* Every allocation may fail: the call reports TRC_ERR_NOMEM, nothing
+ * leaks (checked under ASan), and freeing works from any state. */
+static void test_every_allocation_fails(void **state)
+{
+    world w;
+    int finished = 0;
+    world_open(&w);
+    for (long n = 1; n < 200 && !finished; n++) {
+        trc_alloc_fail_after(n);
+        exp_gpu_callsite *c = exp_gpu_callsite_new(0, NULL, NULL);
+        trc_status st = c ? TRC_OK : TRC_ERR_NOMEM;
+        for (uint32_t i = 1; i <= 150 && st == TRC_OK; i++) {
+            trc_event e = kernel(PID_A, i, i % 3 ? "a" : "b", 1);
+            st = exp_gpu_callsite_event(c, w.r, &e);
+        }
+        for (uint32_t i = 1; i <= 150 && st == TRC_OK; i++) {
+            trc_event e = api(w.ta, i, 1, LAUNCH);
+            st = exp_gpu_callsite_event(c, w.r, &e);
+        }
+        if (st == TRC_OK && c)
+            st = exp_gpu_callsite_finish(c);
+        long made = trc_alloc_count();
+        trc_alloc_fail_after(-1);
+        exp_gpu_callsite_free(c);
+        if (st == TRC_OK) {
+            assert_true(made < n); /* finished before the failure point */
+            finished = 1;
+            continue;
+        }
+        assert_int_equal(st, TRC_ERR_NOMEM);
+    }
+    assert_true(finished);
+    world_close(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_api_then_activity),
+        cmocka_unit_test(test_activity_before_api),
+        cmocka_unit_test(test_graph_launch_many_kernels),
+        cmocka_unit_test(test_unmatched_and_correlation_zero),
+        cmocka_unit_test(test_no_python),
+        cmocka_unit_test(test_keys_need_pid_and_correlation),
+        cmocka_unit_test(test_duplicate_call_prefers_python),
+        cmocka_unit_test(test_non_launch_calls_are_not_kept),
+        cmocka_unit_test(test_memory_follows_unmatched),
+        cmocka_unit_test(test_window_gives_up),
+        cmocka_unit_test(test_segment_resets),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_selection),
+        cmocka_unit_test(test_emit_error),
+        cmocka_unit_test(test_through_a_file),
+        cmocka_unit_test(test_every_allocation_fails),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
