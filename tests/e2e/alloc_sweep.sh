@@ -19,9 +19,8 @@
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
-for t in trc-dump trc2collapsed trc-stats trc2pstats trc2speedscope trc2chrome trc2nvvp; do
-  [ -x "$BIN/$t" ] || { echo "FAIL: $BIN/$t not built"; exit 1; }
-done
+. tests/e2e/lib/converters.sh
+converters_built
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0 runs=0

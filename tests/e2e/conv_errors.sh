@@ -11,7 +11,8 @@ set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
 gen=$BUILD/tests/conv-gen
-tools=(trc2collapsed trc-stats trc2pstats)
+. tests/e2e/lib/converters.sh
+tools=("${TRC_FOLDED_CONVERTERS[@]}")
 for f in "$gen" "${tools[@]/#/$BIN/}"; do [ -x "$f" ] || { echo "FAIL: $f not built"; exit 1; }; done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -23,7 +23,8 @@ cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
 . tests/e2e/lib/pythons.sh
 gen=$BUILD/tests/conv-gen
-convs=(trc-stats trc2collapsed trc2pstats trc2speedscope trc2chrome trc2nvvp)
+. tests/e2e/lib/converters.sh
+convs=("${TRC_CONVERTERS[@]}")
 for f in "$gen" "$BIN/trec" "$BIN/trc-dump" "${convs[@]/#/$BIN/}"; do
   [ -x "$f" ] || { echo "FAIL: $f not built"; exit 1; }
 done

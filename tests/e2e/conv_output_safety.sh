@@ -22,8 +22,8 @@
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
-tools=(trc2collapsed trc-stats trc2pstats trc2speedscope trc2chrome trc2nvvp)
-for t in "${tools[@]}"; do [ -x "$BIN/$t" ] || { echo "FAIL: $BIN/$t not built"; exit 1; }; done
+. tests/e2e/lib/converters.sh
+converters_built
 tmp=$(mktemp -d)
 mnt=$tmp/mnt
 cleanup() {
@@ -42,6 +42,10 @@ cases=(
   "trc2collapsed|$S" "trc-stats|$S" "trc2pstats|$S" "trc2speedscope|$S" "trc2chrome|$S" "trc2chrome|$G"
   "trc2nvvp|$G" "trc2nvvp --csv|$G" "trc2nvvp --print-gpu-trace|$G" "trc2nvvp --svg @|$G"
 )
+# A converter added to the list without a case here would go untested.
+for t in "${TRC_CONVERTERS[@]}"; do
+  [[ " ${cases[*]}" == *" $t|"* || " ${cases[*]}" == *" $t "* ]] || bad "$t has no case in this script"
+done
 # conv CASE DEST [extra...]: runs the case writing to DEST; stderr to
 # $ERRF or $tmp/err, exit status in $rc.
 conv() {

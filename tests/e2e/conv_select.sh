@@ -18,6 +18,7 @@ cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 BIN=${BIN:-bin}
 case "$BIN" in /*) ;; *) BIN="$PWD/$BIN" ;; esac
 . tests/e2e/lib/pythons.sh
+. tests/e2e/lib/converters.sh
 [ -x "$BIN/trec" ] || { echo "trec is not built"; exit 77; }
 py=$(trec_pythons | head -n 1 | cut -d' ' -f1)
 [ -n "$py" ] || { echo "no CPython 3.8+ interpreter found"; exit 77; }
@@ -117,7 +118,7 @@ grep -q "^trc2collapsed: warning: $tmp/run.trc: --pid 'model\*' matches no proce
   bad "--pid 'model*': $(cat "$tmp/pid_none.err")"
 
 # nothing matched: the same in every converter
-for t in trc2collapsed trc-stats trc2pstats trc2speedscope trc2chrome trc2nvvp; do
+for t in "${TRC_CONVERTERS[@]}"; do
   run "none_$t" 1 "$t" --thread 'Nope*' -o "$tmp/none_$t.file" "$tmp/run.trc"
   # the threads in the order the trace defines them
   [ "$(wc -l < "$tmp/none_$t.err")" -eq 1 ] &&

@@ -5,10 +5,11 @@
 # 256 MiB for a string id near the id limit).
 set -u
 [ -z "${TRC_ASAN:-}" ] || { echo "sanitizer build: its shadow memory needs more address space"; exit 77; }
+. tests/e2e/lib/converters.sh
 fail=0
 for f in fixtures/fuzz/*.trc; do
   for mode in "trc-dump" "trc-dump --check" "trc-dump --events" "trc-dump --summary" \
-              "trc2collapsed" "trc-stats" "trc2speedscope" "trc2chrome" "trc2nvvp"; do
+              "${TRC_CONVERTERS[@]}"; do
     set -- $mode
     tool=$1; shift
     ( ulimit -v 262144; "$BIN/$tool" "$@" "$f" >/dev/null 2>&1 ); rc=$?

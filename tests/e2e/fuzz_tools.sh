@@ -10,8 +10,9 @@ set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
 mut=$BUILD/tests/fuzz-mutate
-tools=(trc-dump trc-stats trc2collapsed trc2pstats trc2speedscope trc2chrome trc2nvvp)
-for f in "$mut" "${tools[@]/#/$BIN/}"; do [ -x "$f" ] || { echo "FAIL: $f not built"; exit 1; }; done
+. tests/e2e/lib/converters.sh
+converters_built
+[ -x "$mut" ] || { echo "FAIL: $mut not built"; exit 1; }
 command -v python3 > /dev/null || { echo "python3 not found"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
