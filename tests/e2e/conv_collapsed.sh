@@ -3,9 +3,8 @@
 # portable grammar and is accepted by the parsing rules of flamegraph.pl,
 # speedscope and inferno (zero ignored lines, checked in perl and python),
 # counts sum to the samples the generator wrote (and the sample count
-# trc-dump reports), selections, golden outputs for the fixture
-# (fixtures/expected/conv_fixture*.collapsed, produced by the tool).
-# UPDATE_GOLDEN=1 rewrites the golden files (review the diff).
+# trc-dump reports), selections.  The fixture's golden outputs are cases
+# of tests/e2e/conv_goldens.sh (fixtures/convert/collapsed_fixture*).
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
@@ -93,18 +92,6 @@ c=$("$tool" --pid 200 "$tmp/fx.trc" | awk '{s+=$NF} END {print s+0}')
 [ "$c" -eq 3 ] || bad "--pid 200 kept $c samples, want 3"
 w=$("$tool" --from 0.006 --to 0.012 --thread MainThread "$tmp/fx.trc" | awk '{s+=$NF} END {print s+0}')
 [ "$w" -eq 6 ] || bad "--from 0.006 --to 0.012 kept $w MainThread samples, want 6"
-
-# golden files
-exp=fixtures/expected
-if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
-  mkdir -p "$exp"
-  cp "$tmp/default.txt" "$exp/conv_fixture.collapsed"
-  cp "$tmp/threads.txt" "$exp/conv_fixture.threads.collapsed"
-  echo "golden files updated"
-else
-  cmp -s "$tmp/default.txt" "$exp/conv_fixture.collapsed" || { bad "differs from $exp/conv_fixture.collapsed"; diff "$exp/conv_fixture.collapsed" "$tmp/default.txt" | head; }
-  cmp -s "$tmp/threads.txt" "$exp/conv_fixture.threads.collapsed" || { bad "differs from $exp/conv_fixture.threads.collapsed"; diff "$exp/conv_fixture.threads.collapsed" "$tmp/threads.txt" | head; }
-fi
 
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "conv_collapsed: ok"

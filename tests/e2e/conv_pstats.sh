@@ -4,9 +4,8 @@
 # print_callers, print_callees), meets snakeviz's and gprof2dot's
 # expectations (every caller is a key, caller values are 4-tuples), and
 # each of its rows, formatted by pstats itself, equals trc-stats's row;
-# the totals lines agree.  Golden outputs for the fixture
-# (fixtures/expected/conv_fixture.{pstats,stats,callers.stats}).
-# UPDATE_GOLDEN=1 rewrites the golden files (review the diff).
+# the totals lines agree.  The fixture's golden outputs are cases of
+# tests/e2e/conv_goldens.sh (fixtures/convert/{pstats,stats}_fixture*).
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
@@ -116,23 +115,6 @@ grep -qE '3/0 +0\.003 +0\.003  /home/u/proj/app.py:29\(fib\)' "$tmp/callers.txt"
 # the header names the processes as every converter does (lib/procname.c)
 "$st" "$tmp/fx.trc" | grep -qx 'processes:  2: app.py (pid 100), worker (pid 200)' ||
   bad "header does not name the processes by script and module"
-
-# golden files
-exp=fixtures/expected
-"$ps" -o "$tmp/golden.pstats" "$tmp/fx.trc" && "$st" "$tmp/fx.trc" > "$tmp/golden.stats" || bad "golden runs failed"
-sed -i "s|^trace: .*|trace:      fx.trc|" "$tmp/golden.stats" "$tmp/callers.txt"
-if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
-  mkdir -p "$exp"
-  cp "$tmp/golden.pstats" "$exp/conv_fixture.pstats"
-  cp "$tmp/golden.stats" "$exp/conv_fixture.stats"
-  cp "$tmp/callers.txt" "$exp/conv_fixture.callers.stats"
-  echo "golden files updated"
-else
-  for g in pstats stats; do
-    cmp -s "$tmp/golden.$g" "$exp/conv_fixture.$g" || { bad "differs from $exp/conv_fixture.$g"; diff <(od -c "$exp/conv_fixture.$g") <(od -c "$tmp/golden.$g") | head -n 8; }
-  done
-  cmp -s "$tmp/callers.txt" "$exp/conv_fixture.callers.stats" || { bad "differs from $exp/conv_fixture.callers.stats"; diff "$exp/conv_fixture.callers.stats" "$tmp/callers.txt" | head; }
-fi
 
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "conv_pstats: ok with ${#pythons[@]} Python versions"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# trc2speedscope and trc2chrome as users run them: golden outputs for the
-# small fixture (fixtures/expected/convb_small.*.json, produced by the
-# tools, checked by eye and by python3's json module below), stdin/stdout,
-# exit codes, damaged and unusable input.  UPDATE_GOLDEN=1 rewrites the
-# golden files instead of comparing (review the diff before committing).
+# trc2speedscope and trc2chrome as users run them: the small fixture's
+# outputs (their goldens are cases of tests/e2e/conv_goldens.sh,
+# fixtures/convert/{speedscope_small,chrome_small_idle}, also checked by
+# python3's json module below), stdin/stdout, exit codes, damaged and
+# unusable input.
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
@@ -96,10 +96,10 @@ print(f"{path}: valid {kind} ({len(json.dumps(doc, default=str))} chars)")
 EOF
 }
 
-# --- golden outputs -----------------------------------------------------------
-golden() { # golden NAME TOOL ARGS...
+# --- the small fixture ------------------------------------------------------------
+fixture_run() { # fixture_run NAME TOOL ARGS...
   local name=$1; shift
-  local want=fixtures/expected/$name got=$tmp/$name
+  local got=$tmp/$name
   # Run in the temp dir so the input's name in the output is "small.trc".
   # The fixture records a few missed samples, too few ticks for the 5 %
   # rule (docs/exit-codes.md): exit 0 and silent, but with --strict exit 1
@@ -112,18 +112,11 @@ golden() { # golden NAME TOOL ARGS...
     { bad "$name --strict: expected one warning about missed samples, got:"; cat "$tmp/err"; }
   local kind=${name%.json}; kind=${kind##*.}
   validate "$kind" "$got" nonempty >/dev/null || bad "$name: invalid $kind document"
-  if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
-    mkdir -p fixtures/expected && cp "$got" "$want" && echo "updated $want"
-  elif ! cmp -s "$got" "$want"; then
-    bad "$name differs from $want"; diff "$want" "$got" | head -n 20
-  else
-    echo "ok: $name matches the golden file"
-  fi
 }
-golden convb_small.speedscope.json "$ss"
-golden convb_small.chrome.json "$ch" --idle
-validate speedscope fixtures/expected/convb_small.speedscope.json nonempty || bad "golden speedscope invalid"
-validate chrome fixtures/expected/convb_small.chrome.json nonempty || bad "golden chrome invalid"
+fixture_run small.speedscope.json "$ss"
+fixture_run small.chrome.json "$ch" --idle
+validate speedscope fixtures/convert/speedscope_small/expected.speedscope.json nonempty || bad "golden speedscope invalid"
+validate chrome fixtures/convert/chrome_small_idle/expected.trace.json nonempty || bad "golden chrome invalid"
 
 # --- stdin/stdout give the same bytes as FILE/-o (but the input's name) ------------
 unname() { sed 's/"source":"[^"]*",//' "$1"; }

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # GPU data in trc2chrome and trc2speedscope, as users run them:
 #   - the GPU fixture made by the real injection code with a fake CUPTI
-#     (fixtures/gpu/fake_train.trc): golden outputs
-#     (fixtures/expected/fake_train.{trace,speedscope}.json, produced by
-#     the tools, checked by eye, then pinned), exit 1 with one warning
-#     (the fixture records dropped CUPTI records);
+#     (fixtures/gpu/fake_train.trc): exit 1 with one warning (the
+#     fixture records dropped CUPTI records); its golden outputs are cases
+#     of tests/e2e/conv_goldens.sh (fixtures/convert/*_fake_train),
+#     which pins these very outputs;
 #   - both fixture and a synthetic training-step trace
 #     (test_speedscope_chrome --write-gpu: CPU samples, nested runtime/driver
 #     calls, overlapping work on one stream, NVTX, NVML counters, two
@@ -14,7 +14,6 @@
 #     exact to the ns, every activity drawn once, names, counters, and the
 #     evented speedscope rules;
 #   - --from/--to windows still give valid documents.
-# UPDATE_GOLDEN=1 rewrites the golden files instead of comparing.
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
@@ -31,24 +30,17 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-# --- the fixture: goldens -------------------------------------------------------
+# --- the fixture ----------------------------------------------------------------
 cp "$fixture" "$tmp/fake_train.trc"
-golden() { # golden NAME TOOL
-  local name=$1 tool=$2 want=fixtures/expected/$1
+fixture_run() { # fixture_run NAME TOOL
+  local name=$1 tool=$2
   (cd "$tmp" && "$tool" -o "$name" fake_train.trc) 2>"$tmp/err"; local rc=$?
   [ $rc -eq 1 ] || bad "$name: exit $rc, expected 1 (the fixture records dropped GPU records)"
   [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "4 GPU records dropped" "$tmp/err" ||
     { bad "$name: expected one warning about 4 dropped GPU records, got:"; cat "$tmp/err"; }
-  if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
-    cp "$tmp/$name" "$want" && echo "updated $want"
-  elif ! cmp -s "$tmp/$name" "$want"; then
-    bad "$name differs from $want"; diff "$want" "$tmp/$name" | head -n 20
-  else
-    echo "ok: $name matches the golden file"
-  fi
 }
-golden fake_train.trace.json "$ch"
-golden fake_train.speedscope.json "$ss"
+fixture_run fake_train.trace.json "$ch"
+fixture_run fake_train.speedscope.json "$ss"
 
 # --- the fixture: structure, against trc2nvvp's GPU trace ------------------------
 "$nv" --print-gpu-trace --csv -o "$tmp/fixture.csv" "$fixture" 2>/dev/null

@@ -5,8 +5,8 @@
 # sum of kernel durations), --csv parses with Python's csv module
 # (quoted header, units row, one row per activity), the API trace names
 # Python call sites, selections, sort/limit, exit codes and messages for
-# bad input, and golden outputs (fixtures/expected/nvvp_fixture*, produced
-# by the tool and checked by eye).  UPDATE_GOLDEN=1 rewrites the goldens.
+# bad input (the golden outputs are cases of tests/e2e/conv_goldens.sh,
+# fixtures/convert/nvvp_*).
 # If trc-stats --gpu exists, its kernel total must agree.
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
@@ -203,23 +203,12 @@ if [ -x "$BIN/trc-stats" ] && "$BIN/trc-stats" --help 2>/dev/null | grep -q -- "
   fi
 fi
 
-# Golden outputs, produced by the tool, checked by eye when created.
-golden() {
-  local src=$1 name=$2 g=fixtures/expected/$2
-  if [ -n "${UPDATE_GOLDEN:-}" ]; then cp "$src" "$g"; echo "updated $g"; return; fi
-  [ -f "$g" ] || { bad "missing golden $g (UPDATE_GOLDEN=1 creates it)"; return; }
-  cmp -s "$src" "$g" || { bad "$name differs from its golden:"; diff "$g" "$src" | head -n 10; }
-}
-golden "$tmp/summary.out" nvvp_fixture.nvvp.txt
-golden "$tmp/summary_csv.out" nvvp_fixture.nvvp.csv
-golden "$tmp/gputrace.out" nvvp_fixture.gputrace.nvvp.txt
-golden "$tmp/gputrace_csv.out" nvvp_fixture.gputrace.nvvp.csv
-golden "$tmp/apitrace.out" nvvp_fixture.apitrace.nvvp.txt
-
+# The golden outputs of both fixtures are cases of tests/e2e/conv_goldens.sh
+# (fixtures/convert/nvvp_*).
 # The recording path's own fixture (fake CUPTI, fixtures/gpu/, owned by the
-# GPU recorder): goldens of every text view, and the summary must equal the
-# one that fixture pins for trc-stats --gpu.  Regenerating that fixture
-# means reviewing and updating these goldens (UPDATE_GOLDEN=1).
+# GPU recorder): every text view runs, and the summary must equal the one
+# that fixture pins for trc-stats --gpu.  Regenerating that fixture means
+# reviewing and updating its goldens (UPDATE_GOLDEN=1 conv_goldens.sh).
 ft=fixtures/gpu/fake_train.trc
 if [ -f "$ft" ]; then
   run ft_summary 1 "$ft"
@@ -230,10 +219,6 @@ if [ -f "$ft" ]; then
     cmp -s "$tmp/ft_summary.out" fixtures/gpu/fake_train.summary.txt ||
       bad "trc2nvvp's summary of $ft differs from fixtures/gpu/fake_train.summary.txt"
   fi
-  golden "$tmp/ft_summary.out" fake_train.nvvp.txt
-  golden "$tmp/ft_gputrace.out" fake_train.gputrace.nvvp.txt
-  golden "$tmp/ft_gputrace_csv.out" fake_train.gputrace.nvvp.csv
-  golden "$tmp/ft_apitrace.out" fake_train.apitrace.nvvp.txt
 fi
 
 [ $fails -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
