@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/chgpu.sh — GPU data in trc2chrome and trc2speedscope (1 M
 # GPU activities convert in under 2 s per output on one core).  The input
-# is the synthetic training trace of tests/support/convb_traces.c
+# is the synthetic training trace of tests/support/timeline_traces.c
 # (test_speedscope_chrome --write-gpu N): N launches, i.e. about N kernels,
 # copies and memsets plus 1.9 N CUDA API calls (runtime calls around
 # driver calls), NVTX ranges, CPU samples and NVML counters.  BENCH_QUICK=1:

@@ -12,7 +12,7 @@
 #          writes (format_bench --write N runs: 4 threads at 1 kHz, 50
 #          stacks of depth 20, default compression, 100 ms chunks);
 #          rate in samples/s.  N = 4 M (BENCH_QUICK=1: 400 k).
-#   GPU  — the synthetic training trace of tests/support/convb_traces.c
+#   GPU  — the synthetic training trace of tests/support/timeline_traces.c
 #          (M launches: kernels, copies, memsets, syncs, 1.9 M API calls,
 #          NVTX ranges, counters, a few CPU samples, one recorded loss);
 #          rate in GPU activities/s.  M = 1 M (BENCH_QUICK=1: 100 k).

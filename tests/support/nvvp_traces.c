@@ -5,21 +5,23 @@
  * batch's GPU activities grouped by stream, so readers see them out of
  * start order.
  *
- * The generator keeps a sticky status: after the first failing writer
- * call every later helper call does nothing, and the caller reports the
- * first error.
+ * The generator writes through the one trace builder (tb_gen,
+ * trace_builder.h), whose status is sticky: after the first failing
+ * writer call every later helper call does nothing, and the caller
+ * reports the first error.
  */
 #include "tests/support/nvvp_traces.h"
 
 #include <string.h>
+
+#include "tests/support/trace_builder.h"
 
 #define T0 1000000000000ll        /* segment start: 1000 s on the trace clock */
 #define US 1000ll
 #define PID 4242
 
 typedef struct gen {
-    trc_writer *w;
-    trc_status st;
+    tb_gen tb;
     nvvp_trace_info *info;
     int64_t last;
 } gen;
@@ -48,42 +50,28 @@ static void g_open(gen *g, int fd, nvvp_trace_info *info, const char *cmd)
     info->start_ns = T0;
     g->info = info;
     g->last = T0;
-    g->w = trc_writer_open_fd(fd, &o, &g->st);
-    if (g->w)
-        g->st = TRC_OK;
+    tb_gen_open(&g->tb, fd, NULL, &o);
 }
 
 static uint32_t g_frame(gen *g, trc_frame_kind kind, const char *fn, const char *file,
                         uint32_t line, uint32_t first)
 {
-    uint32_t id = 0;
-    if (g->st == TRC_OK)
-        g->st = trc_writer_frame(g->w, kind, fn, file, line, first, &id);
-    return id;
+    return tb_gen_frame(&g->tb, kind, fn, file, line, first);
 }
 
 static uint32_t g_stack(gen *g, uint32_t parent, uint32_t frame)
 {
-    uint32_t id = 0;
-    if (g->st == TRC_OK)
-        g->st = trc_writer_stack(g->w, parent, frame, &id);
-    return id;
+    return tb_gen_stack(&g->tb, parent, frame);
 }
 
 static uint32_t g_thread(gen *g, int64_t tid, const char *name)
 {
-    uint32_t id = 0;
-    if (g->st == TRC_OK)
-        g->st = trc_writer_thread(g->w, PID, tid, name, &id);
-    return id;
+    return tb_gen_thread(&g->tb, PID, tid, name);
 }
 
 static uint32_t g_counter(gen *g, const char *name, const char *unit, int64_t pid, int32_t dev)
 {
-    uint32_t id = 0;
-    if (g->st == TRC_OK)
-        g->st = trc_writer_counter_def(g->w, name, unit, pid, dev, &id);
-    return id;
+    return tb_gen_counter_def(&g->tb, name, unit, pid, dev);
 }
 
 static void g_device(gen *g, uint32_t dev)
@@ -98,8 +86,7 @@ static void g_device(gen *g, uint32_t dev)
     d.memory_bytes = 85520809984ull;
     d.cc_major = 9;
     d.cc_minor = 0;
-    if (g->st == TRC_OK)
-        g->st = trc_writer_gpu_device(g->w, &d);
+    TB_DO(&g->tb, trc_writer_gpu_device, &d);
 }
 
 static void g_process(gen *g, const char *cmd)
@@ -113,14 +100,12 @@ static void g_process(gen *g, const char *cmd)
     p.interpreter = "CPython 3.11.2";
     p.command_line = cmd;
     p.start_ns = T0;
-    if (g->st == TRC_OK)
-        g->st = trc_writer_process(g->w, &p);
+    TB_DO(&g->tb, trc_writer_process, &p);
 }
 
 static void g_sample(gen *g, int64_t t, uint32_t thread, uint32_t stack, uint64_t weight)
 {
-    if (g->st == TRC_OK)
-        g->st = trc_writer_sample(g->w, t, thread, stack,
+    TB_DO(&g->tb, trc_writer_sample, t, thread, stack,
                                   TRC_SAMPLE_ON_CPU | TRC_SAMPLE_GIL_KNOWN | TRC_SAMPLE_HOLDS_GIL,
                                   weight);
     g->info->samples++;
@@ -129,8 +114,7 @@ static void g_sample(gen *g, int64_t t, uint32_t thread, uint32_t stack, uint64_
 
 static void g_value(gen *g, uint32_t counter, int64_t t, double v)
 {
-    if (g->st == TRC_OK)
-        g->st = trc_writer_counter(g->w, counter, t, v);
+    TB_DO(&g->tb, trc_writer_counter, counter, t, v);
     g->info->counter_values++;
     note_time(g, t);
 }
@@ -154,8 +138,7 @@ static void g_api(gen *g, uint32_t thread, trc_api_domain dom, const char *name,
     a.correlation = corr;
     a.stack = stack;
     a.flags = flags;
-    if (g->st == TRC_OK)
-        g->st = trc_writer_api_call(g->w, &a);
+    TB_DO(&g->tb, trc_writer_api_call, &a);
     g->info->api_calls++;
     g->info->api_ns += (uint64_t)(e - s);
     note_time(g, e);
@@ -176,8 +159,7 @@ static void g_kernel(gen *g, uint32_t stream, uint32_t corr, const char *name, i
     k.registers = regs;
     k.static_smem = ssmem;
     k.dynamic_smem = dsmem;
-    if (g->st == TRC_OK)
-        g->st = trc_writer_gpu_kernel(g->w, &k);
+    TB_DO(&g->tb, trc_writer_gpu_kernel, &k);
     g->info->kernels++;
     g->info->kernel_ns += (uint64_t)(e - s);
     note_time(g, e);
@@ -196,8 +178,7 @@ static void g_memcpy(gen *g, uint32_t stream, uint32_t corr, trc_copy_kind kind,
     m.src_kind = src;
     m.dst_kind = dst;
     m.dst_device = kind == TRC_COPY_PTOP ? 1 : 0;
-    if (g->st == TRC_OK)
-        g->st = trc_writer_gpu_memcpy(g->w, &m);
+    TB_DO(&g->tb, trc_writer_gpu_memcpy, &m);
     g->info->memcpys++;
     g->info->memcpy_by_kind[kind <= TRC_COPY_PTOP ? kind : 0]++;
     g->info->memcpy_ns += (uint64_t)(e - s);
@@ -214,8 +195,7 @@ static void g_memset(gen *g, uint32_t stream, uint32_t corr, uint64_t bytes, int
     m.bytes = bytes;
     m.value = 0;
     m.mem_kind = TRC_MEM_DEVICE;
-    if (g->st == TRC_OK)
-        g->st = trc_writer_gpu_memset(g->w, &m);
+    TB_DO(&g->tb, trc_writer_gpu_memset, &m);
     g->info->memsets++;
     g->info->memset_ns += (uint64_t)(e - s);
     note_time(g, e);
@@ -229,8 +209,7 @@ static void g_sync(gen *g, uint32_t stream, uint32_t corr, int64_t s, int64_t e)
     y.start_ns = s;
     y.end_ns = e;
     y.sync_kind = TRC_SYNC_STREAM;
-    if (g->st == TRC_OK)
-        g->st = trc_writer_gpu_sync(g->w, &y);
+    TB_DO(&g->tb, trc_writer_gpu_sync, &y);
     g->info->syncs++;
     note_time(g, e);
 }
@@ -248,8 +227,7 @@ static void g_marker(gen *g, trc_marker_kind kind, uint32_t thread, const char *
     m.name = name;
     m.domain = "nvtx";
     m.color = color;
-    if (g->st == TRC_OK)
-        g->st = trc_writer_marker(g->w, &m);
+    TB_DO(&g->tb, trc_writer_marker, &m);
     g->info->markers++;
     note_time(g, e > s ? e : s);
 }
@@ -264,19 +242,16 @@ static void g_loss(gen *g, uint64_t count, int64_t s, int64_t e)
     l.start_ns = s;
     l.end_ns = e;
     l.detail = "CUPTI dropped activity records (buffer full)";
-    if (g->st == TRC_OK)
-        g->st = trc_writer_loss(g->w, &l);
+    TB_DO(&g->tb, trc_writer_loss, &l);
     g->info->gpu_dropped += count;
 }
 
 static trc_status g_close(gen *g)
 {
-    if (!g->w)
-        return g->st;
-    trc_status cst = trc_writer_close(g->w, g->last + 1000);
-    g->w = NULL;
+    if (!g->tb.w)
+        return g->tb.st;
     g->info->end_ns = g->last;
-    return g->st != TRC_OK ? g->st : cst;
+    return tb_gen_close(&g->tb, g->last + 1000);
 }
 
 /* ------------------------------------------------------------------ */
@@ -296,8 +271,8 @@ trc_status nvvp_trace_write_fixture(int fd, nvvp_trace_info *info)
     gen g;
     memset(&g, 0, sizeof g);
     g_open(&g, fd, info ? info : &local, cmd);
-    if (!g.w)
-        return g.st;
+    if (!g.tb.w)
+        return g.tb.st;
     g_process(&g, cmd);
     g_device(&g, 0);
     g_device(&g, 1);
@@ -381,8 +356,8 @@ trc_status nvvp_trace_write_fixture(int fd, nvvp_trace_info *info)
         }
         g_marker(&g, TRC_MARK_POP, main_t, "", B + 5200 * US, B + 5200 * US, 0);
         corr += 20;
-        if (g.st == TRC_OK)
-            g.st = trc_writer_flush(g.w);
+        if (g.tb.st == TRC_OK)
+            g.tb.st = trc_writer_flush(g.tb.w);
     }
     return g_close(&g);
 }
@@ -420,8 +395,8 @@ trc_status nvvp_trace_write_big(int fd, uint64_t n, nvvp_trace_info *info)
     uint64_t rng = 0x9e3779b97f4a7c15ull;
     memset(&g, 0, sizeof g);
     g_open(&g, fd, info ? info : &local, cmd);
-    if (!g.w)
-        return g.st;
+    if (!g.tb.w)
+        return g.tb.st;
     g_process(&g, cmd);
     g_device(&g, 0);
     g_device(&g, 1);
@@ -439,7 +414,7 @@ trc_status nvvp_trace_write_big(int fd, uint64_t n, nvvp_trace_info *info)
     g.info->kernel_names = 8;
 
     int64_t t = T0 + 1000 * US, next_sample = T0, next_counter = T0;
-    for (uint64_t base = 0; base < n && g.st == TRC_OK; base += BATCH) {
+    for (uint64_t base = 0; base < n && g.tb.st == TRC_OK; base += BATCH) {
         uint64_t m = n - base < BATCH ? n - base : BATCH;
         int64_t batch_end = t + (int64_t)m * 10 * US;
         for (; next_sample < batch_end; next_sample += 1000 * US)

@@ -408,6 +408,62 @@ size_t tb_chunks(const uint8_t *p, size_t len, uint64_t *offsets, uint64_t *ends
     return n;
 }
 
+/* ---- writing a scenario ---- */
+
+trc_status tb_gen_open(tb_gen *g, int fd, tb_buf *out, const trc_writer_options *o)
+{
+    g->st = TRC_OK;
+    g->w = out ? trc_writer_open_callback(tb_write, out, o, &g->st) : trc_writer_open_fd(fd, o, &g->st);
+    if (!g->w && g->st == TRC_OK)
+        g->st = TRC_ERR_NOMEM;
+    return g->st;
+}
+
+void tb_gen_check(tb_gen *g, trc_status st)
+{
+    if (g->st == TRC_OK)
+        g->st = st;
+}
+
+uint32_t tb_gen_frame(tb_gen *g, trc_frame_kind kind, const char *fn, const char *file,
+                      uint32_t line, uint32_t first_line)
+{
+    uint32_t id = 0;
+    TB_DO(g, trc_writer_frame, kind, fn, file, line, first_line, &id);
+    return id;
+}
+
+uint32_t tb_gen_stack(tb_gen *g, uint32_t parent, uint32_t frame)
+{
+    uint32_t id = 0;
+    TB_DO(g, trc_writer_stack, parent, frame, &id);
+    return id;
+}
+
+uint32_t tb_gen_thread(tb_gen *g, int64_t pid, int64_t tid, const char *name)
+{
+    uint32_t id = 0;
+    TB_DO(g, trc_writer_thread, pid, tid, name, &id);
+    return id;
+}
+
+uint32_t tb_gen_counter_def(tb_gen *g, const char *name, const char *unit, int64_t pid,
+                            int32_t device)
+{
+    uint32_t id = 0;
+    TB_DO(g, trc_writer_counter_def, name, unit, pid, device, &id);
+    return id;
+}
+
+trc_status tb_gen_close(tb_gen *g, int64_t end_ns)
+{
+    if (g->w) {
+        tb_gen_check(g, trc_writer_close(g->w, end_ns));
+        g->w = NULL;
+    }
+    return g->st;
+}
+
 /* ---- the standard trace ---- */
 
 trc_status tb_standard_trace(tb_buf *out, int n_samples, uint32_t chunk_bytes, int level)

@@ -10,7 +10,12 @@
  *     string lists;
  *   - tb_chunk / tb_rec: craft chunks and records by hand (unknown types,
  *     must-understand records, other versions, bad lengths);
- *   - tb_chunks: the chunk layout of a well-formed trace.
+ *   - tb_chunks: the chunk layout of a well-formed trace;
+ *   - tb_gen: the public writer with a sticky status, which the
+ *     synthetic scenarios are written with (tests/support/folded_traces.c,
+ *     timeline_traces.c, nvvp_traces.c): after the first failing call
+ *     every later one does nothing, and the scenario reports that first
+ *     error at the end.
  * Everything here aborts the test (via assert-like checks returning
  * errors) rather than the library: it allocates with plain malloc, so
  * trc_alloc_fail_after() does not hit it.
@@ -84,6 +89,35 @@ void tb_rec_header(trcf_buf *payload, unsigned major, unsigned minor);
 /* Chunk layout of a trace with valid framing: offsets[i] and ends[i] of
  * up to max chunks; returns the number of chunks. */
 size_t tb_chunks(const uint8_t *p, size_t len, uint64_t *offsets, uint64_t *ends, size_t max);
+
+/* ---- writing a scenario ---- */
+
+typedef struct tb_gen {
+    trc_writer *w;
+    trc_status st;        /* the first error; TRC_OK until then */
+} tb_gen;
+
+/* Open the writer on fd, or on out (trc_writer_open_callback over
+ * tb_write) when out is not NULL.  Returns g->st. */
+trc_status tb_gen_open(tb_gen *g, int fd, tb_buf *out, const trc_writer_options *o);
+/* g->st = st unless an earlier error is kept. */
+void tb_gen_check(tb_gen *g, trc_status st);
+/* Any writer call, skipped after an error: TB_DO(g, trc_writer_loss, &l). */
+#define TB_DO(g, fn, ...)                                                                    \
+    do {                                                                                     \
+        if ((g)->st == TRC_OK)                                                               \
+            (g)->st = fn((g)->w, __VA_ARGS__);                                               \
+    } while (0)
+/* Definitions: the new id, 0 after an error. */
+uint32_t tb_gen_frame(tb_gen *g, trc_frame_kind kind, const char *fn, const char *file,
+                      uint32_t line, uint32_t first_line);
+uint32_t tb_gen_stack(tb_gen *g, uint32_t parent, uint32_t frame);
+uint32_t tb_gen_thread(tb_gen *g, int64_t pid, int64_t tid, const char *name);
+uint32_t tb_gen_counter_def(tb_gen *g, const char *name, const char *unit, int64_t pid,
+                            int32_t device);
+/* Close the writer once (end_ns is the SEGMENT_END time); the first error
+ * of the whole scenario, the close's included. */
+trc_status tb_gen_close(tb_gen *g, int64_t end_ns);
 
 /* ---- a standard trace ---- */
 

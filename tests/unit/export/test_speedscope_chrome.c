@@ -1,7 +1,7 @@
 /*
  * test_speedscope_chrome.c — the speedscope and Chrome exporters
  * (lib/export/speedscope.c, chrome.c) on the synthetic traces of
- * tests/support/convb_traces.c, read back with the real reader and
+ * tests/support/timeline_traces.c, read back with the real reader and
  * selected with the converters' own selection code.  Outputs are parsed
  * with cJSON and checked structurally and against what the generator
  * wrote: per-thread totals, time order, slice nesting (also under
@@ -30,7 +30,7 @@
 #include "lib/util/alloc.h"
 #include "lib/export/chrome.h"
 #include "lib/export/speedscope.h"
-#include "tests/support/convb_traces.h"
+#include "tests/support/timeline_traces.h"
 #include "tools/common/convert.h"
 
 #define MS 1000000LL

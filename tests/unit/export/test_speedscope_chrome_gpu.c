@@ -3,7 +3,7 @@
  * (lib/export/speedscope_gpu.c, chrome_gpu.c): a hand-made stream whose
  * intervals nest, overlap, hide each other and repeat, checked event by
  * event (speedscope's evented rules) and slice by slice (Chrome lanes and
- * flows); the synthetic training trace of tests/support/convb_traces.c
+ * flows); the synthetic training trace of tests/support/timeline_traces.c
  * checked against what the generator says it wrote (flows, kernel time);
  * failing the Nth allocation never crashes and never changes what a
  * successful run writes.
@@ -24,7 +24,7 @@
 #include "lib/util/alloc.h"
 #include "lib/export/chrome.h"
 #include "lib/export/speedscope.h"
-#include "tests/support/convb_traces.h"
+#include "tests/support/timeline_traces.h"
 
 #define T0 1000000000LL  /* segment start of the hand-made trace */
 #define GPU_PID 0x7fff0000

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "tests/support/conv_traces.h"
+#include "tests/support/folded_traces.h"
 #include "tools/common/convert.h"
 #include "lib/procname.h"
 

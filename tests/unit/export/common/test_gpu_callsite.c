@@ -21,7 +21,7 @@
 
 #include "lib/util/alloc.h"
 #include "lib/export/gpu_callsite.h"
-#include "tests/support/conv_traces.h"
+#include "tests/support/folded_traces.h"
 
 #define PID_A 10
 #define PID_B 20

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "lib/export/export.h"
-#include "tests/support/conv_traces.h"
+#include "tests/support/folded_traces.h"
 
 #define ON (TRC_SAMPLE_ON_CPU | TRC_SAMPLE_HOLDS_GIL | TRC_SAMPLE_GIL_KNOWN)
 

@@ -1,7 +1,7 @@
 /*
- * tests/support/conv_traces.h — synthetic traces for the tests and the
+ * tests/support/folded_traces.h — synthetic traces for the tests and the
  * benchmark of trc2collapsed, trc-stats and trc2pstats, written with the
- * public writer API.  Deterministic (fixed clocks, host, recorder): the
+ * public writer API through the one trace builder (trace_builder.h).  Deterministic (fixed clocks, host, recorder): the
  * same calls give the same bytes, so outputs can be pinned as goldens.
  *
  * Two layers: a small in-memory trace builder for unit tests (write a
@@ -9,8 +9,8 @@
  * generators for the end-to-end tests and the benchmark.  Built with
  * -DCONV_GEN_MAIN this file is also the `conv-gen` program (mk/conva.mk).
  */
-#ifndef TRC_TESTS_SUPPORT_CONV_TRACES_H
-#define TRC_TESTS_SUPPORT_CONV_TRACES_H
+#ifndef TRC_TESTS_SUPPORT_FOLDED_TRACES_H
+#define TRC_TESTS_SUPPORT_FOLDED_TRACES_H
 
 #include <stddef.h>
 #include <stdint.h>

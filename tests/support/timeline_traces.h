@@ -1,12 +1,13 @@
 /*
- * tests/support/convb_traces.h — synthetic CPU-sample traces for the tests
- * and benchmark of trc2speedscope and trc2chrome, written with the public
- * writer API.  Deterministic: the same arguments give the same bytes
- * (fixed start/wall times, host and recorder), so outputs derived from
- * them can be pinned as golden files.
+ * tests/support/timeline_traces.h — synthetic CPU-sample traces for the
+ * tests and benchmark of trc2speedscope and trc2chrome, written with the
+ * public writer API through the one trace builder (trace_builder.h).
+ * Deterministic: the same arguments give the same bytes (fixed
+ * start/wall times, host and recorder), so outputs derived from them can
+ * be pinned as golden files.
  */
-#ifndef TRC_TESTS_SUPPORT_CONVB_TRACES_H
-#define TRC_TESTS_SUPPORT_CONVB_TRACES_H
+#ifndef TRC_TESTS_SUPPORT_TIMELINE_TRACES_H
+#define TRC_TESTS_SUPPORT_TIMELINE_TRACES_H
 
 #include <stdint.h>
 

@@ -1,58 +1,33 @@
 /*
- * tests/support/conv_traces.c — synthetic traces for the collapsed /
- * stats / pstats converters (see conv_traces.h).  With -DCONV_GEN_MAIN
+ * tests/support/folded_traces.c — synthetic traces for the collapsed /
+ * stats / pstats converters (see folded_traces.h), written with the one
+ * trace builder (tb_gen, trace_builder.h).  With -DCONV_GEN_MAIN
  * it is the conv-gen program the e2e tests and bench use:
  *   conv-gen fixture|lossy FILE      conv-gen big N FILE
  *   conv-gen ticks SAMPLES MISSED INVALID LATE FILE
  * and prints "samples N on_cpu N on_cpu_ns N idle N gil N" on stdout.
  */
-#include "tests/support/conv_traces.h"
+#include "tests/support/folded_traces.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/support/trace_builder.h"
+
 #define ON (TRC_SAMPLE_ON_CPU | TRC_SAMPLE_HOLDS_GIL | TRC_SAMPLE_GIL_KNOWN)
 #define ON_NOGIL (TRC_SAMPLE_ON_CPU | TRC_SAMPLE_GIL_KNOWN)
 #define IDLE TRC_SAMPLE_GIL_KNOWN
 
 struct conv_tb {
-    trc_writer *w;
-    trc_status st;
-    unsigned char *buf;
-    size_t len, cap, pos;
+    tb_gen g;
+    tb_buf out;       /* what the writer wrote */
+    tb_src in;        /* what the reader reads: out's bytes */
     int closed;
     int64_t end_ns;   /* after the last sample: a fixed SEGMENT_END time */
     conv_info info;
 };
-
-static int mem_write(void *ctx, const void *p, size_t n)
-{
-    conv_tb *b = ctx;
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 65536;
-        while (cap < b->len + n)
-            cap *= 2;
-        unsigned char *nb = realloc(b->buf, cap);
-        if (!nb)
-            return -1;
-        b->buf = nb;
-        b->cap = cap;
-    }
-    memcpy(b->buf + b->len, p, n);
-    b->len += n;
-    return 0;
-}
-
-static long mem_read(void *ctx, void *p, size_t n)
-{
-    conv_tb *b = ctx;
-    size_t k = b->len - b->pos < n ? b->len - b->pos : n;
-    memcpy(p, b->buf + b->pos, k);
-    b->pos += k;
-    return (long)k;
-}
 
 static void fixed_options(trc_writer_options *o, uint32_t chunk_bytes)
 {
@@ -75,8 +50,8 @@ conv_tb *conv_tb_new(void)
         return NULL;
     trc_writer_options o;
     fixed_options(&o, 4096);
-    b->w = trc_writer_open_callback(mem_write, b, &o, &b->st);
-    if (!b->w) {
+    if (tb_gen_open(&b->g, -1, &b->out, &o) != TRC_OK) {
+        tb_buf_free(&b->out);
         free(b);
         return NULL;
     }
@@ -88,60 +63,45 @@ void conv_tb_free(conv_tb *b)
     if (!b)
         return;
     if (!b->closed)
-        trc_writer_close(b->w, CONV_START_NS + 1);
-    free(b->buf);
+        tb_gen_close(&b->g, CONV_START_NS + 1);
+    tb_buf_free(&b->out);
     free(b);
 }
 
-trc_writer *conv_tb_writer(conv_tb *b) { return b->w; }
-trc_status conv_tb_status(const conv_tb *b) { return b->st; }
-
-static void check(conv_tb *b, trc_status st)
-{
-    if (b->st == TRC_OK)
-        b->st = st;
-}
+trc_writer *conv_tb_writer(conv_tb *b) { return b->g.w; }
+trc_status conv_tb_status(const conv_tb *b) { return b->g.st; }
 
 uint32_t conv_tb_frame(conv_tb *b, const char *fn, const char *file, uint32_t line,
                        uint32_t first_line)
 {
-    uint32_t id = 0;
-    if (b->st == TRC_OK)
-        check(b, trc_writer_frame(b->w, TRC_FRAME_PYTHON, fn, file, line, first_line, &id));
-    return id;
+    return tb_gen_frame(&b->g, TRC_FRAME_PYTHON, fn, file, line, first_line);
 }
 
 uint32_t conv_tb_native(conv_tb *b, const char *fn)
 {
-    uint32_t id = 0;
-    if (b->st == TRC_OK)
-        check(b, trc_writer_frame(b->w, TRC_FRAME_NATIVE, fn, "", 0, 0, &id));
-    return id;
+    return tb_gen_frame(&b->g, TRC_FRAME_NATIVE, fn, "", 0, 0);
 }
 
 uint32_t conv_tb_stack(conv_tb *b, size_t n, const uint32_t *f)
 {
     uint32_t id = 0;
-    for (size_t i = 0; i < n && b->st == TRC_OK; i++)
-        check(b, trc_writer_stack(b->w, id, f[i], &id));
+    for (size_t i = 0; i < n; i++)
+        id = tb_gen_stack(&b->g, id, f[i]);
     return id;
 }
 
 uint32_t conv_tb_thread(conv_tb *b, int64_t pid, int64_t tid, const char *name)
 {
-    uint32_t id = 0;
-    if (b->st == TRC_OK)
-        check(b, trc_writer_thread(b->w, pid, tid, name, &id));
-    return id;
+    return tb_gen_thread(&b->g, pid, tid, name);
 }
 
 void conv_tb_sample(conv_tb *b, double t_ms, uint32_t thread, uint32_t stack, uint32_t flags,
                     uint64_t weight_ns)
 {
-    if (b->st != TRC_OK)
+    if (b->g.st != TRC_OK)
         return;
     int64_t t = CONV_START_NS + (int64_t)(t_ms * (double)CONV_MS + 0.5);
-    check(b, trc_writer_sample(b->w, t, thread, stack, flags, weight_ns));
+    TB_DO(&b->g, trc_writer_sample, t, thread, stack, flags, weight_ns);
     uint64_t w = weight_ns ? weight_ns : CONV_PERIOD_NS;
     if (t + (int64_t)w > b->end_ns)
         b->end_ns = t + (int64_t)w;
@@ -159,40 +119,40 @@ void conv_tb_sample(conv_tb *b, double t_ms, uint32_t thread, uint32_t stack, ui
 
 void conv_tb_loss(conv_tb *b, trc_loss_kind kind, uint64_t count)
 {
-    if (b->st != TRC_OK)
-        return;
     trc_loss l;
     memset(&l, 0, sizeof l);
     l.kind = kind;
     l.count = count;
     l.pid = -1;
     l.detail = "";
-    check(b, trc_writer_loss(b->w, &l));
+    TB_DO(&b->g, trc_writer_loss, &l);
 }
 
-static trc_status tb_close(conv_tb *b)
+static trc_status close_once(conv_tb *b)
 {
     if (!b->closed) {
         b->closed = 1;
         /* end 0 would be "now": keep the bytes deterministic */
-        check(b, trc_writer_close(b->w, b->end_ns ? b->end_ns : CONV_START_NS + 1));
+        tb_gen_close(&b->g, b->end_ns ? b->end_ns : CONV_START_NS + 1);
     }
-    return b->st;
+    return b->g.st;
 }
 
 trc_reader *conv_tb_reader(conv_tb *b)
 {
-    if (tb_close(b) != TRC_OK)
+    if (close_once(b) != TRC_OK)
         return NULL;
-    b->pos = 0;
+    b->in.p = b->out.p;
+    b->in.len = b->out.len;
+    b->in.pos = 0;
     trc_status st;
-    return trc_reader_open_callback(mem_read, b, "<memory>", &st);
+    return trc_reader_open_callback(tb_read, &b->in, "<memory>", &st);
 }
 
 const unsigned char *conv_tb_bytes(const conv_tb *b, size_t *n)
 {
-    *n = b->len;
-    return b->buf;
+    *n = b->out.len;
+    return b->out.p;
 }
 
 /* ---- whole traces ------------------------------------------------ */
@@ -200,9 +160,9 @@ const unsigned char *conv_tb_bytes(const conv_tb *b, size_t *n)
 /* Builds a trace in a conv_tb and copies it to fd. */
 static trc_status to_fd(conv_tb *b, int fd, conv_info *info)
 {
-    trc_status st = tb_close(b);
-    for (size_t off = 0; st == TRC_OK && off < b->len;) {
-        ssize_t k = write(fd, b->buf + off, b->len - off);
+    trc_status st = close_once(b);
+    for (size_t off = 0; st == TRC_OK && off < b->out.len;) {
+        ssize_t k = write(fd, b->out.p + off, b->out.len - off);
         if (k <= 0)
             st = TRC_ERR_IO;
         else
@@ -225,8 +185,7 @@ static void process(conv_tb *b, int64_t pid, const char *exe, const char *cmd)
     p.interpreter = "CPython 3.11.2";
     p.command_line = cmd;
     p.start_ns = CONV_START_NS;
-    if (b->st == TRC_OK)
-        check(b, trc_writer_process(b->w, &p));
+    TB_DO(&b->g, trc_writer_process, &p);
 }
 
 static void fixture_body(conv_tb *b, int lossy)
@@ -343,39 +302,38 @@ trc_status conv_write_big(int fd, uint64_t n, conv_info *info)
     enum { NFRAMES = 120, NSTACKS = 600, NTHREADS = 4 };
     trc_writer_options o;
     fixed_options(&o, 0);
-    trc_status st = TRC_OK;
-    trc_writer *w = trc_writer_open_fd(fd, &o, &st);
-    if (!w)
-        return st;
+    tb_gen g;
+    if (tb_gen_open(&g, fd, NULL, &o) != TRC_OK)
+        return g.st;
     conv_info inf = {0};
     uint32_t frames[NFRAMES], stacks[NSTACKS], parent_of[NSTACKS], depth[NSTACKS];
     uint32_t threads[NTHREADS], cur[NTHREADS];
     uint64_t seed = 0x9e3779b97f4a7c15ULL;
     char fn[64], file[96];
-    for (int i = 0; i < NFRAMES && st == TRC_OK; i++) {
+    for (int i = 0; i < NFRAMES && g.st == TRC_OK; i++) {
         snprintf(fn, sizeof fn, "func_%d", i);
         snprintf(file, sizeof file, "/srv/app/pkg%d/mod%d.py", i % 7, i % 13);
-        st = trc_writer_frame(w, TRC_FRAME_PYTHON, fn, file, (uint32_t)(10 + i % 40),
-                              (uint32_t)(5 + i % 40), &frames[i]);
+        frames[i] = tb_gen_frame(&g, TRC_FRAME_PYTHON, fn, file, (uint32_t)(10 + i % 40),
+                                 (uint32_t)(5 + i % 40));
     }
     /* stack 0 of the pool is a root; every other one extends an earlier
      * one (so parents exist), favouring recent ones for depth */
-    for (int i = 0; i < NSTACKS && st == TRC_OK; i++) {
+    for (int i = 0; i < NSTACKS && g.st == TRC_OK; i++) {
         uint32_t p = i == 0 ? 0 : (uint32_t)(rnd(&seed) % (uint64_t)i);
         if (i > 0 && depth[p] >= 48)
             p = 0;
         uint32_t parent = i == 0 ? 0 : stacks[p];
         depth[i] = i == 0 ? 1 : depth[p] + 1;
         parent_of[i] = i == 0 ? 0 : p;
-        st = trc_writer_stack(w, parent, frames[rnd(&seed) % NFRAMES], &stacks[i]);
+        stacks[i] = tb_gen_stack(&g, parent, frames[rnd(&seed) % NFRAMES]);
     }
-    for (int i = 0; i < NTHREADS && st == TRC_OK; i++) {
+    for (int i = 0; i < NTHREADS && g.st == TRC_OK; i++) {
         char name[32];
         snprintf(name, sizeof name, i ? "worker-%d" : "MainThread", i);
-        st = trc_writer_thread(w, 300, 300 + i, name, &threads[i]);
+        threads[i] = tb_gen_thread(&g, 300, 300 + i, name);
         cur[i] = (uint32_t)i;
     }
-    for (uint64_t k = 0; k < n && st == TRC_OK; k++) {
+    for (uint64_t k = 0; k < n && g.st == TRC_OK; k++) {
         int th = (int)(k % NTHREADS);
         uint64_t r = rnd(&seed);
         if (r % 100 >= 70) { /* move: up to the parent or to a random child-ish stack */
@@ -386,7 +344,7 @@ trc_status conv_write_big(int fd, uint64_t n, conv_info *info)
         }
         uint32_t flags = (r >> 20) % 10 == 0 ? IDLE : ON;
         int64_t t = CONV_START_NS + (int64_t)(k / NTHREADS) * (int64_t)CONV_PERIOD_NS;
-        st = trc_writer_sample(w, t, threads[th], stacks[cur[th]], flags, 0);
+        TB_DO(&g, trc_writer_sample, t, threads[th], stacks[cur[th]], flags, 0);
         inf.samples++;
         if (flags & TRC_SAMPLE_ON_CPU) {
             inf.on_cpu++;
@@ -396,13 +354,10 @@ trc_status conv_write_big(int fd, uint64_t n, conv_info *info)
             inf.idle++;
         }
     }
-    trc_status cst = trc_writer_close(
-        w, CONV_START_NS + (int64_t)(n / NTHREADS + 1) * (int64_t)CONV_PERIOD_NS);
-    if (st == TRC_OK)
-        st = cst;
+    tb_gen_close(&g, CONV_START_NS + (int64_t)(n / NTHREADS + 1) * (int64_t)CONV_PERIOD_NS);
     if (info)
         *info = inf;
-    return st;
+    return g.st;
 }
 
 #ifdef CONV_GEN_MAIN

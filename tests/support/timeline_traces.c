@@ -1,10 +1,13 @@
 /*
- * tests/support/convb_traces.c — synthetic CPU traces for the speedscope
- * and Chrome exporters' tests and benchmark (see convb_traces.h).
+ * tests/support/timeline_traces.c — synthetic traces for the speedscope
+ * and Chrome exporters' tests and benchmark (see timeline_traces.h),
+ * written with the one trace builder (tb_gen, trace_builder.h).
  */
-#include "tests/support/convb_traces.h"
+#include "tests/support/timeline_traces.h"
 
 #include <string.h>
+
+#include "tests/support/trace_builder.h"
 
 #define MS 1000000LL
 #define ON (TRC_SAMPLE_ON_CPU | TRC_SAMPLE_HOLDS_GIL | TRC_SAMPLE_GIL_KNOWN)
@@ -12,47 +15,31 @@
 #define IDLE TRC_SAMPLE_GIL_KNOWN
 
 typedef struct gen {
-    trc_writer *w;
-    trc_status st;  /* first error; later calls do nothing */
+    tb_gen tb;      /* the writer; its first error stops the rest */
     convb_info info;
 } gen;
-
-static void check(gen *g, trc_status st)
-{
-    if (g->st == TRC_OK)
-        g->st = st;
-}
 
 static uint32_t frame(gen *g, trc_frame_kind kind, const char *fn, const char *file,
                       uint32_t line, uint32_t first)
 {
-    uint32_t id = 0;
-    if (g->st == TRC_OK)
-        check(g, trc_writer_frame(g->w, kind, fn, file, line, first, &id));
-    return id;
+    return tb_gen_frame(&g->tb, kind, fn, file, line, first);
 }
 
 static uint32_t stack(gen *g, uint32_t parent, uint32_t fr)
 {
-    uint32_t id = 0;
-    if (g->st == TRC_OK)
-        check(g, trc_writer_stack(g->w, parent, fr, &id));
-    return id;
+    return tb_gen_stack(&g->tb, parent, fr);
 }
 
 static uint32_t thread(gen *g, int64_t tid, const char *name)
 {
-    uint32_t id = 0;
-    if (g->st == TRC_OK)
-        check(g, trc_writer_thread(g->w, CONVB_PID, tid, name, &id));
-    return id;
+    return tb_gen_thread(&g->tb, CONVB_PID, tid, name);
 }
 
 static void sample(gen *g, int64_t t, uint32_t th, uint32_t st, uint32_t flags)
 {
-    if (g->st != TRC_OK)
+    if (g->tb.st != TRC_OK)
         return;
-    check(g, trc_writer_sample(g->w, t, th, st, flags, CONVB_PERIOD_NS));
+    TB_DO(&g->tb, trc_writer_sample, t, th, st, flags, CONVB_PERIOD_NS);
     g->info.samples++;
     g->info.all_ns += CONVB_PERIOD_NS;
     if (flags & TRC_SAMPLE_ON_CPU) {
@@ -65,14 +52,17 @@ static void sample(gen *g, int64_t t, uint32_t th, uint32_t st, uint32_t flags)
 
 static void counter(gen *g, uint32_t c, int64_t t, double v)
 {
-    if (g->st != TRC_OK)
+    if (g->tb.st != TRC_OK)
         return;
-    check(g, trc_writer_counter(g->w, c, t, v));
+    TB_DO(&g->tb, trc_writer_counter, c, t, v);
     g->info.counter_values++;
 }
 
-static trc_writer *open_writer(int fd, trc_status *st)
+static trc_status open_writer(gen *g, int fd)
 {
+    /* The generator's name as the traces have always carried it (this
+     * file's former name): the bytes, and the goldens made from them,
+     * stay the same. */
     static const trc_kv meta[] = {{"generator", "tests/support/convb_traces.c"}};
     trc_writer_options o;
     memset(&o, 0, sizeof o);
@@ -85,7 +75,7 @@ static trc_writer *open_writer(int fd, trc_status *st)
     o.wall_ns = 1700000000000000000LL;
     o.period_ns = CONVB_PERIOD_NS;
     o.compression_level = 1;
-    return trc_writer_open_fd(fd, &o, st);
+    return tb_gen_open(&g->tb, fd, NULL, &o);
 }
 
 static void process(gen *g)
@@ -99,17 +89,15 @@ static void process(gen *g)
     p.interpreter = "CPython 3.12.1";
     p.command_line = "python3 app.py --size 3";
     p.start_ns = CONVB_START_NS;
-    check(g, trc_writer_process(g->w, &p));
+    TB_DO(&g->tb, trc_writer_process, &p);
 }
 
 static trc_status finish(gen *g, int64_t end_ns, convb_info *info)
 {
-    trc_status st = trc_writer_close(g->w, end_ns);
-    if (g->st == TRC_OK)
-        g->st = st;
+    tb_gen_close(&g->tb, end_ns);
     if (info)
         *info = g->info;
-    return g->st;
+    return g->tb.st;
 }
 
 trc_status convb_write_small(int fd, convb_info *info)
@@ -126,12 +114,11 @@ trc_status convb_write_small_exit(int fd, int32_t exit_code, convb_info *info)
     uint32_t rss = 0, load = 0;
 
     memset(&g, 0, sizeof g);
-    g.w = open_writer(fd, &g.st);
-    if (!g.w)
-        return g.st;
+    if (open_writer(&g, fd) != TRC_OK)
+        return g.tb.st;
     process(&g);
-    check(&g, trc_writer_counter_def(g.w, "rss", "bytes", CONVB_PID, -1, &rss));
-    check(&g, trc_writer_counter_def(g.w, "load", "percent", -1, -1, &load));
+    TB_DO(&g.tb, trc_writer_counter_def, "rss", "bytes", CONVB_PID, -1, &rss);
+    TB_DO(&g.tb, trc_writer_counter_def, "load", "percent", -1, -1, &load);
 
     uint32_t f_mod = frame(&g, TRC_FRAME_PYTHON, "<module>", "app.py", 30, 1);
     uint32_t f_main12 = frame(&g, TRC_FRAME_PYTHON, "main", "app.py", 12, 10);
@@ -204,16 +191,16 @@ trc_status convb_write_small_exit(int fd, int32_t exit_code, convb_info *info)
     loss.start_ns = t0 + 13 * MS;
     loss.end_ns = t0 + 15 * MS;
     loss.detail = "sampler overrun";
-    if (g.st == TRC_OK) {
-        check(&g, trc_writer_loss(g.w, &loss));
+    if (g.tb.st == TRC_OK) {
+        TB_DO(&g.tb, trc_writer_loss, &loss);
         g.info.losses++;
     }
     memset(&ex, 0, sizeof ex);
     ex.pid = CONVB_PID;
     ex.exit_code = exit_code;
     ex.time_ns = t0 + 20 * MS + MS / 2;
-    if (g.st == TRC_OK)
-        check(&g, trc_writer_process_exit(g.w, &ex));
+    if (g.tb.st == TRC_OK)
+        TB_DO(&g.tb, trc_writer_process_exit, &ex);
     g.info.end_ns = ex.time_ns;
     return finish(&g, t0 + 21 * MS, info);
 }
@@ -242,11 +229,10 @@ trc_status convb_write_big(int fd, uint64_t n, uint32_t threads, convb_info *inf
     if (threads < 1 || threads > 64)
         return TRC_ERR_ARG;
     memset(&g, 0, sizeof g);
-    g.w = open_writer(fd, &g.st);
-    if (!g.w)
-        return g.st;
+    if (open_writer(&g, fd) != TRC_OK)
+        return g.tb.st;
     process(&g);
-    check(&g, trc_writer_counter_def(g.w, "rss", "bytes", CONVB_PID, -1, &rss));
+    TB_DO(&g.tb, trc_writer_counter_def, "rss", "bytes", CONVB_PID, -1, &rss);
     for (uint32_t i = 0; i < BIG_FRAMES; i++) {
         snprintf(fn, sizeof fn, "func_%u", i);
         snprintf(file, sizeof file, "pkg/module_%u.py", i % 40);
@@ -273,7 +259,7 @@ trc_status convb_write_big(int fd, uint64_t n, uint32_t threads, convb_info *inf
         cur[t] = (uint32_t)(rng_next(&rng) % BIG_STACKS);
     }
     g.info.threads = threads;
-    for (uint64_t i = 0; i < n && g.st == TRC_OK; i++) {
+    for (uint64_t i = 0; i < n && g.tb.st == TRC_OK; i++) {
         uint32_t t = (uint32_t)(i % threads);
         int64_t when = CONVB_START_NS + (int64_t)(i / threads) * MS + (int64_t)t * 1000;
         uint64_t r = rng_next(&rng) % 100;
@@ -310,7 +296,7 @@ static void api_call(gen *g, uint32_t th, int64_t s, int64_t e, trc_api_domain d
 {
     trc_api_call a;
 
-    if (g->st != TRC_OK)
+    if (g->tb.st != TRC_OK)
         return;
     memset(&a, 0, sizeof a);
     a.thread = th;
@@ -321,16 +307,16 @@ static void api_call(gen *g, uint32_t th, int64_t s, int64_t e, trc_api_domain d
     a.correlation = corr;
     a.stack = st;
     a.flags = flags;
-    check(g, trc_writer_api_call(g->w, &a));
+    TB_DO(&g->tb, trc_writer_api_call, &a);
     g->info.api_calls++;
 }
 
 static void write_act(gen *g, const pact *p)
 {
-    if (g->st != TRC_OK)
+    if (g->tb.st != TRC_OK)
         return;
     if (p->kind == ACT_KERNEL) {
-        check(g, trc_writer_gpu_kernel(g->w, &p->k));
+        TB_DO(&g->tb, trc_writer_gpu_kernel, &p->k);
         g->info.kernels++;
         g->info.kernel_ns += (uint64_t)(p->k.end_ns - p->k.start_ns);
     } else if (p->kind == ACT_COPY) {
@@ -344,7 +330,7 @@ static void write_act(gen *g, const pact *p)
         m.src_kind = TRC_MEM_PINNED;
         m.dst_kind = TRC_MEM_DEVICE;
         m.dst_device = p->k.where.device;
-        check(g, trc_writer_gpu_memcpy(g->w, &m));
+        TB_DO(&g->tb, trc_writer_gpu_memcpy, &m);
     } else {
         trc_gpu_memset m;
         memset(&m, 0, sizeof m);
@@ -353,7 +339,7 @@ static void write_act(gen *g, const pact *p)
         m.end_ns = p->k.end_ns;
         m.bytes = p->bytes;
         m.mem_kind = TRC_MEM_DEVICE;
-        check(g, trc_writer_gpu_memset(g->w, &m));
+        TB_DO(&g->tb, trc_writer_gpu_memset, &m);
     }
     g->info.activities++;
     if (p->k.end_ns > g->info.end_ns)
@@ -379,7 +365,7 @@ static void marker(gen *g, trc_marker_kind kind, uint32_t th, int64_t pid, int64
 {
     trc_marker m;
 
-    if (g->st != TRC_OK)
+    if (g->tb.st != TRC_OK)
         return;
     memset(&m, 0, sizeof m);
     m.kind = kind;
@@ -391,7 +377,7 @@ static void marker(gen *g, trc_marker_kind kind, uint32_t th, int64_t pid, int64
     m.domain = "nvtx";
     m.color = color;
     m.id = id;
-    check(g, trc_writer_marker(g->w, &m));
+    TB_DO(&g->tb, trc_writer_marker, &m);
 }
 
 static void gpu_device(gen *g, uint32_t dev)
@@ -406,8 +392,8 @@ static void gpu_device(gen *g, uint32_t dev)
     d.sm_count = 132;
     d.memory_bytes = 85520809984ull;
     d.cc_major = 9;
-    if (g->st == TRC_OK)
-        check(g, trc_writer_gpu_device(g->w, &d));
+    if (g->tb.st == TRC_OK)
+        TB_DO(&g->tb, trc_writer_gpu_device, &d);
 }
 
 trc_status convb_write_gpu(int fd, uint64_t n, convb_info *info)
@@ -431,9 +417,8 @@ trc_status convb_write_gpu(int fd, uint64_t n, convb_info *info)
     gen g;
 
     memset(&g, 0, sizeof g);
-    g.w = open_writer(fd, &g.st);
-    if (!g.w)
-        return g.st;
+    if (open_writer(&g, fd) != TRC_OK)
+        return g.tb.st;
     process(&g);
     memset(&p, 0, sizeof p);
     p.pid = GPU_PID2;
@@ -442,12 +427,12 @@ trc_status convb_write_gpu(int fd, uint64_t n, convb_info *info)
     p.executable = "/usr/bin/python3.12";
     p.command_line = "python3 loader.py";
     p.start_ns = CONVB_START_NS;
-    check(&g, trc_writer_process(g.w, &p));
+    TB_DO(&g.tb, trc_writer_process, &p);
     gpu_device(&g, 0);
     gpu_device(&g, 1);
-    check(&g, trc_writer_counter_def(g.w, "gpu.util", "percent", -1, 0, &u0));
-    check(&g, trc_writer_counter_def(g.w, "gpu.util", "percent", -1, 1, &u1));
-    check(&g, trc_writer_counter_def(g.w, "gpu.mem.used", "bytes", -1, 0, &mem0));
+    TB_DO(&g.tb, trc_writer_counter_def, "gpu.util", "percent", -1, 0, &u0);
+    TB_DO(&g.tb, trc_writer_counter_def, "gpu.util", "percent", -1, 1, &u1);
+    TB_DO(&g.tb, trc_writer_counter_def, "gpu.mem.used", "bytes", -1, 0, &mem0);
 
     uint32_t f_mod = frame(&g, TRC_FRAME_PYTHON, "<module>", "train.py", 40, 1);
     uint32_t f_main = frame(&g, TRC_FRAME_PYTHON, "main", "train.py", 33, 20);
@@ -459,7 +444,7 @@ trc_status convb_write_gpu(int fd, uint64_t n, convb_info *info)
     g.info.threads = 2;
 
     marker(&g, TRC_MARK_PUSH, ta, CONVB_PID, t0 - 500 * US, t0 - 500 * US, "never popped", 0, 0);
-    for (uint64_t i = 0; i < n && g.st == TRC_OK; i++) {
+    for (uint64_t i = 0; i < n && g.tb.st == TRC_OK; i++) {
         int64_t L = t0 + (int64_t)i * 10 * US, ks, ke;
         int kind = i % 10 == 3 ? ACT_COPY : i % 10 == 7 ? ACT_SET : ACT_KERNEL;
         int autograd = kind == ACT_KERNEL && i % 7 == 6;
@@ -568,8 +553,8 @@ trc_status convb_write_gpu(int fd, uint64_t n, convb_info *info)
             y.start_ns = ss;
             y.end_ns = se;
             y.sync_kind = TRC_SYNC_STREAM;
-            if (g.st == TRC_OK)
-                check(&g, trc_writer_gpu_sync(g.w, &y));
+            if (g.tb.st == TRC_OK)
+                TB_DO(&g.tb, trc_writer_gpu_sync, &y);
         }
     }
     flush_acts(&g, batch, &nb);
@@ -586,8 +571,8 @@ trc_status convb_write_gpu(int fd, uint64_t n, convb_info *info)
         y.start_ns = end + 1 * US;
         y.end_ns = end + 3 * US;
         y.sync_kind = TRC_SYNC_CONTEXT;
-        if (g.st == TRC_OK)
-            check(&g, trc_writer_gpu_sync(g.w, &y));
+        if (g.tb.st == TRC_OK)
+            TB_DO(&g.tb, trc_writer_gpu_sync, &y);
     }
     marker(&g, TRC_MARK_POP, tm, CONVB_PID, end + 4 * US, end + 4 * US, "never pushed", 0, 0);
     marker(&g, TRC_MARK_RANGE, 0, CONVB_PID, t0 - 100 * US, end + 5 * US, "epoch 0", 0xff8800, 7);
@@ -596,8 +581,8 @@ trc_status convb_write_gpu(int fd, uint64_t n, convb_info *info)
     loss.count = missing ? missing : 1;
     loss.pid = CONVB_PID;
     loss.detail = "CUPTI activity records dropped (buffer full)";
-    if (g.st == TRC_OK) {
-        check(&g, trc_writer_loss(g.w, &loss));
+    if (g.tb.st == TRC_OK) {
+        TB_DO(&g.tb, trc_writer_loss, &loss);
         g.info.losses++;
     }
     g.info.end_ns = end + 5 * US;
