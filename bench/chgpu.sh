@@ -2,7 +2,7 @@
 # bench/chgpu.sh — GPU data in trc2chrome and trc2speedscope (1 M
 # GPU activities convert in under 2 s per output on one core).  The input
 # is the synthetic training trace of tests/support/timeline_traces.c
-# (test_speedscope_chrome --write-gpu N): N launches, i.e. about N kernels,
+# (timeline-gen --write-gpu N): N launches, i.e. about N kernels,
 # copies and memsets plus 1.9 N CUDA API calls (runtime calls around
 # driver calls), NVTX ranges, CPU samples and NVML counters.  BENCH_QUICK=1:
 # N = 200 k.  Printed side by side in one run: activities/s and CPU seconds
@@ -12,7 +12,7 @@
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
-gen=$BUILD/tests/test_speedscope_chrome
+gen=$BUILD/tests/timeline-gen
 for f in "$BIN/trc2speedscope" "$BIN/trc2chrome" "$gen"; do
   [ -x "$f" ] || { echo "chgpu: $f not built (make bench builds it)"; exit 1; }
 done

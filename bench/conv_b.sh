@@ -13,7 +13,7 @@
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
-gen=$BUILD/tests/test_speedscope_chrome
+gen=$BUILD/tests/timeline-gen
 for f in "$BIN/trc2speedscope" "$BIN/trc2chrome" "$gen"; do
   [ -x "$f" ] || { echo "conv_b: $f not built (make bench builds it)"; exit 1; }
 done

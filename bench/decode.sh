@@ -20,7 +20,7 @@ set -u
 cd "${TRC_ROOT:-$(dirname "$0")/..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
 . bench/lib.bash
-fb=$BUILD/bench/format_bench rs=$BUILD/bench/runstat gpugen=$BUILD/tests/test_speedscope_chrome
+fb=$BUILD/bench/format_bench rs=$BUILD/bench/runstat gpugen=$BUILD/tests/timeline-gen
 for f in "$fb" "$rs" "$gpugen" "$BIN/trc-dump" "$BIN/trc2nvvp"; do
   [ -x "$f" ] || { echo "decode: $f not built (make bench builds it)"; exit 1; }
 done

@@ -1,12 +1,17 @@
 # mk/convb.mk — trc2speedscope and trc2chrome.
 #
-# The unit test binary test_speedscope_chrome doubles as the generator of the
-# synthetic traces (tests/support/timeline_traces.c) that the e2e scripts
-# (tests/e2e/conv_speedscope_chrome.sh, viewer_speedscope.sh) and bench/conv_b.sh
-# use: `test_speedscope_chrome --write-small FILE`, `--write-big N THREADS FILE`.
-# `make e2e` and `make bench` do not build unit binaries, hence the deps.
+# timeline-gen writes the synthetic traces (tests/support/timeline_traces.c
+# built with its main() switched on, over the trace builder) that the e2e
+# scripts (tests/e2e/conv_speedscope_chrome*.sh, viewer_speedscope.sh),
+# the converter goldens (fixtures/convert/) and bench/conv_b.sh use:
+# `timeline-gen --write-small FILE`, `--write-big N THREADS FILE`,
+# `--write-gpu N FILE`.
 
-CONVB_GEN := $(BUILD)/tests/test_speedscope_chrome
+CONVB_GEN := $(BUILD)/tests/timeline-gen
+
+$(CONVB_GEN): tests/support/timeline_traces.c tests/support/timeline_traces.h $(BUILD)/tests/support/trace_builder.o $(LIBTRC_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DTIMELINE_GEN_MAIN -o $@ $< $(BUILD)/tests/support/trace_builder.o $(LIBTRC_A) $(LDFLAGS_EXTRA) $(LDLIBS_BASE)
 
 TEST_EXTRA_DEPS += $(CONVB_GEN)
 BENCH_DEPS += $(CONVB_GEN)

@@ -7,7 +7,7 @@
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
-gen=$BUILD/tests/test_speedscope_chrome
+gen=$BUILD/tests/timeline-gen
 for f in "$BIN/trc2speedscope" "$BIN/trc2chrome" "$gen"; do [ -x "$f" ] || { echo "FAIL: $f not built"; exit 1; }; done
 bindir=$(cd "$BIN" && pwd)
 ss=$bindir/trc2speedscope ch=$bindir/trc2chrome

@@ -6,7 +6,7 @@
 #     of tests/e2e/conv_goldens.sh (fixtures/convert/*_fake_train),
 #     which pins these very outputs;
 #   - both fixture and a synthetic training-step trace
-#     (test_speedscope_chrome --write-gpu: CPU samples, nested runtime/driver
+#     (timeline-gen --write-gpu: CPU samples, nested runtime/driver
 #     calls, overlapping work on one stream, NVTX, NVML counters, two
 #     processes sharing a stream number) checked by tests/e2e/lib/gpu_views_check.py
 #     against trc2nvvp --print-gpu-trace --csv of the same input: flows,
@@ -17,7 +17,7 @@
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
-gen=$BUILD/tests/test_speedscope_chrome
+gen=$BUILD/tests/timeline-gen
 for f in "$BIN/trc2speedscope" "$BIN/trc2chrome" "$BIN/trc2nvvp" "$gen"; do
   [ -x "$f" ] || { echo "FAIL: $f not built"; exit 1; }
 done

@@ -14,7 +14,7 @@ set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
 app=node_modules/speedscope/dist/release
-gen=$BUILD/tests/test_speedscope_chrome
+gen=$BUILD/tests/timeline-gen
 
 chromium_bin=""
 for c in chromium chromium-browser; do

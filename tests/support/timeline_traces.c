@@ -588,3 +588,55 @@ trc_status convb_write_gpu(int fd, uint64_t n, convb_info *info)
     g.info.end_ns = end + 5 * US;
     return finish(&g, end + MS, info);
 }
+
+#ifdef TIMELINE_GEN_MAIN
+/* The timeline-gen program (mk/convb.mk): the traces above as files, for
+ * the e2e tests, the converter goldens and the benchmark:
+ *   timeline-gen --write-small FILE
+ *   timeline-gen --write-big N THREADS FILE
+ *   timeline-gen --write-gpu N FILE   (prints what it wrote: flows=N ...) */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+    trc_status st;
+    int fd;
+    const char *path = argc > 2 ? argv[argc - 1] : NULL;
+
+    if (!path) {
+        fprintf(stderr, "usage: timeline-gen --write-small FILE | --write-big N THREADS FILE | "
+                        "--write-gpu N FILE\n");
+        return 2;
+    }
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        perror(path);
+        return 2;
+    }
+    if (strcmp(argv[1], "--write-small") == 0 && argc == 3)
+        st = convb_write_small(fd, NULL);
+    else if (strcmp(argv[1], "--write-big") == 0 && argc == 5)
+        st = convb_write_big(fd, strtoull(argv[2], NULL, 10), (uint32_t)atoi(argv[3]), NULL);
+    else if (strcmp(argv[1], "--write-gpu") == 0 && argc == 4) {
+        convb_info info;
+        st = convb_write_gpu(fd, strtoull(argv[2], NULL, 10), &info);
+        /* what the e2e checks compare the outputs against */
+        printf("kernels=%llu kernel_ns=%llu activities=%llu api_calls=%llu flows=%llu\n",
+               (unsigned long long)info.kernels, (unsigned long long)info.kernel_ns,
+               (unsigned long long)info.activities, (unsigned long long)info.api_calls,
+               (unsigned long long)info.flows);
+    }
+    else
+        st = TRC_ERR_ARG;
+    if (close(fd) != 0 && st == TRC_OK)
+        st = TRC_ERR_IO;
+    if (st != TRC_OK) {
+        fprintf(stderr, "%s: %s\n", path, trc_status_str(st));
+        return 2;
+    }
+    return 0;
+}
+#endif

@@ -7,11 +7,6 @@
  * wrote: per-thread totals, time order, slice nesting (also under
  * speedscope's float arithmetic), metadata, counters, losses; spilling
  * gives identical output; failing the Nth allocation never crashes.
- *
- * Also the generator front end for the e2e tests and the benchmark:
- *   test_speedscope_chrome --write-small FILE
- *   test_speedscope_chrome --write-big N THREADS FILE
- *   test_speedscope_chrome --write-gpu N FILE   (prints what it wrote: flows=N ...)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -696,47 +690,8 @@ static void fail_nth(int chrome_kind)
 static void test_speedscope_nomem(void **state) { fail_nth(0); }
 static void test_chrome_nomem(void **state) { fail_nth(1); }
 
-/* ---- generator front end ---------------------------------------------------- */
-
-static int write_mode(int argc, char **argv)
+int main(void)
 {
-    trc_status st;
-    int fd;
-    const char *path = argv[argc - 1];
-
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        perror(path);
-        return 2;
-    }
-    if (strcmp(argv[1], "--write-small") == 0 && argc == 3)
-        st = convb_write_small(fd, NULL);
-    else if (strcmp(argv[1], "--write-big") == 0 && argc == 5)
-        st = convb_write_big(fd, strtoull(argv[2], NULL, 10), (uint32_t)atoi(argv[3]), NULL);
-    else if (strcmp(argv[1], "--write-gpu") == 0 && argc == 4) {
-        convb_info info;
-        st = convb_write_gpu(fd, strtoull(argv[2], NULL, 10), &info);
-        /* what the e2e checks compare the outputs against */
-        printf("kernels=%llu kernel_ns=%llu activities=%llu api_calls=%llu flows=%llu\n",
-               (unsigned long long)info.kernels, (unsigned long long)info.kernel_ns,
-               (unsigned long long)info.activities, (unsigned long long)info.api_calls,
-               (unsigned long long)info.flows);
-    }
-    else
-        st = TRC_ERR_ARG;
-    if (close(fd) != 0 && st == TRC_OK)
-        st = TRC_ERR_IO;
-    if (st != TRC_OK) {
-        fprintf(stderr, "%s: %s\n", path, trc_status_str(st));
-        return 2;
-    }
-    return 0;
-}
-
-int main(int argc, char **argv)
-{
-    if (argc > 1)
-        return write_mode(argc, argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_speedscope_small),
         cmocka_unit_test(test_speedscope_options),
