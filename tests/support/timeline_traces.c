@@ -589,6 +589,67 @@ trc_status convb_write_gpu(int fd, uint64_t n, convb_info *info)
     return finish(&g, end + MS, info);
 }
 
+/* ---- the hand-made GPU stream ------------------------------------------ */
+
+static void hand_kernel(tb_gen *g, const char *name, uint32_t stream, uint32_t corr, int64_t s,
+                        int64_t e)
+{
+    trc_gpu_kernel k;
+    memset(&k, 0, sizeof k);
+    k.where.pid = 77;
+    k.where.device = 0;
+    k.where.context = 1;
+    k.where.stream = stream;
+    k.where.correlation = corr;
+    k.start_ns = CONVB_HAND_T0 + s;
+    k.end_ns = CONVB_HAND_T0 + e;
+    k.name = name;
+    k.grid[0] = k.block[0] = 1;
+    TB_DO(g, trc_writer_gpu_kernel, &k);
+}
+
+static void hand_call(tb_gen *g, uint32_t th, const char *name, trc_api_domain d, uint32_t corr,
+                      int64_t s, int64_t e)
+{
+    trc_api_call a;
+    memset(&a, 0, sizeof a);
+    a.thread = th;
+    a.start_ns = CONVB_HAND_T0 + s;
+    a.end_ns = CONVB_HAND_T0 + e;
+    a.domain = d;
+    a.name = name;
+    a.correlation = corr;
+    a.flags = TRC_API_LAUNCH;
+    TB_DO(g, trc_writer_api_call, &a);
+}
+
+trc_status convb_write_gpu_hand(int fd)
+{
+    trc_writer_options o;
+    tb_gen g;
+
+    memset(&o, 0, sizeof o);
+    o.recorder = "test";
+    o.host = "h";
+    o.start_ns = CONVB_HAND_T0;
+    o.wall_ns = 1;
+    if (tb_gen_open(&g, fd, NULL, &o) != TRC_OK)
+        return g.st;
+    uint32_t th = tb_gen_thread(&g, 77, 78, "launcher");
+    hand_call(&g, th, "cuLaunchKernel", TRC_API_DRIVER, 1001, 52, 58);
+    hand_call(&g, th, "cudaLaunchKernel", TRC_API_RUNTIME, 1, 50, 60);
+    hand_kernel(&g, "kB", 5, 2, 120, 150);
+    hand_kernel(&g, "kA", 5, 1, 100, 200);
+    hand_kernel(&g, "kC", 5, 3, 180, 260);
+    hand_kernel(&g, "kD", 5, 4, 190, 200);
+    hand_kernel(&g, "kE", 5, 5, 300, 300);
+    hand_kernel(&g, "kF", 5, 6, 400, 450);
+    hand_kernel(&g, "kF", 5, 7, 400, 450);
+    hand_kernel(&g, "kH", 5, 8, 420, 430);
+    hand_call(&g, th, "cudaLaunchKernel", TRC_API_RUNTIME, 8, 500, 510);
+    return tb_gen_close(&g, CONVB_HAND_T0 + 1000);
+}
+
 #ifdef TIMELINE_GEN_MAIN
 /* The timeline-gen program (mk/convb.mk): the traces above as files, for
  * the e2e tests, the converter goldens and the benchmark:

@@ -81,4 +81,19 @@ trc_status convb_write_big(int fd, uint64_t n, uint32_t threads, convb_info *inf
  * trace to fd (not closed).  info may be NULL. */
 trc_status convb_write_gpu(int fd, uint64_t n, convb_info *info);
 
+/* A hand-made GPU stream whose intervals nest, overlap, hide each other
+ * and repeat, for the exporters' GPU tests to check event by event.
+ * Stream 5 of device 0 in process 77 (times in ns from the segment start
+ * CONVB_HAND_T0), kernels named kA..kH:
+ *   A [100,200]  B [120,150] inside A  C [180,260] starts in A, ends after
+ *   D [190,200] inside A, hidden by C's clipping in speedscope
+ *   E [300,300] zero-length  F, G [400,450] identical (G is named kF too)
+ *   H [420,430] in F
+ * Calls on thread 78 ("launcher"): cudaLaunchKernel [50,60] (corr 1 -> A)
+ * around cuLaunchKernel [52,58] (corr 1001, written first, no activity);
+ * cudaLaunchKernel [500,510] (corr 8 -> H, which starts before it).
+ * Writes a complete trace to fd (not closed). */
+#define CONVB_HAND_T0 1000000000LL
+trc_status convb_write_gpu_hand(int fd);
+
 #endif
