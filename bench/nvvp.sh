@@ -11,7 +11,7 @@ set -u
 cd "${TRC_ROOT:-$(dirname "$0")/..}"
 . bench/lib.bash
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
-gen=$BUILD/tests/test_nvvp_traces tool=$BIN/trc2nvvp
+gen=$BUILD/tests/nvvp-gen tool=$BIN/trc2nvvp
 for f in "$gen" "$tool"; do [ -x "$f" ] || { echo "bench nvvp: $f not built"; exit 1; }; done
 n=1000000
 [ -n "${BENCH_QUICK:-}" ] && n=100000

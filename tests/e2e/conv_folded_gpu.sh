@@ -194,8 +194,8 @@ grep -q '^<module> (train.py:40);main (train.py:33);Model.forward (model.py:13);
 grep -q '^<no Python stack>;void at::native::vectorized_elementwise_kernel<4, .* 10$' "$tmp/ft.us.out" ||
   bad "fixture: the no-Python launch is not under <no Python stack>"
 
-if [ -x "$BUILD/tests/test_nvvp_traces" ]; then
-  "$BUILD/tests/test_nvvp_traces" --write fixture "$tmp/nv.trc" > /dev/null || bad "nvvp generator"
+if [ -x "$BUILD/tests/nvvp-gen" ]; then
+  "$BUILD/tests/nvvp-gen" --write fixture "$tmp/nv.trc" > /dev/null || bad "nvvp generator"
   check "$tmp/nv.trc" nv
   # --thread: the autograd worker launched only the no-Python kernels
   run nv_thr 1 trc2collapsed --gpu --thread pt_autograd_0 "$tmp/nv.trc"
@@ -207,7 +207,7 @@ if [ -x "$BUILD/tests/test_nvvp_traces" ]; then
   t=$(awk '{s+=$NF} END {print s+0}' "$tmp/nv.us.out")
   [ $((a + b)) = "$t" ] || bad "--thread split $a + $b != $t"
 else
-  echo "note: $BUILD/tests/test_nvvp_traces not built; synthetic trace skipped"
+  echo "note: $BUILD/tests/nvvp-gen not built; synthetic trace skipped"
 fi
 
 # --from/--to: activities overlapping the window, charged to launch calls

@@ -11,7 +11,7 @@
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
-gen=$BUILD/tests/test_nvvp_traces tool=$BIN/trc2nvvp
+gen=$BUILD/tests/nvvp-gen tool=$BIN/trc2nvvp
 for f in "$gen" "$tool"; do [ -x "$f" ] || { echo "FAIL: $f not built"; exit 1; }; done
 command -v xmllint > /dev/null || { echo "skip: xmllint not installed (libxml2-utils)"; exit 77; }
 tmp=$(mktemp -d)

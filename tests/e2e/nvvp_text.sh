@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # trc2nvvp's text outputs as users run them, over the synthetic GPU
-# fixture (tests/support/nvvp_traces.c, written by test_nvvp_traces
+# fixture (tests/support/nvvp_traces.c, written by nvvp-gen
 # --write): summary totals equal the generator's sums (kernel time =
 # sum of kernel durations), --csv parses with Python's csv module
 # (quoted header, units row, one row per activity), the API trace names
@@ -11,7 +11,7 @@
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
-gen=$BUILD/tests/test_nvvp_traces tool=$BIN/trc2nvvp
+gen=$BUILD/tests/nvvp-gen tool=$BIN/trc2nvvp
 for f in "$gen" "$tool"; do [ -x "$f" ] || { echo "FAIL: $f not built"; exit 1; }; done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -453,3 +453,55 @@ trc_status nvvp_trace_write_big(int fd, uint64_t n, nvvp_trace_info *info)
     }
     return g_close(&g);
 }
+
+#ifdef NVVP_GEN_MAIN
+/* The nvvp-gen program (mk/nvvp.mk): the traces above as files, for the
+ * e2e tests, the converter goldens and bench/nvvp.sh:
+ *   nvvp-gen --write fixture FILE     the small fixture trace
+ *   nvvp-gen --write big N FILE       N GPU activities
+ * prints the generator's totals as "key=value" lines on stdout. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+    nvvp_trace_info info;
+    trc_status st;
+    if (argc < 4 || strcmp(argv[1], "--write") != 0) {
+        fprintf(stderr, "usage: %s --write fixture FILE | --write big N FILE\n", argv[0]);
+        return 2;
+    }
+    const char *path = argv[argc - 1];
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        perror(path);
+        return 2;
+    }
+    if (argc == 4 && strcmp(argv[2], "fixture") == 0)
+        st = nvvp_trace_write_fixture(fd, &info);
+    else if (argc == 5 && strcmp(argv[2], "big") == 0)
+        st = nvvp_trace_write_big(fd, strtoull(argv[3], NULL, 10), &info);
+    else {
+        fprintf(stderr, "usage: %s --write fixture FILE | --write big N FILE\n", argv[0]);
+        close(fd);
+        return 2;
+    }
+    if (close(fd) != 0 || st != TRC_OK) {
+        fprintf(stderr, "%s: %s\n", path, trc_status_str(st));
+        return 1;
+    }
+    printf("kernels=%llu\nkernel_ns=%llu\nmemcpys=%llu\nmemsets=%llu\nsyncs=%llu\n"
+           "api_calls=%llu\napi_ns=%llu\nmarkers=%llu\nsamples=%llu\ncounter_values=%llu\n"
+           "gpu_dropped=%llu\nkernel_names=%u\nstart_ns=%lld\nend_ns=%lld\n",
+           (unsigned long long)info.kernels, (unsigned long long)info.kernel_ns,
+           (unsigned long long)info.memcpys, (unsigned long long)info.memsets,
+           (unsigned long long)info.syncs, (unsigned long long)info.api_calls,
+           (unsigned long long)info.api_ns, (unsigned long long)info.markers,
+           (unsigned long long)info.samples, (unsigned long long)info.counter_values,
+           (unsigned long long)info.gpu_dropped, info.kernel_names, (long long)info.start_ns,
+           (long long)info.end_ns);
+    return 0;
+}
+#endif

@@ -1,13 +1,7 @@
 /*
  * test_nvvp_traces — the synthetic GPU traces of tests/support/nvvp_traces.c
  * read back through the reader (what was written is what a converter
- * sees), plus a generator mode used by tests/e2e/nvvp_*.sh and
- * bench/nvvp.sh:
- *
- *   test_nvvp_traces --write fixture FILE     the small fixture trace
- *   test_nvvp_traces --write big N FILE       N GPU activities
- *
- * prints the generator's totals as "key=value" lines on stdout.
+ * sees).  The same traces as files come from nvvp-gen (mk/nvvp.mk).
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -127,46 +121,8 @@ static void test_big_reads_back(void **state)
     free(path);
 }
 
-static int generate(int argc, char **argv)
+int main(void)
 {
-    nvvp_trace_info info;
-    trc_status st;
-    const char *path = argv[argc - 1];
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        perror(path);
-        return 2;
-    }
-    if (argc == 4 && strcmp(argv[2], "fixture") == 0)
-        st = nvvp_trace_write_fixture(fd, &info);
-    else if (argc == 5 && strcmp(argv[2], "big") == 0)
-        st = nvvp_trace_write_big(fd, strtoull(argv[3], NULL, 10), &info);
-    else {
-        fprintf(stderr, "usage: %s --write fixture FILE | --write big N FILE\n", argv[0]);
-        close(fd);
-        return 2;
-    }
-    if (close(fd) != 0 || st != TRC_OK) {
-        fprintf(stderr, "%s: %s\n", path, trc_status_str(st));
-        return 1;
-    }
-    printf("kernels=%llu\nkernel_ns=%llu\nmemcpys=%llu\nmemsets=%llu\nsyncs=%llu\n"
-           "api_calls=%llu\napi_ns=%llu\nmarkers=%llu\nsamples=%llu\ncounter_values=%llu\n"
-           "gpu_dropped=%llu\nkernel_names=%u\nstart_ns=%lld\nend_ns=%lld\n",
-           (unsigned long long)info.kernels, (unsigned long long)info.kernel_ns,
-           (unsigned long long)info.memcpys, (unsigned long long)info.memsets,
-           (unsigned long long)info.syncs, (unsigned long long)info.api_calls,
-           (unsigned long long)info.api_ns, (unsigned long long)info.markers,
-           (unsigned long long)info.samples, (unsigned long long)info.counter_values,
-           (unsigned long long)info.gpu_dropped, info.kernel_names, (long long)info.start_ns,
-           (long long)info.end_ns);
-    return 0;
-}
-
-int main(int argc, char **argv)
-{
-    if (argc > 1 && strcmp(argv[1], "--write") == 0)
-        return generate(argc, argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixture_reads_back),
         cmocka_unit_test(test_big_reads_back),
