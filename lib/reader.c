@@ -1,7 +1,7 @@
 /*
  * lib/reader.c — trc_reader: input, chunk policy, loss events, the public
- * API (include/trc/trc.h "Reader"; spec/DESIGN-NOTES.md "Chunk",
- * "Payload").  Records become events in lib/reader_rec.c.
+ * API (include/trc/trc.h "Reader"; spec/trc-format.md §4, §5, §8).
+ * Records become events in lib/reader_rec.c.
  *
  * trc_reader_next is a pull loop: queued reader-made losses first, then
  * the next record of the current chunk, then the next chunk from the
@@ -11,9 +11,12 @@
  *   - a sequence gap in a segment: TRC_LOSS_CHUNK_MISSING (count = chunks
  *     missing), unless damage just before already accounts for it;
  *   - reserved chunk kind: skipped and counted, not a loss; reserved flag
- *     bit: skipped, reported once as lost (TRC_LOSS_OTHER);
+ *     bit: skipped, reported once per input as lost (TRC_LOSS_OTHER);
+ *     both are sequence-checked like DATA chunks;
  *   - a DATA chunk whose sequence goes back: reported, read with empty
- *     tables (it cannot share this segment's definitions);
+ *     tables (it cannot share this segment's definitions), which stay
+ *     empty for the chunks after it ([R-CHUNK-13]);
+ *   - no gap or step back is reported right after damage ([R-SYNC-3]);
  *   - major version != 1: TRC_ERR_VERSION (fatal), first chunk or not;
  *   - a must-understand record of unknown type: loss, then the rest of the
  *     segment is skipped up to the next SEGMENT chunk;

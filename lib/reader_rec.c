@@ -1,14 +1,15 @@
 /*
- * lib/reader_rec.c — records to events (spec/DESIGN-NOTES.md "Record
- * types", "Interned ids"): maps segment-local ids to the reader's global
- * ids (lib/model.h), enforces the id rules, and fills trc_event.
+ * lib/reader_rec.c — records to events (spec/trc-format.md §6, §7, §8.9):
+ * maps segment-local ids to the reader's global ids (lib/model.h),
+ * enforces the id rules, and fills trc_event.
  *
  * Id rules: a definition's id must be 1..2^24 and at most the highest
  * defined so far + 65536; redefining an id is a rename for THREAD, a
- * no-op when the content is the same for the others, and a corrupt
- * record otherwise.  A record referring to an id its segment never
- * defined is dropped and counted (trcr_undef); a malformed one likewise
- * (trcr_bad); lib/reader.c turns the counts into one loss per chunk.
+ * no-op when the content, references resolved, is the same for the
+ * others, and a corrupt record otherwise ([R-ID-8]).  A record referring
+ * to an id its segment never defined is dropped and counted
+ * (trcr_undef); a malformed one likewise (trcr_bad); lib/reader.c turns
+ * the counts into one loss per chunk.
  */
 #include "lib/reader_int.h"
 
