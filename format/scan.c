@@ -195,8 +195,10 @@ static trc_status cut_short(trcf_scanner *s, trcf_chunk_info *ci, const char *wh
     return TRC_OK;
 }
 
-/* The first four bytes must be the magic ([R-READ-1]: an empty or
- * shorter input is not a .trc file either). */
+/* The first four bytes must be the magic ([R-READ-1]: an empty input
+ * is not a .trc file either).  A shorter input that is a prefix of the
+ * magic is a trace cut inside its first header: trcf_chunk_next reports
+ * it as truncated (spec §8.1). */
 static trc_status check_start(trcf_scanner *s, trcf_chunk_info *ci)
 {
     trc_status st = need(s, 4);
@@ -208,7 +210,8 @@ static trc_status check_start(trcf_scanner *s, trcf_chunk_info *ci)
         ci->why = "empty input";
         return TRC_ERR_NOT_TRC;
     }
-    if (avail(s) < 4 || !trcf_is_magic(s->buf + s->pos)) {
+    if (avail(s) < 4 ? memcmp(s->buf + s->pos, TRCF_MAGIC, avail(s)) != 0
+                     : !trcf_is_magic(s->buf + s->pos)) {
         ci->why = "does not start with a .trc chunk header";
         return TRC_ERR_NOT_TRC;
     }

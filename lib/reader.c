@@ -1,7 +1,7 @@
 /*
  * lib/reader.c — trc_reader: input, chunk policy, loss events, the public
- * API (include/trc/trc.h "Reader"; spec/DESIGN-NOTES.md "Chunk",
- * "Payload").  Records become events in lib/reader_rec.c.
+ * API (include/trc/trc.h "Reader"; spec/trc-format.md §4, §5, §8).
+ * Records become events in lib/reader_rec.c.
  *
  * trc_reader_next is a pull loop: queued reader-made losses first, then
  * the next record of the current chunk, then the next chunk from the
@@ -11,9 +11,12 @@
  *   - a sequence gap in a segment: TRC_LOSS_CHUNK_MISSING (count = chunks
  *     missing), unless damage just before already accounts for it;
  *   - reserved chunk kind: skipped and counted, not a loss; reserved flag
- *     bit: skipped, reported once as lost (TRC_LOSS_OTHER);
+ *     bit: skipped, reported once per input as lost (TRC_LOSS_OTHER);
+ *     both are sequence-checked like DATA chunks;
  *   - a DATA chunk whose sequence goes back: reported, read with empty
- *     tables (it cannot share this segment's definitions);
+ *     tables (it cannot share this segment's definitions), which stay
+ *     empty for the chunks after it ([R-CHUNK-13]);
+ *   - no gap or step back is reported right after damage ([R-SYNC-3]);
  *   - major version != 1: TRC_ERR_VERSION (fatal), first chunk or not;
  *   - a must-understand record of unknown type: loss, then the rest of the
  *     segment is skipped up to the next SEGMENT chunk;
@@ -89,6 +92,13 @@ static void pop_loss(trc_reader *r)
 static void finish_chunk(trc_reader *r)
 {
     r->in_chunk = 0;
+    /* A SEGMENT chunk that holds no record lacks its header like one
+     * that starts with another record ([R-HDR-1]); if framing broke
+     * before the first record, that damage report covers it. */
+    if (r->need_header && !r->framing && r->n_bad++ == 0)
+        snprintf(r->bad_first, sizeof r->bad_first,
+                 "SEGMENT chunk holds no record: SEGMENT_HEADER missing");
+    r->need_header = 0;
     if (r->framing) {
         trcr_push_loss(r, TRC_LOSS_CHUNK_DAMAGED, 1, r->chunk_off,
                        "%s at payload offset 0x%zx; rest of the chunk dropped", r->framing,
@@ -107,6 +117,40 @@ static void finish_chunk(trc_reader *r)
 }
 
 /* ---- chunks ---- */
+
+/* The sequence number of a chunk that is not a SEGMENT chunk, DATA or
+ * skipped for a reserved kind or flag alike ([R-CHUNK-13], [R-CHUNK-5]).
+ * With no segment in force expect_seq is 0, so a trace whose SEGMENT
+ * chunk is gone reports the chunks before this one missing ([R-DMG-5]).
+ * Neither report is made when damage was reported since the last chunk
+ * read: the damaged bytes account for it ([R-SYNC-3]). */
+static void check_sequence(trc_reader *r, const trcf_chunk_header *h, uint64_t offset)
+{
+    if (h->seq > r->expect_seq && !r->after_damage) {
+        trcr_push_loss(r, TRC_LOSS_CHUNK_MISSING, h->seq - r->expect_seq, offset,
+                       "%llu chunk%s missing before this one (sequence %llu, expected %llu)",
+                       (unsigned long long)(h->seq - r->expect_seq),
+                       h->seq - r->expect_seq == 1 ? "" : "s", (unsigned long long)h->seq,
+                       (unsigned long long)r->expect_seq);
+    } else if (h->seq == 0 && r->expect_seq == 0 && !r->after_damage) {
+        /* The input starts with a DATA chunk numbered 0: nothing is
+         * missing by number, but the SEGMENT chunk is ([R-SEG-1]). */
+        trcr_push_loss(r, TRC_LOSS_OTHER, 0, offset,
+                       "DATA chunk numbered 0 with no SEGMENT chunk before it");
+    } else if (h->seq < r->expect_seq) {
+        /* Repeated, or from a recording whose SEGMENT chunk was lost:
+         * read it on its own rather than against this segment's
+         * definitions, which it does not share. */
+        if (!r->after_damage)
+            trcr_push_loss(r, TRC_LOSS_OTHER, 0, offset,
+                           "chunk sequence went back from %llu to %llu; read without the "
+                           "segment's definitions",
+                           (unsigned long long)(r->expect_seq - 1), (unsigned long long)h->seq);
+        trcr_reset_segment(r);
+        r->have_segment = 0;
+    }
+    r->expect_seq = h->seq + 1;
+}
 
 static void start_chunk(trc_reader *r, const trcf_chunk_info *ci)
 {
@@ -129,28 +173,7 @@ static void start_chunk(trc_reader *r, const trcf_chunk_info *ci)
                            (unsigned long long)h->seq);
         r->expect_seq = 1;
     } else {
-        /* With no segment in force expect_seq is 0, so a trace whose
-         * SEGMENT chunk is gone reports the chunks before this one
-         * missing ([R-DMG-5]), unless damage already accounts for them. */
-        if (h->seq > r->expect_seq && !r->after_damage) {
-            trcr_push_loss(r, TRC_LOSS_CHUNK_MISSING, h->seq - r->expect_seq, ci->offset,
-                           "%llu chunk%s missing before this one (sequence %llu, expected %llu)",
-                           (unsigned long long)(h->seq - r->expect_seq),
-                           h->seq - r->expect_seq == 1 ? "" : "s", (unsigned long long)h->seq,
-                           (unsigned long long)r->expect_seq);
-        } else if (h->seq < r->expect_seq) {
-            /* Repeated, or from a recording whose SEGMENT chunk was lost:
-             * read it on its own rather than against this segment's
-             * definitions, which it does not share. */
-            if (!r->after_damage)
-                trcr_push_loss(r, TRC_LOSS_OTHER, 0, ci->offset,
-                               "chunk sequence went back from %llu to %llu; read without the "
-                               "segment's definitions",
-                               (unsigned long long)(r->expect_seq - 1), (unsigned long long)h->seq);
-            trcr_reset_segment(r);
-            r->have_segment = 0;
-        }
-        r->expect_seq = h->seq + 1;
+        check_sequence(r, h, ci->offset);
         r->need_header = 0;
     }
     r->after_damage = 0;
@@ -192,9 +215,9 @@ static trc_status take_chunk(trc_reader *r, const trcf_chunk_info *ci)
         return fail(r, TRC_ERR_VERSION, ci->offset, what);
     }
     /* A reserved kind or flag: still a chunk of the segment for
-     * sequence purposes ([R-CHUNK-5]). */
-    if (ci->h.seq == r->expect_seq)
-        r->expect_seq++;
+     * sequence purposes ([R-CHUNK-5]), checked like a DATA chunk. */
+    check_sequence(r, &ci->h, ci->offset);
+    r->after_damage = 0;
     r->stats.skipped_records++;
     if ((ci->h.flags & TRCF_FLAGS_RESERVED) && !r->told_flags++)
         trcr_push_loss(r, TRC_LOSS_OTHER, 1, ci->offset,
@@ -223,7 +246,14 @@ static trc_status next_record(trc_reader *r, trc_event *ev)
         }
         r->stats.records++;
         r->tcur_before = r->tcur;
-        if (rec.type == TRCF_SAMPLE && !r->need_header) {
+        /* [R-HDR-1]: whatever the first record of a SEGMENT chunk is, if
+         * it is not SEGMENT_HEADER the header is missing (one report);
+         * the record itself is then read like any other. */
+        if (r->need_header && rec.type != TRCF_SEGMENT_HEADER) {
+            trcr_bad(r, &rec, "SEGMENT chunk does not start with SEGMENT_HEADER");
+            r->need_header = 0;
+        }
+        if (rec.type == TRCF_SAMPLE) {
             st = trcr_sample(r, &rec, ev);
             if (st == TRC_OK)
                 ev->offset = r->chunk_off;

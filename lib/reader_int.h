@@ -2,7 +2,7 @@
  * lib/reader_int.h — the reader's state, shared by lib/reader.c (input,
  * chunks, sequence checks, loss events, public API) and
  * lib/reader_rec.c (records to events, segment-local to global ids).
- * Spec: spec/DESIGN-NOTES.md "Chunk", "Payload", "Interned ids".
+ * Spec: spec/trc-format.md §4-§8 (summary: spec/DESIGN-NOTES.md).
  *
  * Segment-local ids are mapped through trcr_idmap arrays holding
  * global id + 1 (0 = not defined in this segment), reset at each

@@ -1,14 +1,15 @@
 /*
- * lib/reader_rec.c — records to events (spec/DESIGN-NOTES.md "Record
- * types", "Interned ids"): maps segment-local ids to the reader's global
- * ids (lib/model.h), enforces the id rules, and fills trc_event.
+ * lib/reader_rec.c — records to events (spec/trc-format.md §6, §7, §8.9):
+ * maps segment-local ids to the reader's global ids (lib/model.h),
+ * enforces the id rules, and fills trc_event.
  *
  * Id rules: a definition's id must be 1..2^24 and at most the highest
  * defined so far + 65536; redefining an id is a rename for THREAD, a
- * no-op when the content is the same for the others, and a corrupt
- * record otherwise.  A record referring to an id its segment never
- * defined is dropped and counted (trcr_undef); a malformed one likewise
- * (trcr_bad); lib/reader.c turns the counts into one loss per chunk.
+ * no-op when the content, references resolved, is the same for the
+ * others, and a corrupt record otherwise ([R-ID-8]).  A record referring
+ * to an id its segment never defined is dropped and counted
+ * (trcr_undef); a malformed one likewise (trcr_bad); lib/reader.c turns
+ * the counts into one loss per chunk.
  */
 #include "lib/reader_int.h"
 
@@ -107,18 +108,31 @@ static trc_status idmap_set(trcr_idmap *m, uint64_t id, uint32_t gid)
     return TRC_OK;
 }
 
-/* Bind a definition; a clash with a different existing binding is a
- * corrupt record (returns TRC_ERR_EOF after counting it). */
-static trc_status define(trc_reader *r, const trcf_record *rec, trcr_idmap *m, uint64_t id, uint32_t gid)
+/* Bind a new definition (the id is not bound yet). */
+static trc_status define(trcr_idmap *m, uint64_t id, uint32_t gid)
 {
-    uint32_t old = idmap_peek(m, id);
-
-    if (old) {
-        if (old != gid + 1)
-            trcr_bad(r, rec, "id redefined with different content");
-        return TRC_ERR_EOF;
-    }
     return idmap_set(m, id, gid) == TRC_OK ? TRC_ERR_EOF : TRC_ERR_NOMEM;
+}
+
+/* A definition of an id already bound ([R-ID-8]): ignored when `same`
+ * (its content, references resolved, equals the first definition's),
+ * else a corrupt record.  Checked before anything is added to the model,
+ * so a rejected redefinition leaves no trace in it (no event, no id). */
+static trc_status redefine(trc_reader *r, const trcf_record *rec, int same)
+{
+    if (!same)
+        trcr_bad(r, rec, "id redefined with different content");
+    return TRC_ERR_EOF;
+}
+
+/* The first undefined one of n string references (for the message). */
+static uint64_t first_undefined(const trc_reader *r, const uint64_t *ids, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (ids[i] && !idmap_peek(&r->strings, ids[i]))
+            return ids[i];
+    return 0;
 }
 
 /* Local reference where 0 means "none/empty" (strings, stacks, optional
@@ -206,22 +220,28 @@ static trc_status seg_header(trc_reader *r, const trcf_record *rec, const trcf_s
 
 static trc_status string_def(trc_reader *r, const trcf_record *rec, const trcf_string_def *d)
 {
-    uint32_t gid;
+    uint32_t gid, old;
     trc_status st;
 
     if (!id_ok(&r->strings, d->id)) {
         trcr_bad(r, rec, "string id out of range");
         return TRC_ERR_EOF;
     }
+    old = idmap_peek(&r->strings, d->id);
+    if (old) {
+        const char *was = str(r, old - 1);
+        return redefine(r, rec, strlen(was) == d->s.len && memcmp(was, d->s.p, d->s.len) == 0);
+    }
     st = trcm_string(&r->model, d->s.p, d->s.len, &gid);
     if (st != TRC_OK)
         return st;
-    return define(r, rec, &r->strings, d->id, gid);
+    return define(&r->strings, d->id, gid);
 }
 
 static trc_status frame_def(trc_reader *r, const trcf_record *rec, const trcf_frame_def *d)
 {
-    uint32_t fn, file, gid;
+    uint32_t fn, file, gid, old;
+    trc_frame_kind kind;
     int ok = 1;
     trc_status st;
 
@@ -232,19 +252,27 @@ static trc_status frame_def(trc_reader *r, const trcf_record *rec, const trcf_fr
     fn = map0(&r->strings, d->function, &ok);
     file = map0(&r->strings, d->file, &ok);
     if (!ok) {
-        trcr_undef(r, rec, "string", d->function && !idmap_peek(&r->strings, d->function) ? d->function : d->file);
+        uint64_t refs[2] = { d->function, d->file };
+        trcr_undef(r, rec, "string", first_undefined(r, refs, 2));
         return TRC_ERR_EOF;
     }
-    st = trcm_frame(&r->model, d->kind <= TRC_FRAME_OTHER ? (trc_frame_kind)d->kind : TRC_FRAME_OTHER,
-                    fn, file, u32(d->line), u32(d->first_line), &gid);
+    kind = d->kind <= TRC_FRAME_OTHER ? (trc_frame_kind)d->kind : TRC_FRAME_OTHER;
+    old = idmap_peek(&r->frames, d->id);
+    if (old) {
+        const trc_frame *f = r->model.frames[old - 1];
+        return redefine(r, rec, f->kind == kind && strcmp(f->function, str(r, fn)) == 0 &&
+                                    strcmp(f->file, str(r, file)) == 0 &&
+                                    f->line == u32(d->line) && f->first_line == u32(d->first_line));
+    }
+    st = trcm_frame(&r->model, kind, fn, file, u32(d->line), u32(d->first_line), &gid);
     if (st != TRC_OK)
         return st;
-    return define(r, rec, &r->frames, d->id, gid);
+    return define(&r->frames, d->id, gid);
 }
 
 static trc_status stack_def(trc_reader *r, const trcf_record *rec, const trcf_stack_def *d)
 {
-    uint32_t parent, frame, gid;
+    uint32_t parent, frame, gid, old;
     int ok = 1;
     trc_status st;
 
@@ -262,6 +290,11 @@ static trc_status stack_def(trc_reader *r, const trcf_record *rec, const trcf_st
         trcr_undef(r, rec, "frame", d->frame);
         return TRC_ERR_EOF;
     }
+    old = idmap_peek(&r->stacks, d->id);
+    if (old) {
+        const trc_stack *k = r->model.stacks[old - 1];
+        return redefine(r, rec, k->parent == parent && k->frame == frame);
+    }
     st = trcm_stack(&r->model, parent, frame, &gid);
     if (st == TRC_ERR_LIMIT) {
         trcr_bad(r, rec, "stack deeper than 4096 frames");
@@ -269,7 +302,7 @@ static trc_status stack_def(trc_reader *r, const trcf_record *rec, const trcf_st
     }
     if (st != TRC_OK)
         return st;
-    return define(r, rec, &r->stacks, d->id, gid);
+    return define(&r->stacks, d->id, gid);
 }
 
 static trc_status thread_def(trc_reader *r, const trcf_record *rec, const trcf_thread_def *d,
@@ -314,7 +347,8 @@ static trc_status process_def(trc_reader *r, const trcf_record *rec, const trcf_
     cmd = map0(&r->strings, d->command_line, &ok);
     label = map0(&r->strings, d->label, &ok);
     if (!ok) {
-        trcr_undef(r, rec, "string", d->executable);
+        uint64_t refs[4] = { d->executable, d->interpreter, d->command_line, d->label };
+        trcr_undef(r, rec, "string", first_undefined(r, refs, 4));
         return TRC_ERR_EOF;
     }
     memset(&p, 0, sizeof p);
@@ -339,7 +373,7 @@ static trc_status process_def(trc_reader *r, const trcf_record *rec, const trcf_
 static trc_status counter_def(trc_reader *r, const trcf_record *rec, const trcf_counter_def *d,
                               trc_event *ev)
 {
-    uint32_t name, unit, gid;
+    uint32_t name, unit, gid, old;
     int ok = 1, is_new;
     trc_status st;
 
@@ -350,13 +384,21 @@ static trc_status counter_def(trc_reader *r, const trcf_record *rec, const trcf_
     name = map0(&r->strings, d->name, &ok);
     unit = map0(&r->strings, d->unit, &ok);
     if (!ok) {
-        trcr_undef(r, rec, "string", d->name);
+        uint64_t refs[2] = { d->name, d->unit };
+        trcr_undef(r, rec, "string", first_undefined(r, refs, 2));
         return TRC_ERR_EOF;
+    }
+    old = idmap_peek(&r->counters, d->id);
+    if (old) {
+        const trc_counter_def *c = r->model.counters[old - 1];
+        return redefine(r, rec, strcmp(c->name, str(r, name)) == 0 &&
+                                    strcmp(c->unit, str(r, unit)) == 0 && c->pid == d->pid &&
+                                    c->device == i32(d->device));
     }
     st = trcm_counter(&r->model, name, unit, d->pid, i32(d->device), &gid, &is_new);
     if (st != TRC_OK)
         return st;
-    st = define(r, rec, &r->counters, d->id, gid);
+    st = define(&r->counters, d->id, gid);
     if (st != TRC_ERR_EOF || !is_new)
         return st;
     ev->type = TRC_EV_COUNTER_DEF;
@@ -492,12 +534,11 @@ trc_status trcr_record(trc_reader *r, const trcf_record *rec, trc_event *ev)
     trc_status st;
     int ok = 1, i;
 
-    if (rec->type == TRCF_SEGMENT_HEADER ? !r->need_header : r->need_header) {
-        trcr_bad(r, rec, r->need_header ? "SEGMENT chunk does not start with SEGMENT_HEADER"
-                                        : "SEGMENT_HEADER inside a segment");
-        if (rec->type == TRCF_SEGMENT_HEADER)
-            return TRC_ERR_EOF;
-        r->need_header = 0;     /* read on with default segment settings */
+    /* The missing-header case was reported by the caller (lib/reader.c
+     * next_record), which then cleared need_header. */
+    if (rec->type == TRCF_SEGMENT_HEADER && !r->need_header) {
+        trcr_bad(r, rec, "SEGMENT_HEADER inside a segment");
+        return TRC_ERR_EOF;
     }
     st = trcf_decode(rec->type, rec->body, rec->len, &r->tcur, &b, &why);
     if (st != TRC_OK) {
@@ -522,7 +563,7 @@ trc_status trcr_record(trc_reader *r, const trcf_record *rec, trc_event *ev)
     case TRCF_THREAD:
         return thread_def(r, rec, &b.thread, ev);
     case TRCF_SAMPLE:
-        return trcr_sample(r, rec, ev);     /* only reached in a header-less SEGMENT chunk */
+        return trcr_sample(r, rec, ev);     /* lib/reader.c decodes SAMPLE itself; kept for completeness */
     case TRCF_COUNTER_DEF:
         return counter_def(r, rec, &b.counter_def, ev);
     case TRCF_COUNTER:

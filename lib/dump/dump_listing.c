@@ -30,6 +30,8 @@ typedef struct listing {
     uint64_t expected_seq;
     int have_segment;        /* a SEGMENT chunk was read */
     int segment_dead;        /* an unknown must-understand record was met */
+    int after_damage;        /* damage reported since the last chunk read */
+    int told_flags;          /* a reserved-flag chunk was reported */
     int damaged;
     uint64_t chunks;
 } listing;
@@ -82,26 +84,50 @@ static void chunk_line(listing *l, const trcf_chunk_info *ci)
     fprintf(l->out, " crc=%s\n", h->major == TRC_FORMAT_MAJOR ? "ok" : "unchecked");
 }
 
-/* Sequence numbers within a segment (spec §4.7). */
+/* Sequence numbers within a segment (spec §4.7), by the reader's rules:
+ * no report of a gap or a step back right after reported damage, which
+ * accounts for it ([R-SYNC-3]); after a step back the segment's strings
+ * are forgotten, as the reader forgets its tables ([R-CHUNK-13]). */
 static void check_seq(listing *l, const trcf_chunk_info *ci)
 {
     uint64_t seq = ci->h.seq;
+    int quiet = l->after_damage;
 
+    l->after_damage = 0;
     if (ci->h.kind == 1) {
         if (seq != 0)
             problem(l, ci->offset, "SEGMENT chunk with sequence %" PRIu64 ", not 0", seq);
-    } else if (!l->have_segment && l->chunks == 1) {
+        l->expected_seq = 1;
+        return;
+    }
+    if (!l->have_segment && l->chunks == 1) {
         problem(l, ci->offset, "input starts with a DATA chunk (sequence %" PRIu64 ")", seq);
     } else if (seq > l->expected_seq) {
-        fprintf(l->out, "  ! %" PRIu64 " chunk(s) missing before this one\n",
-                seq - l->expected_seq);
-        problem(l, ci->offset, "%" PRIu64 " chunk(s) missing (sequence %" PRIu64
-                ", expected %" PRIu64 ")", seq - l->expected_seq, seq, l->expected_seq);
+        if (!quiet) {
+            fprintf(l->out, "  ! %" PRIu64 " chunk(s) missing before this one\n",
+                    seq - l->expected_seq);
+            problem(l, ci->offset, "%" PRIu64 " chunk(s) missing (sequence %" PRIu64
+                    ", expected %" PRIu64 ")", seq - l->expected_seq, seq, l->expected_seq);
+        }
     } else if (seq < l->expected_seq) {
-        problem(l, ci->offset, "sequence went back to %" PRIu64 " (expected %" PRIu64 ")", seq,
-                l->expected_seq);
+        if (!quiet)
+            problem(l, ci->offset, "sequence went back to %" PRIu64 " (expected %" PRIu64 ")",
+                    seq, l->expected_seq);
+        dump_strtab_reset(&l->strs);
     }
     l->expected_seq = seq + 1;
+}
+
+/* A damaged chunk whose header was verified and names the expected DATA
+ * chunk uses up that number; any other damage leaves the numbers
+ * unknown (the reader's rule, lib/reader.c). */
+static void damaged_chunk(listing *l, const trcf_chunk_info *ci)
+{
+    if (ci->state == TRCF_CHUNK_DAMAGED && ci->have_header && ci->h.kind == 2 &&
+        ci->h.seq == l->expected_seq)
+        l->expected_seq++;
+    else
+        l->after_damage = 1;
 }
 
 /* One record: header line, fields, and the checks of this level. */
@@ -149,6 +175,11 @@ static int record_line(listing *l, const trcf_chunk_info *ci, const trcf_record 
         return -2;
     }
     dump_fields(l->out, rec->type, &b, &l->strs);
+    /* Decoded in full, so its time moved the cursor, but a value with no
+     * meaning in this version makes readers skip it (§7.16, §7.17). */
+    if ((rec->type == TRCF_MARKER && b.marker.kind > 3) ||
+        (rec->type == TRCF_CLOCK_SYNC && (b.clock_sync.domain < 1 || b.clock_sync.domain > 3)))
+        fputs(" skipped: value not assigned", l->out);
     fputc('\n', l->out);
     return 0;
 }
@@ -240,12 +271,15 @@ int dump_listing(trc_read_fn fn, void *ctx, FILE *out, const dump_opts *o)
                 break;
             }
             check_seq(&l, &ci);
-            if (ci.h.flags & 0xfe)
+            /* Reported for the first such chunk of the input only, as the
+             * reader does ([R-CHUNK-7]); the listing still shows each. */
+            if ((ci.h.flags & 0xfe) && !l.told_flags++)
                 problem(&l, ci.offset, "%s (0x%02x): chunk content lost", ci.why, ci.h.flags);
         } else {
             fprintf(out, "0x%08" PRIx64 " %s length=%" PRIu64 ": %s\n", ci.offset,
                     ci.state == TRCF_CHUNK_DAMAGED ? "DAMAGED" : "TRUNCATED", ci.length, ci.why);
             problem(&l, ci.offset, "%s (%" PRIu64 " bytes)", ci.why, ci.length);
+            damaged_chunk(&l, &ci);
         }
     }
     if (st == TRC_ERR_NOT_TRC) {

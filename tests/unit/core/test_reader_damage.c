@@ -96,9 +96,17 @@ static void test_truncation_every_offset(void **state)
                 cut_chunk = l.off[k];
         }
         tb_read_mem(l.b.p, cut, cut % 3 == 0 ? 7 : 0, &res);
-        if (cut < 4) {
+        if (cut == 0) {
             assert_int_equal(res.status, TRC_ERR_NOT_TRC);
             assert_non_null(strstr(res.error, "not a .trc file"));
+            tb_result_free(&res);
+            continue;
+        }
+        if (cut < 4) {
+            /* a prefix of the magic: a trace cut in its first header ([R-READ-1]) */
+            assert_int_equal(res.status, TRC_ERR_EOF);
+            assert_int_equal(res.n, 1);
+            assert_int_equal(res.loss_count[TRC_LOSS_TRUNCATED], 1);
             tb_result_free(&res);
             continue;
         }
@@ -335,7 +343,8 @@ static void test_concatenation(void **state)
 static void test_not_trc(void **state)
 {
     tb_result res;
-    const char *inputs[] = { "", "\x89", "\x89TR", "#!/bin/sh\necho hi\n", "\x1f\x8b\x08\x00gzip" };
+    const char *inputs[] = { "", "\x89X", "\x89TX", "#!/bin/sh\necho hi\n", "\x1f\x8b\x08\x00gzip" };
+    const char *prefixes[] = { "\x89", "\x89T", "\x89TR", "\x89TRC" };
     size_t i;
     (void)state;
     for (i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
@@ -343,6 +352,15 @@ static void test_not_trc(void **state)
         assert_int_equal(res.status, TRC_ERR_NOT_TRC);
         assert_int_equal(res.n, 0);
         assert_non_null(strstr(res.error, "mem.trc: offset 0x0: not a .trc file"));
+        tb_result_free(&res);
+    }
+    /* 1 to 4 bytes of the magic: a truncated trace, not a foreign file
+     * ([R-READ-1], §8.4 case 2), as for any longer cut of a first header */
+    for (i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+        tb_read_mem((const uint8_t *)prefixes[i], strlen(prefixes[i]), 0, &res);
+        assert_int_equal(res.status, TRC_ERR_EOF);
+        assert_int_equal(res.losses, 1);
+        assert_int_equal(res.loss_count[TRC_LOSS_TRUNCATED], 1);
         tb_result_free(&res);
     }
     /* the magic then garbage: a damaged trace, not a foreign file */

@@ -481,6 +481,313 @@ static void test_hostile_lengths(void **state)
     trcf_buf_free(&c.pl);
 }
 
+static size_t count_lines(const tb_result *res, const char *prefix)
+{
+    size_t i, n = 0;
+    for (i = 0; i < res->n; i++)
+        n += strncmp(res->lines[i], prefix, strlen(prefix)) == 0;
+    return n;
+}
+
+/* MARKER kind > 3 and CLOCK_SYNC domain outside 1-3 are decoded in full
+ * and then skipped, so their times move the cursor ([R-TIME-6] via
+ * [R-MARK-1], [R-CLOCK-1]); with a body short of the 1.0 fields they
+ * are corrupt whatever the value, and do not. */
+static void test_skipped_values_move_cursor(void **state)
+{
+    craft c = { TRCF_BUF_INIT, 0, 0 };
+    tb_buf out = { 0 };
+    tb_result res;
+    trcf_body b;
+    int64_t t[8], saved;
+    uint8_t body[16], *p;
+    (void)state;
+    c_start(&c, 100, 1, 0);
+    c_defs(&c);
+    memset(&b, 0, sizeof b);
+    b.marker.kind = 4;
+    b.marker.start = b.marker.end = 5000;
+    c_put(&c, TRCF_MARKER, &b);              /* cursor 100 -> 5000 */
+    c_sample(&c, 5010, 1, 1);
+    memset(&b, 0, sizeof b);
+    b.clock_sync.domain = 0;
+    b.clock_sync.time = 9000;
+    c_put(&c, TRCF_CLOCK_SYNC, &b);          /* cursor -> 9000 */
+    c_sample(&c, 9020, 1, 1);
+    /* MARKER kind 9 cut after its time: corrupt, the cursor stays */
+    saved = c.tcur;
+    p = body;
+    *p++ = 9;
+    *p++ = 0;
+    *p++ = 0;
+    p = trcf_put_time(p, &c.tcur, 20000);
+    tb_rec(&c.pl, TRCF_MARKER, 0, body, (size_t)(p - body));
+    c.tcur = saved;
+    c_sample(&c, 9030, 1, 1);
+    c_chunk(&out, &c, 1, 1, 1, 0, 0);
+    tb_read_mem(out.p, out.len, 0, &res);
+    assert_int_equal(res.status, TRC_ERR_EOF);
+    assert_int_equal(sample_times(&res, t, 8), 3);
+    assert_true(t[0] == 5010 && t[1] == 9020 && t[2] == 9030);
+    assert_int_equal(res.stats.skipped_records, 2);
+    assert_int_equal(res.losses, 1);
+    assert_int_equal(res.loss_count[TRC_LOSS_OTHER], 1);
+    assert_true(has_line(&res, "MARKER record at payload offset"));
+    assert_int_equal(count_lines(&res, "MARKER "), 0);
+    assert_int_equal(count_lines(&res, "CLOCK_SYNC "), 0);
+    tb_result_free(&res);
+    tb_buf_free(&out);
+    trcf_buf_free(&c.pl);
+}
+
+/* A DATA chunk numbered back ([R-CHUNK-13]): reported (unless damage was
+ * just reported), the tables emptied, and they stay so for the chunks
+ * after it until the next SEGMENT chunk. */
+static void test_sequence_back(void **state)
+{
+    craft c = { TRCF_BUF_INIT, 0, 0 };
+    tb_buf out = { 0 };
+    tb_result res;
+    int64_t t[8];
+    size_t cut;
+    (void)state;
+    c_start(&c, 0, 1, 0);
+    c_defs(&c);
+    c_sample(&c, 1, 1, 1);
+    c_chunk(&out, &c, 1, 0, 1, 0, 0);
+    c_start(&c, 0, 0, 0);
+    c_sample(&c, 2, 1, 1);
+    c_chunk(&out, &c, 1, 0, 2, 0, 1);
+    cut = out.len;
+    c_chunk(&out, &c, 1, 0, 2, 0, 2);
+    c_start(&c, 0, 0, 0);
+    c_sample(&c, 3, 1, 1);                   /* thread 1: gone with the tables */
+    c_chunk(&out, &c, 1, 0, 2, 0, 1);
+    c_start(&c, 0, 0, 0);
+    c_sample(&c, 4, 1, 1);                   /* still gone: the state persists */
+    c_chunk(&out, &c, 1, 0, 2, 0, 2);
+    c_start(&c, 0, 0, 0);
+    c_defs(&c);
+    c_sample(&c, 5, 1, 1);                   /* defined again: read */
+    c_chunk(&out, &c, 1, 0, 2, 0, 3);
+    tb_read_mem(out.p, out.len, 0, &res);
+    assert_int_equal(res.status, TRC_ERR_EOF);
+    assert_int_equal(sample_times(&res, t, 8), 4);
+    assert_true(t[0] == 1 && t[1] == 2 && t[2] == 2 && t[3] == 5);
+    assert_int_equal(count_lines(&res, "LOSS kind=9 count=0 "), 1);
+    assert_true(has_line(&res, "went back from 2 to 1"));
+    assert_int_equal(res.loss_count[TRC_LOSS_UNDEFINED_REF], 2);
+    assert_int_equal(res.loss_count[TRC_LOSS_CHUNK_MISSING], 0);
+    tb_result_free(&res);
+    /* the same after a chunk whose header is damaged (its number unknown):
+     * the step back is not reported again */
+    out.p[cut + 20] ^= 0x40;                 /* header of chunk 2 */
+    tb_read_mem(out.p, out.len, 0, &res);
+    assert_int_equal(res.status, TRC_ERR_EOF);
+    assert_int_equal(res.loss_count[TRC_LOSS_CHUNK_DAMAGED], 1);
+    assert_false(has_line(&res, "went back"));
+    assert_int_equal(res.loss_count[TRC_LOSS_UNDEFINED_REF], 2);
+    tb_result_free(&res);
+    tb_buf_free(&out);
+    trcf_buf_free(&c.pl);
+}
+
+/* Reserved-kind chunks are numbered and checked like DATA chunks; a
+ * DATA chunk numbered 0 at the start of the input is reported. */
+static void test_sequence_of_skipped_and_headless(void **state)
+{
+    craft c = { TRCF_BUF_INIT, 0, 0 };
+    tb_buf out = { 0 };
+    tb_result res;
+    (void)state;
+    c_start(&c, 0, 1, 0);
+    c_defs(&c);
+    c_chunk(&out, &c, 1, 0, 1, 0, 0);
+    c_start(&c, 0, 0, 0);
+    c_chunk(&out, &c, 1, 0, 9, 0, 3);        /* reserved kind, 2 missing before it */
+    c_sample(&c, 7, 1, 1);
+    c_chunk(&out, &c, 1, 0, 2, 0, 4);
+    tb_read_mem(out.p, out.len, 0, &res);
+    assert_int_equal(res.status, TRC_ERR_EOF);
+    assert_int_equal(res.losses, 1);
+    assert_int_equal(res.loss_count[TRC_LOSS_CHUNK_MISSING], 2);
+    assert_int_equal(res.samples, 1);
+    tb_result_free(&res);
+    out.len = 0;
+    c_start(&c, 0, 0, 0);
+    c_defs(&c);
+    c_sample(&c, 7, 1, 1);
+    c_chunk(&out, &c, 1, 0, 2, 0, 0);
+    tb_read_mem(out.p, out.len, 0, &res);
+    assert_int_equal(res.losses, 1);
+    assert_true(has_line(&res, "DATA chunk numbered 0 with no SEGMENT chunk"));
+    assert_int_equal(res.samples, 1);
+    tb_result_free(&res);
+    tb_buf_free(&out);
+    trcf_buf_free(&c.pl);
+}
+
+/* Descriptions are events once per file: a later segment describing the
+ * same thread, process or GPU context again yields nothing, a change
+ * does (spec §8.9). */
+static void test_descriptions_per_file(void **state)
+{
+    craft c = { TRCF_BUF_INIT, 0, 0 };
+    tb_buf out = { 0 };
+    tb_result res;
+    trcf_body b;
+    int seg;
+    (void)state;
+    for (seg = 0; seg < 3; seg++) {
+        c_start(&c, 0, 1, 0);
+        c_defs(&c);
+        if (seg == 2) {
+            c_string(&c, 2, "renamed");
+            c_thread(&c, 1, 1, 2);
+        }
+        memset(&b, 0, sizeof b);
+        b.process.pid = 1;
+        b.process.ppid = -1;
+        b.process.rank = -1;
+        c_put(&c, TRCF_PROCESS, &b);
+        memset(&b, 0, sizeof b);
+        b.gpu_context.pid = 1;
+        b.gpu_context.context = 5;
+        c_put(&c, TRCF_GPU_CONTEXT, &b);
+        c_sample(&c, 10 + seg, 1, 1);
+        c_chunk(&out, &c, 1, 1, 1, 0, 0);
+    }
+    tb_read_mem(out.p, out.len, 0, &res);
+    assert_int_equal(res.status, TRC_ERR_EOF);
+    assert_int_equal(res.losses, 0);
+    assert_int_equal(count_lines(&res, "SEGMENT "), 3);
+    assert_int_equal(count_lines(&res, "THREAD 1/1 name=main"), 1);
+    assert_int_equal(count_lines(&res, "THREAD 1/1 name=renamed"), 1);
+    assert_int_equal(count_lines(&res, "PROCESS pid=1 "), 1);
+    assert_int_equal(count_lines(&res, "GPU_CONTEXT pid=1 "), 1);
+    assert_int_equal(res.samples, 3);
+    tb_result_free(&res);
+    tb_buf_free(&out);
+    trcf_buf_free(&c.pl);
+}
+
+/* "Identical in content" ([R-ID-8]) compares what the definitions mean,
+ * references resolved: the same bytes under another string id are the
+ * same.  A redefinition that differs is dropped whole: no event, nothing
+ * added to the model (a COUNTER_DEF used to be reported and emitted). */
+static void test_redefinition_resolved(void **state)
+{
+    craft c = { TRCF_BUF_INIT, 0, 0 };
+    tb_buf out = { 0 };
+    tb_result res;
+    trcf_body b;
+    (void)state;
+    c_start(&c, 0, 1, 0);
+    c_defs(&c);                              /* frame 1 = function string 1 "main" */
+    c_string(&c, 2, "main");                 /* the same bytes again, id 2 */
+    c_frame(&c, 1, 2);                       /* same content: ignored */
+    c_stack(&c, 1, 0, 1);                    /* identical: ignored */
+    c_string(&c, 3, "mem");
+    c_string(&c, 4, "bytes");
+    memset(&b, 0, sizeof b);
+    b.counter_def.id = 1;
+    b.counter_def.name = 3;
+    b.counter_def.unit = 4;
+    b.counter_def.pid = -1;
+    b.counter_def.device = -1;
+    c_put(&c, TRCF_COUNTER_DEF, &b);
+    c_string(&c, 5, "bytes");
+    b.counter_def.unit = 5;                  /* same text: ignored */
+    c_put(&c, TRCF_COUNTER_DEF, &b);
+    b.counter_def.name = 4;                  /* "bytes": differs, corrupt */
+    c_put(&c, TRCF_COUNTER_DEF, &b);
+    c_frame(&c, 1, 3);                       /* "mem": differs, corrupt */
+    memset(&b, 0, sizeof b);
+    b.counter.counter = 1;
+    b.counter.time = 5;
+    b.counter.value = 2;
+    c_put(&c, TRCF_COUNTER, &b);
+    c_sample(&c, 6, 1, 1);
+    c_chunk(&out, &c, 1, 1, 1, 0, 0);
+    tb_read_mem(out.p, out.len, 0, &res);
+    assert_int_equal(res.status, TRC_ERR_EOF);
+    assert_int_equal(res.losses, 1);
+    assert_int_equal(res.loss_count[TRC_LOSS_OTHER], 2);
+    assert_int_equal(count_lines(&res, "COUNTER_DEF "), 1);
+    assert_true(has_line(&res, "COUNTER mem t=5 v=2"));
+    assert_true(has_line(&res, "SAMPLE t=6 thr=1/1 "));
+    assert_int_equal(res.frames, 1);
+    tb_result_free(&res);
+    tb_buf_free(&out);
+    trcf_buf_free(&c.pl);
+}
+
+/* The undefined-reference message names the id that is undefined, not
+ * the first string field of the record. */
+static void test_undefined_names_the_id(void **state)
+{
+    craft c = { TRCF_BUF_INIT, 0, 0 };
+    tb_buf out = { 0 };
+    tb_result res;
+    trcf_body b;
+    (void)state;
+    c_start(&c, 0, 1, 0);
+    c_defs(&c);
+    memset(&b, 0, sizeof b);
+    b.process.pid = 1;
+    b.process.executable = 1;
+    b.process.label = 77;                    /* undefined */
+    b.process.rank = -1;
+    c_put(&c, TRCF_PROCESS, &b);
+    c_chunk(&out, &c, 1, 1, 1, 0, 0);
+    c_start(&c, 0, 0, 0);
+    memset(&b, 0, sizeof b);
+    b.counter_def.id = 1;
+    b.counter_def.name = 1;
+    b.counter_def.unit = 88;                 /* undefined */
+    c_put(&c, TRCF_COUNTER_DEF, &b);
+    c_chunk(&out, &c, 1, 1, 2, 0, 1);
+    tb_read_mem(out.p, out.len, 0, &res);
+    assert_int_equal(res.loss_count[TRC_LOSS_UNDEFINED_REF], 2);
+    assert_true(has_line(&res, "(first string 77 in PROCESS record"));
+    assert_true(has_line(&res, "(first string 88 in COUNTER_DEF record"));
+    tb_result_free(&res);
+    tb_buf_free(&out);
+    trcf_buf_free(&c.pl);
+}
+
+/* A SEGMENT chunk with no record, or whose SEGMENT_HEADER has an empty
+ * body: one report each ([R-HDR-1]), and the segment is read on. */
+static void test_segment_chunk_without_header(void **state)
+{
+    craft c = { TRCF_BUF_INIT, 0, 0 };
+    tb_buf out = { 0 };
+    tb_result res;
+    int empty_body;
+    (void)state;
+    for (empty_body = 0; empty_body < 2; empty_body++) {
+        out.len = 0;
+        c_start(&c, 0, 0, 0);
+        if (empty_body)
+            tb_rec(&c.pl, TRCF_SEGMENT_HEADER, 0, "", 0);
+        c_chunk(&out, &c, 1, 1, 1, 0, 0);
+        c_start(&c, 0, 0, 0);
+        c_defs(&c);
+        c_sample(&c, 3, 1, 1);
+        c_chunk(&out, &c, 1, 1, 2, 0, 1);
+        tb_read_mem(out.p, out.len, 0, &res);
+        assert_int_equal(res.status, TRC_ERR_EOF);
+        assert_int_equal(res.losses, 1);
+        assert_int_equal(res.loss_count[TRC_LOSS_OTHER], 1);
+        assert_true(has_line(&res, empty_body ? "SEGMENT_HEADER record at payload offset 0x0"
+                                              : "SEGMENT chunk holds no record"));
+        assert_true(has_line(&res, "SAMPLE t=3 thr=1/1 flags=1 w=1000000 "));
+        tb_result_free(&res);
+    }
+    tb_buf_free(&out);
+    trcf_buf_free(&c.pl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -492,6 +799,13 @@ int main(void)
         cmocka_unit_test(test_cursor_and_corrupt_records),
         cmocka_unit_test(test_header_rules),
         cmocka_unit_test(test_hostile_lengths),
+        cmocka_unit_test(test_skipped_values_move_cursor),
+        cmocka_unit_test(test_sequence_back),
+        cmocka_unit_test(test_sequence_of_skipped_and_headless),
+        cmocka_unit_test(test_descriptions_per_file),
+        cmocka_unit_test(test_redefinition_resolved),
+        cmocka_unit_test(test_undefined_names_the_id),
+        cmocka_unit_test(test_segment_chunk_without_header),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
