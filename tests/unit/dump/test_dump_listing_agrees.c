@@ -1,5 +1,5 @@
 /*
- * test_rw_dump.c — trc-dump's listing (lib/dump/dump_listing.c, which
+ * tests/unit/dump/test_dump_listing_agrees.c — trc-dump's listing (lib/dump/dump_listing.c, which
  * walks raw chunks) against the public reader (which --check, --events
  * and every converter use) on the points where spec/trc-format.md had
  * to decide between two faithful readings: sequence reports after
