@@ -7,7 +7,8 @@
 # the libtrc objects it needs (version script lib/cupti/cupti.map).
 # Tests that drive the injection through the fake CUPTI (tests/gpu/) get
 # explicit rules here; without CUDA the same test files compile to a
-# skip.  lib/gpu/ (trec's side: env set-up, merge, NVML) is plain libtrc.
+# skip.  lib/gpu/ (trec's side: env set-up, merge, NVML) is in the tools'
+# internal archive (libtrc-internal.a) and needs no CUDA.
 
 CUDA_HOME ?= /usr/local/cuda
 CUPTI_INC := $(CUDA_HOME)/include
@@ -46,10 +47,10 @@ $(FAKE_NVML_SO): tests/gpu/fake_nvml.c
 TEST_EXTRA_DEPS += $(FAKE_NVML_SO)
 
 # GPU tests that need no CUDA, with the trace loader linked in.
-$(GPU_PLAIN_TESTS): $(BUILD)/tests/%: tests/unit/%.c $(GPU_CHECK_OBJ) $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A)
+$(GPU_PLAIN_TESTS): $(BUILD)/tests/%: tests/unit/%.c $(GPU_CHECK_OBJ) $(TEST_SUPPORT_OBJ) $(TRC_TOOL_ARCHIVES)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -o $@ $< $(GPU_CHECK_OBJ) $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A) \
-	  $(LDFLAGS_EXTRA) $(XML_LIBS) $(CJSON_LIBS) -lcmocka $(LDLIBS_BASE)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -o $@ $< $(GPU_CHECK_OBJ) $(TEST_SUPPORT_OBJ) $(TRC_TOOL_ARCHIVES) \
+	  $(LDFLAGS_EXTRA) $(XML_LIBS) $(UNIT_LIBS) -lcmocka $(LDLIBS_BASE)
 
 ifeq ($(HAVE_CUPTI),1)
 GPU_TARGETS := $(CUPTI_SO) $(GPU_FIXTURE_TOOL)
@@ -65,10 +66,10 @@ $(CUPTI_SO): $(CUPTI_OBJ) $(PYWALK_OBJ) $(LIBTRC_A) lib/cupti/cupti.map
 	  -Wl,--version-script=lib/cupti/cupti.map -Wl,-z,defs -Wl,-rpath,$(CUDA_HOME)/lib64 \
 	  $(LDFLAGS_EXTRA) -lz -pthread -ldl
 
-$(GPU_CUPTI_TESTS): $(BUILD)/tests/%: tests/unit/%.c $(CUPTI_OBJ) $(PYWALK_OBJ) $(FAKE_CUPTI_OBJ) $(SCENARIO_CHECK_OBJ) $(GPU_CHECK_OBJ) $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A)
+$(GPU_CUPTI_TESTS): $(BUILD)/tests/%: tests/unit/%.c $(CUPTI_OBJ) $(PYWALK_OBJ) $(FAKE_CUPTI_OBJ) $(SCENARIO_CHECK_OBJ) $(GPU_CHECK_OBJ) $(TEST_SUPPORT_OBJ) $(TRC_TOOL_ARCHIVES)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(CUPTI_CFLAGS) -MMD -MP -o $@ $< $(CUPTI_OBJ) $(PYWALK_OBJ) $(FAKE_CUPTI_OBJ) \
-	  $(SCENARIO_CHECK_OBJ) $(GPU_CHECK_OBJ) $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A) $(LDFLAGS_EXTRA) $(XML_LIBS) $(CJSON_LIBS) -lcmocka $(LDLIBS_BASE)
+	  $(SCENARIO_CHECK_OBJ) $(GPU_CHECK_OBJ) $(TEST_SUPPORT_OBJ) $(TRC_TOOL_ARCHIVES) $(LDFLAGS_EXTRA) $(XML_LIBS) $(UNIT_LIBS) -lcmocka $(LDLIBS_BASE)
 
 $(GPU_FIXTURE_TOOL): tests/gpu/make_fixture.c $(CUPTI_OBJ) $(PYWALK_OBJ) $(FAKE_CUPTI_OBJ) $(LIBTRC_A)
 	@mkdir -p $(dir $@)

@@ -36,9 +36,9 @@ $(BUILD)/py/libpytest.so: tests/support/pyself/py_selftest_lib.c $(PY_LIB_SRC) $
 
 $(BUILD)/tests/test_py_self: $(BUILD)/py/libpytest.so
 
-$(BUILD)/py/py_walk_bench: bench/py_walk_bench.c $(LIBTRC_A)
+$(BUILD)/py/py_walk_bench: bench/py_walk_bench.c $(LIBINTERNAL_A) $(LIBTRC_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBTRC_A) $(LDFLAGS_EXTRA) $(LDLIBS_BASE)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBINTERNAL_A) $(LIBTRC_A) $(LDFLAGS_EXTRA) $(LDLIBS_BASE)
 
 TEST_EXTRA_DEPS += $(BUILD)/py/libpytest.so
 BENCH_DEPS += $(BUILD)/py/py_walk_bench $(BUILD)/py/libpytest.so

@@ -5,8 +5,9 @@
  * libtrec-cupti.so, to merge the per-process side traces the injection
  * writes, and to sample NVML counters on its own thread.
  *
- * Part of libtrc; needs no CUDA headers (NVML is declared here by hand
- * and loaded with dlopen).  Internal API, not installed.  Never prints.
+ * In the tools' internal archive, not in libtrc; needs no CUDA headers
+ * (NVML is declared here by hand and loaded with dlopen).  Internal API,
+ * not installed.  Never prints.
  *
  * Sequence in trec (see docs/gpu.md "Wiring"):
  *   unless --no-gpu:

@@ -14,9 +14,10 @@
  *                               be walked from the command line;
  *      TRC_TEST_COUNT_ALLOCS=1  print "TOOL: allocations: N" to stderr at
  *                               exit, so a sweep knows the range of N.
- *    While either is set, libxml2 (the SVG timeline) allocates through
- *    the same wrapper, so its failures are counted and injected too.
- *    Unset, nothing changes.
+ *    libxml2 (the SVG timeline) allocates through the same wrapper, so
+ *    its failures are counted and injected too; the SVG writer sets that
+ *    up itself (lib/export/nvvp_svgdoc.c), so only the tool that writes
+ *    SVG links libxml2.  Unset, nothing changes.
  */
 #include "tools/common/cli.h"
 
@@ -25,13 +26,6 @@
 #include <string.h>
 
 #include "lib/util/alloc.h"
-
-#if defined(__has_include)
-#if __has_include(<libxml/xmlmemory.h>)
-#include <libxml/xmlmemory.h>
-#define HAVE_LIBXML 1
-#endif
-#endif
 
 static void print_count(void)
 {
@@ -60,10 +54,6 @@ void cli_startup(void)
         n = -1; /* a malformed value switches nothing on */
     if (n < 1 && !counting)
         return;
-#ifdef HAVE_LIBXML
-    /* Before any other libxml2 call: the hooks must see every block. */
-    xmlMemSetup(trc_free, trc_malloc, trc_realloc, trc_strdup);
-#endif
     if (counting)
         atexit(print_count);
     trc_alloc_fail_after(n); /* also starts the count from zero */
