@@ -1,8 +1,9 @@
-# mk/conva.mk — trc2collapsed, trc-stats, trc2pstats.
+# mk/conv_gen.mk — conv-gen, the synthetic trace generator of the
+# trc2collapsed, trc-stats and trc2pstats tests.
 #
 # conv-gen writes the synthetic traces the e2e tests (tests/e2e/conv_*.sh)
-# and bench/conv_a.sh use: tests/support/conv_traces.c built with its
-# main() switched on.
+# and bench/collapsed_stats_pstats.sh use: tests/support/conv_traces.c
+# built with its main() switched on.
 
 CONV_GEN := $(BUILD)/tests/conv-gen
 
