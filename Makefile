@@ -80,9 +80,11 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
-$(LIBTRC_A): $(LIB_OBJ)
+# Also rebuilt when the Makefile changes what goes in: the installed
+# archive must never keep members an older build put there.
+$(LIBTRC_A): $(LIB_OBJ) Makefile
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $(LIB_OBJ)
 
 # -z defs: the public objects must not lean on the internal archive.
 $(LIBTRC_SO): $(LIB_OBJ) $(LIBTRC_MAP)
