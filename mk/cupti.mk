@@ -35,7 +35,8 @@ FAKE_NVML_SO := $(BUILD)/tests/libfake-nvml.so
 # trec's side needs to know what was built and where the build tree
 # keeps it as seen from the tools' directory (lib/gpu/gpu_support.c):
 # a relative path, so a moved tree finds its own library.
-GPU_BUILD_REL := $(shell realpath -m --relative-to='$(BIN)' '$(BUILD)')
+# (GNU realpath; without it, the default layout BIN=BUILD/bin.)
+GPU_BUILD_REL := $(or $(shell realpath -m --relative-to='$(BIN)' '$(BUILD)' 2>/dev/null),..)
 GPU_STAMP := $(BUILD)/gpu-config.stamp
 GPU_CONFIG := $(if $(HAVE_CUPTI),$(CUPTI_VERSION_NUM),0) $(GPU_BUILD_REL)
 $(GPU_STAMP): FORCE_GPU_STAMP

@@ -12,10 +12,11 @@ command -v nm > /dev/null || { echo "skip: nm not installed (binutils)"; exit 77
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# The public functions: names called in the headers once comments are
-# stripped (the preprocessor drops them; nothing else is expanded).
+# The public functions: trc_ names declared with a parameter list in the
+# headers as the compiler sees them (comments gone, macros expanded).
 for h in include/trc/*.h; do
-  ${CC:-cc} -fpreprocessed -dD -E -P "$h" || { echo "FAIL: cannot read $h"; exit 1; }
+  printf '#include "%s"\n' "${h#include/}" | ${CC:-cc} -E -P -Iinclude -x c - ||
+    { echo "FAIL: cannot preprocess $h"; exit 1; }
 done | grep -oE '\btrc_[a-z0-9_]+\(' | tr -d '(' | sort -u > "$tmp/public"
 [ -s "$tmp/public" ] || { echo "FAIL: no trc_ functions found in include/trc/*.h"; exit 1; }
 nm -D --defined-only "$so" | awk 'NF >= 3 { print $3 }' | sed 's/@.*//' | sort -u > "$tmp/exports"
