@@ -65,7 +65,7 @@ CJSON_LIBS := $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 ALL_CFLAGS += $(XML_CFLAGS)
 XML_TOOLS := $(BIN)/trc2nvvp
 $(XML_TOOLS): TOOL_LIBS = $(XML_LIBS)
-CJSON_UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(shell grep -l '<cjson/cJSON.h>' $(UNIT_SRC) /dev/null))
+CJSON_UNIT_BINS := $(addprefix $(BUILD)/tests/,$(basename $(notdir $(shell grep -l '<cjson/cJSON.h>' $(UNIT_SRC) /dev/null))))
 $(CJSON_UNIT_BINS): UNIT_LIBS = $(CJSON_LIBS)
 
 .PHONY: all test unit e2e asan bench install clean deps deps-build demo

@@ -14,10 +14,9 @@
  *                               be walked from the command line;
  *      TRC_TEST_COUNT_ALLOCS=1  print "TOOL: allocations: N" to stderr at
  *                               exit, so a sweep knows the range of N.
- *    libxml2 (the SVG timeline) allocates through the same wrapper, so
- *    its failures are counted and injected too; the SVG writer sets that
- *    up itself (lib/export/nvvp_svgdoc.c), so only the tool that writes
- *    SVG links libxml2.  Unset, nothing changes.
+ *    While either is set, libxml2 (the SVG timeline) allocates through
+ *    the same wrapper, so its failures are counted and injected too.
+ *    Unset, nothing changes.
  */
 #include "tools/common/cli.h"
 
@@ -26,6 +25,9 @@
 #include <string.h>
 
 #include "lib/util/alloc.h"
+
+/* libxml2 is put on the wrapper by the SVG writer itself when it starts
+ * (nvvp_sd_open), not here: only the tool that writes SVG links libxml2. */
 
 static void print_count(void)
 {
