@@ -1,6 +1,8 @@
 # trc build.  Sources are discovered, so adding a file needs no edit here:
 #   format/*.c, lib/**/*.c at any depth
-#     (not lib/cupti/)                       -> libtrc.a / libtrc.so
+#     (not lib/cupti/ nor the folders of
+#     LIB_INTERNAL_DIRS)                     -> libtrc.a / libtrc.so (public API)
+#   lib/{rec,py,gpu,export,dump}/**/*.c     -> build/libtrc-internal.a (tools only)
 #   tools/common/*.c                        -> build/libtrctool.a (shared tool code)
 #   tools/NAME.c                            -> bin/NAME
 #   tests/unit/**/test_NAME.c at any depth  -> build/tests/test_NAME (cmocka;
@@ -25,7 +27,15 @@ LDFLAGS_EXTRA ?=
 # the build.
 rwildcard = $(foreach d,$(wildcard $(1)/*),$(call rwildcard,$(d),$(2)) $(filter $(2),$(d)))
 FORMAT_SRC := $(sort $(wildcard format/*.c))
-LIB_SRC := $(sort $(filter-out lib/cupti/%,$(call rwildcard,lib,%.c)))
+# libtrc is the format and the trace API of include/trc/*.h: the reader,
+# the writer, the model and lib/util.  The engines only the tools use
+# (recorder, CPython walker, GPU side, exporters, trc-dump's internals)
+# go to an archive of their own, so the installed library neither carries
+# them nor exports them.  A new lib/ folder is public unless listed here.
+LIB_INTERNAL_DIRS := lib/rec lib/py lib/gpu lib/export lib/dump
+LIB_ANY_SRC := $(sort $(filter-out lib/cupti/%,$(call rwildcard,lib,%.c)))
+LIB_INTERNAL_SRC := $(filter $(addsuffix /%,$(LIB_INTERNAL_DIRS)),$(LIB_ANY_SRC))
+LIB_SRC := $(filter-out $(LIB_INTERNAL_SRC),$(LIB_ANY_SRC))
 TOOLCOMMON_SRC := $(sort $(wildcard tools/common/*.c))
 TOOL_SRC := $(sort $(wildcard tools/*.c))
 TOOLS := $(patsubst tools/%.c,$(BIN)/%,$(TOOL_SRC))
@@ -44,18 +54,31 @@ unit_src = $(or $(filter %/$(1).c,$(UNIT_SRC)),tests/unit/$(1).c)
 TEST_SUPPORT_SRC := $(sort $(wildcard tests/support/*.c))
 
 LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(FORMAT_SRC) $(LIB_SRC))
+LIB_INTERNAL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(LIB_INTERNAL_SRC))
 TOOLCOMMON_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TOOLCOMMON_SRC))
 TEST_SUPPORT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SUPPORT_SRC))
 
 LIBTRC_A := $(BUILD)/libtrc.a
 LIBTRC_SO := $(BUILD)/libtrc.so
 LIBTOOL_A := $(BUILD)/libtrctool.a
+LIBINTERNAL_A := $(BUILD)/libtrc-internal.a
+# What libtrc.so exports: the functions of include/trc/*.h, no more
+# (tests/e2e/lib_exports.sh holds the two to each other).
+LIBTRC_MAP := packaging/libtrc.map
 
-# libxml2 and cJSON are optional per feature; their flags come from pkg-config.
+# libxml2 and cJSON are linked only where they are used: libxml2 into
+# the tool that writes SVG (trc2nvvp) and the tests, cJSON into the unit
+# tests that parse JSON; every other tool needs neither at run time
+# (tests/e2e/tool_libs.sh).  Their flags come from pkg-config.
 XML_CFLAGS := $(shell pkg-config --cflags libxml-2.0 2>/dev/null)
 XML_LIBS := $(shell pkg-config --libs libxml-2.0 2>/dev/null)
 CJSON_LIBS := $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 ALL_CFLAGS += $(XML_CFLAGS)
+XML_TOOLS := $(BIN)/trc2nvvp
+$(XML_TOOLS): TOOL_LIBS = $(XML_LIBS)
+# Unit tests link cJSON: the shared test support (tests/support/export_run.c)
+# parses the JSON the exporters write.  No tool links it.
+UNIT_LIBS = $(CJSON_LIBS)
 
 .PHONY: all test unit e2e asan bench install clean deps deps-build demo
 all: deps-build $(TOOLS) $(LIBTRC_A) $(LIBTRC_SO) $(BUILD)/trc.pc
@@ -69,27 +92,38 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
-$(LIBTRC_A): $(LIB_OBJ)
+# Also rebuilt when the Makefile changes what goes in: the installed
+# archive must never keep members an older build put there.
+$(LIBTRC_A): $(LIB_OBJ) Makefile
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $(LIB_OBJ)
+
+# -z defs: the public objects must not lean on the internal archive.
+$(LIBTRC_SO): $(LIB_OBJ) $(LIBTRC_MAP)
+	$(CC) -shared -o $@ $(LIB_OBJ) -Wl,--version-script=$(LIBTRC_MAP) -Wl,-z,defs \
+	  $(LDFLAGS_EXTRA) $(LDLIBS_BASE)
+
+$(LIBINTERNAL_A): $(LIB_INTERNAL_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
-
-$(LIBTRC_SO): $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDFLAGS_EXTRA) $(XML_LIBS) $(LDLIBS_BASE)
 
 $(LIBTOOL_A): $(TOOLCOMMON_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(BIN)/%: $(BUILD)/tools/%.o $(LIBTOOL_A) $(LIBTRC_A)
+# Link order: shared tool code, then the engines, then libtrc.
+TRC_TOOL_ARCHIVES := $(LIBTOOL_A) $(LIBINTERNAL_A) $(LIBTRC_A)
+
+$(BIN)/%: $(BUILD)/tools/%.o $(TRC_TOOL_ARCHIVES)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBTOOL_A) $(LIBTRC_A) $(LDFLAGS_EXTRA) $(XML_LIBS) $(CJSON_LIBS) $(LDLIBS_BASE)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(TRC_TOOL_ARCHIVES) $(LDFLAGS_EXTRA) $(TOOL_LIBS) $(LDLIBS_BASE)
 
 # The source is looked up by name ($$* is the binary's name): secondary
 # expansion, since a pattern cannot reach into the mirrored folders.
 .SECONDEXPANSION:
-$(BUILD)/tests/test_%: $$(call unit_src,test_$$*) $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A)
+$(BUILD)/tests/test_%: $$(call unit_src,test_$$*) $(TEST_SUPPORT_OBJ) $(TRC_TOOL_ARCHIVES)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -o $@ $< $(TEST_SUPPORT_OBJ) $(LIBTOOL_A) $(LIBTRC_A) $(LDFLAGS_EXTRA) $(XML_LIBS) $(CJSON_LIBS) -lcmocka $(LDLIBS_BASE)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -o $@ $< $(TEST_SUPPORT_OBJ) $(TRC_TOOL_ARCHIVES) $(LDFLAGS_EXTRA) $(XML_LIBS) $(UNIT_LIBS) -lcmocka $(LDLIBS_BASE)
 
 TRC_VERSION := $(shell sed -n 's/^\#define TRC_VERSION_STRING "\(.*\)"/\1/p' include/trc/trc.h)
 # The build tree's trc.pc points at PREFIX as given at build time; install

@@ -16,7 +16,9 @@ bench=$build/py/py_walk_bench
 lib=$build/py/libpytest.so
 n=20000; [ -n "${BENCH_QUICK:-}" ] && n=2000
 [ -x "$bench" ] || { echo "py_walk: $bench missing (make bench builds it)"; exit 1; }
-pythons="/usr/bin/python3 $(ls -d "${PYENV_ROOT:-/root/.pyenv}"/versions/3.*/bin/python3 2>/dev/null)"
+. tests/e2e/lib/pythons.sh   # trec_pyenv_root: $PYENV_ROOT or `pyenv root`
+pyenv_root=$(trec_pyenv_root) || pyenv_root=""
+pythons="/usr/bin/python3 ${pyenv_root:+$(ls -d "$pyenv_root"/versions/3.*/bin/python3 2>/dev/null)}"
 for py in $pythons; do
   case $py in */3.6*|*/3.7*) continue ;; esac
   [ -x "$py" ] || continue

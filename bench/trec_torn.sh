@@ -16,6 +16,7 @@
 set -u
 cd "$(dirname "$0")/.."
 . bench/lib.bash
+. tests/e2e/lib/pythons.sh   # trec_pyenv_root: $PYENV_ROOT or `pyenv root`
 BIN="${BIN:-bin}" BUILD="${BUILD:-build}"
 TREC="$BIN/trec" STACKS="$BUILD/tests/tools/trc_stacks"
 [ -x "$TREC" ] && [ -x "$STACKS" ] || { echo "trec or $STACKS not built"; exit 1; }
@@ -24,8 +25,9 @@ T=$(mktemp -d /tmp/trec-torn.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
 pick() {   # the first interpreter of the given minor versions found
-  local root="${PYENV_ROOT:-${HOME:-/root}/.pyenv}" p
-  for p in /usr/bin/python3 "$root"/versions/*/bin/python3; do
+  local root p pys=(/usr/bin/python3)
+  root=$(trec_pyenv_root) && pys+=("$root"/versions/*/bin/python3)
+  for p in "${pys[@]}"; do
     [ -x "$p" ] || continue
     if "$p" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null | grep -qxE "$1"; then
       echo "$p"; return

@@ -42,7 +42,7 @@ $(FUZZ_BUILD)/%.o: %.c
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(XML_LIBS) $(CJSON_LIBS) $(LDLIBS_BASE)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(XML_LIBS) $(LDLIBS_BASE)
 
 .PHONY: fuzz fuzz-build fuzz-corpus
 fuzz-build: $(FUZZ_BINS)

@@ -3,18 +3,22 @@
 #   make py-layouts   regenerate lib/py/generated/layout_3_X.h (3.8–3.12) and
 #                     lib/py/generated/objects_3_X.h (3.8–3.13) from every installed
 #                     CPython's own headers (PY_PREFIXES lists the
-#                     installation prefixes; default: pyenv's versions).
+#                     installation prefixes; default: pyenv's versions,
+#                     under $PYENV_ROOT or `pyenv root`; none without pyenv).
 #   $(BUILD)/py/libpytest.so   the library a Python process loads with
 #                     ctypes to test the in-process walker (test_py_self);
 #                     built from the lib/py sources without sanitizers, as
 #                     it runs inside an interpreter that has no ASan runtime.
 #   $(BUILD)/py/py_walk_bench  the per-sample cost benchmark (bench/py_walk.sh).
 
-PY_PREFIXES ?= $(sort $(wildcard /root/.pyenv/versions/3.*))
+# Recursive (=): pyenv is asked only when py-layouts runs.
+PYENV_DIR = $(or $(PYENV_ROOT),$(shell pyenv root 2>/dev/null))
+PY_PREFIXES ?= $(if $(PYENV_DIR),$(sort $(wildcard $(PYENV_DIR)/versions/3.*)))
 PY_LIB_SRC := $(sort $(call rwildcard,lib/py,%.c)) lib/util/hashtab.c lib/util/alloc.c
 
 .PHONY: py-layouts
 py-layouts:
+	@$(if $(strip $(PY_PREFIXES)),:,echo "py-layouts: no CPython prefixes (no pyenv: PYENV_ROOT unset and no pyenv on PATH; set PY_PREFIXES): nothing regenerated")
 	@set -e; for pre in $(PY_PREFIXES); do \
 	  v=$$(basename $$pre); m=$$(echo $$v | cut -d. -f1-2); mi=$$(echo $$m | cut -d. -f2); \
 	  case $$mi in 8|9|10|11|12|13) ;; *) continue ;; esac; \
@@ -36,9 +40,9 @@ $(BUILD)/py/libpytest.so: tests/support/pyself/py_selftest_lib.c $(PY_LIB_SRC) $
 
 $(BUILD)/tests/test_py_self: $(BUILD)/py/libpytest.so
 
-$(BUILD)/py/py_walk_bench: bench/py_walk_bench.c $(LIBTRC_A)
+$(BUILD)/py/py_walk_bench: bench/py_walk_bench.c $(LIBINTERNAL_A) $(LIBTRC_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBTRC_A) $(LDFLAGS_EXTRA) $(LDLIBS_BASE)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBINTERNAL_A) $(LIBTRC_A) $(LDFLAGS_EXTRA) $(LDLIBS_BASE)
 
 TEST_EXTRA_DEPS += $(BUILD)/py/libpytest.so
 BENCH_DEPS += $(BUILD)/py/py_walk_bench $(BUILD)/py/libpytest.so

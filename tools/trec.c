@@ -12,6 +12,7 @@
  * --pid 0; 2 for usage errors and targets that cannot be recorded; a
  * trace cut short by a write error turns 0 into 1 (lib/rec/rec.h).
  */
+#include "lib/gpu/trec_gpu.h"
 #include "lib/lossrule.h"
 #include "lib/rec/rec.h"
 #include "tools/common/cli.h"

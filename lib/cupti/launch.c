@@ -10,17 +10,10 @@
  */
 #include "lib/cupti/launch.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "lib/util/alloc.h"
 #include "lib/py/pyproc.h"
-
-/* The walker is linked in when lib/py provides it; weak references keep
- * this library linkable (stacks off) while it does not. */
-#pragma weak py_proc_attach_self
-#pragma weak py_proc_free
-#pragma weak py_proc_stack_self_thread
 
 #define MAX_DEPTH 1024           /* deeper stacks are reported invalid */
 #define PARK_BITS 18
@@ -84,7 +77,7 @@ void cupti_launch_free(cupti_launch *l)
         cache_clear(l);
     trc_free(l->cache);
     trc_free(l->park);
-    if (l->py && py_proc_free)
+    if (l->py)
         py_proc_free(l->py);
     trc_free(l);
 }
@@ -96,11 +89,6 @@ static int ensure_python(cupti_launch *l)
 
     if (l->py_state)
         return l->py_state > 0;
-    if (!py_proc_attach_self || !py_proc_stack_self_thread) {
-        snprintf(l->why, sizeof l->why, "built without the Python walker");
-        l->py_state = -1;
-        return 0;
-    }
     if (l->retry_at && trc_now_ns() < l->retry_at)
         return 0;
     ps = py_proc_attach_self(&l->py, l->why, sizeof l->why);

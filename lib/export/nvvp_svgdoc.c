@@ -21,6 +21,7 @@
 
 #include <libxml/globals.h>
 #include <libxml/xmlerror.h>
+#include <libxml/xmlmemory.h>
 
 #include "lib/util/alloc.h"
 
@@ -338,6 +339,12 @@ static void restore_handlers(nvvp_sd *s)
 int nvvp_sd_open(nvvp_sd *s, double width, int64_t t0, int64_t t1, int64_t origin)
 {
     memset(s, 0, sizeof *s);
+    /* libxml2 allocates through our wrapper, so the tools' allocation
+     * hooks (tools/common/startup.c) count and fail its blocks too.  Set
+     * here, where SVG writing starts, so only the tool that writes SVG
+     * links libxml2; the wrapper is plain malloc unless a hook is armed,
+     * and blocks libxml2 took before are freed by the same free(). */
+    xmlMemSetup(trc_free, trc_malloc, trc_realloc, trc_strdup);
     s->saved_serror = xmlStructuredError;
     s->saved_sctx = xmlStructuredErrorContext;
     s->saved_gerror = xmlGenericError;

@@ -4,7 +4,11 @@
  * libtrec-cupti.so").
  *
  * TREC_CUPTI_VERSION (CUPTI_API_VERSION of the headers built against, 0
- * without CUDA) and TREC_GPU_BUILD_DIR come from mk/cupti.mk.
+ * without CUDA) and TREC_GPU_BUILD_REL (the build directory as seen from
+ * the directory of the tools, e.g. "../build" for bin/ and build/) come
+ * from mk/cupti.mk.  Both places are relative to trec's own executable:
+ * an installed or moved tree finds its own library, never the one of
+ * the tree it was compiled in.
  */
 #include "lib/gpu/trec_gpu.h"
 
@@ -17,32 +21,35 @@
 #ifndef TREC_CUPTI_VERSION
 #define TREC_CUPTI_VERSION 0
 #endif
-#ifndef TREC_GPU_BUILD_DIR
-#define TREC_GPU_BUILD_DIR ""
+#ifndef TREC_GPU_BUILD_REL
+#define TREC_GPU_BUILD_REL ".."
 #endif
 
 #define SO_NAME "libtrec-cupti.so"
+#define INSTALLED_REL "../lib/trc" /* where `make install` puts it: PREFIX/lib/trc */
 
 static int usable(const char *path)
 {
     return access(path, R_OK) == 0;
 }
 
-/* Resolve "DIR/REL" to an absolute path in out when the file exists. */
+/* Resolve "DIR/REL/SO_NAME" into out (len bytes) when the file exists
+ * and its absolute path fits. */
 static int try_path(const char *dir, const char *rel, char *out, size_t len)
 {
-    char joined[PATH_MAX * 2];
-    snprintf(joined, sizeof joined, "%s/%s", dir, rel);
-    if (!usable(joined) || !realpath(joined, out))
+    char joined[PATH_MAX * 2], abs[PATH_MAX];
+    int n = snprintf(joined, sizeof joined, "%s/%s/%s", dir, rel, SO_NAME);
+    if (n < 0 || (size_t)n >= sizeof joined || !usable(joined) || !realpath(joined, abs) ||
+        strlen(abs) >= len)
         return 0;
-    (void)len;
+    memcpy(out, abs, strlen(abs) + 1);
     return 1;
 }
 
 const char *trec_gpu_injection_path(void)
 {
     static char found[PATH_MAX];
-    static const char *const rel[] = { "../lib/trc/" SO_NAME, "../lib/" SO_NAME, "../" SO_NAME };
+    static const char *const rel[] = { INSTALLED_REL, TREC_GPU_BUILD_REL };
     char exe[PATH_MAX];
     const char *env = getenv("TREC_CUPTI_INJECTION");
     ssize_t n;
@@ -50,18 +57,16 @@ const char *trec_gpu_injection_path(void)
     if (env && *env)
         return usable(env) && realpath(env, found) ? found : NULL;
     n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
-                if (try_path(exe, rel[i], found, sizeof found))
-                    return found;
-        }
-    }
-    if (TREC_GPU_BUILD_DIR[0] && try_path(TREC_GPU_BUILD_DIR, SO_NAME, found, sizeof found))
-        return found;
+    if (n <= 0)
+        return NULL;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    *slash = 0;
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
+        if (try_path(exe, rel[i], found, sizeof found))
+            return found;
     return NULL;
 }
 
@@ -78,8 +83,8 @@ const char *trec_gpu_support(void)
     if (!so)
         snprintf(line, sizeof line,
                  "GPU support: off (%s not found; looked in $TREC_CUPTI_INJECTION, "
-                 "BINDIR/../lib/trc, BINDIR/../lib, BINDIR/.. and %s)",
-                 SO_NAME, TREC_GPU_BUILD_DIR);
+                 "BINDIR/%s and BINDIR/%s)",
+                 SO_NAME, INSTALLED_REL, TREC_GPU_BUILD_REL);
     else /* trec itself loads no CUDA: whether there is a GPU is the program's to find */
         snprintf(line, sizeof line,
                  "GPU support: built in, CUPTI %d.%d injection found at %s; libcupti and GPUs "

@@ -5,8 +5,9 @@
  * libtrec-cupti.so, to merge the per-process side traces the injection
  * writes, and to sample NVML counters on its own thread.
  *
- * Part of libtrc; needs no CUDA headers (NVML is declared here by hand
- * and loaded with dlopen).  Internal API, not installed.  Never prints.
+ * In the tools' internal archive, not in libtrc; needs no CUDA headers
+ * (NVML is declared here by hand and loaded with dlopen).  Internal API,
+ * not installed.  Never prints.
  *
  * Sequence in trec (see docs/gpu.md "Wiring"):
  *   unless --no-gpu:
@@ -38,10 +39,11 @@ const char *trec_gpu_support(void);
  * found wins:
  *   1. $TREC_CUPTI_INJECTION (explicit override);
  *   2. EXEDIR/../lib/trc/libtrec-cupti.so   (installed: PREFIX/bin/trec);
- *   3. EXEDIR/../lib/libtrec-cupti.so;
- *   4. EXEDIR/../libtrec-cupti.so           (build tree: BIN=BUILD/bin);
- *   5. the build directory this libtrc was compiled for (BUILD/).
- * EXEDIR is the directory of /proc/self/exe.  Static storage. */
+ *   3. EXEDIR/REL/libtrec-cupti.so          (build tree: REL is BUILD as
+ *      seen from BIN when built, "../build" for bin/ and build/).
+ * EXEDIR is the directory of /proc/self/exe: a tree moved as a whole
+ * finds its own library, never the one of the tree it was built in.
+ * Static storage. */
 const char *trec_gpu_injection_path(void);
 
 /* Create a private directory for the side traces: next to the output

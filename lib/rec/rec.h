@@ -82,10 +82,4 @@ typedef struct rec_result {
  * and SIGXFSZ ignored) for its duration.  Call once per process. */
 int rec_run(const rec_config *cfg, rec_result *res);
 
-/* "GPU support: off (...)" or a description of the GPU support built
- * in, for `trec --version`.  Defined by the GPU part of the project
- * (lib/gpu/gpu_support.c, declared there in lib/gpu/trec_gpu.h too).
- * Cannot fail; the string is static. */
-const char *trec_gpu_support(void);
-
 #endif /* TRC_LIB_REC_REC_H */

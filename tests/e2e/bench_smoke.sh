@@ -43,10 +43,10 @@ gpu_tools=("trc-dump --check" trc2nvvp "trc2nvvp --print-gpu-trace" trc2chrome t
   for t in "${gpu_tools[@]}"; do printf 'decode_gpu\t%s\t2500000\tactivities/s\t\ndecode_gpu\t%s.rss\t8192\tKiB\t\n' "$t" "$t"; done
   printf 'format\truns_recording_bytes\t1.65\tB/sample\t\nformat\trandom_recording_bytes\t4.7\tB/sample\t\n'
   printf 'format\truns_recording_writer\t1e7\tsamples/s\t\nformat\truns_recording_reader_at_ceiling\t60\tpct\t\n'
-  printf 'conv_a\tpstats_size_vs_cprofile\t0.1\tx\t\nconv_a\tpstats_load_vs_cprofile\t0.09\tx\t\n'
-  printf 'conv_b\tspeedscope_naive_vs_ours\t3.3\tx\t\n'
-  printf 'chgpu\ttrc2speedscope.cpu\t0.6\ts\t\nchgpu\ttrc2speedscope.rss\t38000\tKiB\t\n'
-  printf 'chgpu\ttrc2chrome.cpu\t1.5\ts\t\nchgpu\ttrc2chrome.rss\t9000\tKiB\t\n'
+  printf 'collapsed_stats_pstats\tpstats_size_vs_cprofile\t0.1\tx\t\ncollapsed_stats_pstats\tpstats_load_vs_cprofile\t0.09\tx\t\n'
+  printf 'speedscope_chrome\tspeedscope_naive_vs_ours\t3.3\tx\t\n'
+  printf 'speedscope_chrome_gpu\ttrc2speedscope.cpu\t0.6\ts\t\nspeedscope_chrome_gpu\ttrc2speedscope.rss\t38000\tKiB\t\n'
+  printf 'speedscope_chrome_gpu\ttrc2chrome.cpu\t1.5\ts\t\nspeedscope_chrome_gpu\ttrc2chrome.rss\t9000\tKiB\t\n'
   printf 'nvvp\t--print-gpu-trace\t1.2\ts\t\nnvvp\t--svg\t0.75\ts\t\n'
   printf 'py_walk\t3.9.18 tick p50\t7.5\tus\t\npy_walk\t3.11.2 tick p50\t6.8\tus\t\npy_walk\t3.11.2 tick p99\t9\tus\t\n'
 } > "$tmp/full.tsv"

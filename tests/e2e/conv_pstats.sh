@@ -18,7 +18,9 @@ bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # Interpreters 3.8–3.13, found at run time.
 pythons=()
-for p in /root/.pyenv/versions/*/bin/python3 /usr/bin/python3 /usr/local/bin/python3; do
+. tests/e2e/lib/pythons.sh
+pyenv_root=$(trec_pyenv_root) || pyenv_root=""
+for p in ${pyenv_root:+"$pyenv_root"/versions/*/bin/python3} /usr/bin/python3 /usr/local/bin/python3; do
   [ -x "$p" ] || continue
   v=$("$p" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || continue
   case $v in 3.8|3.9|3.10|3.11|3.12|3.13) pythons+=("$p") ;; esac

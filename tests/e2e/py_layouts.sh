@@ -13,7 +13,9 @@ gen() {  # gen INCLUDE_DIR VERSION OUT
   "$cc" -std=gnu11 -DPy_BUILD_CORE -I"$1" -I"$1/internal" -I/usr/include/x86_64-linux-gnu/"$(basename "$1")" \
     scripts/pylayout/gen_layout.c -o "$tmp/gen" 2>"$tmp/err" && "$tmp/gen" "$2" > "$3"
 }
-for pre in "${PYENV_ROOT:-/root/.pyenv}"/versions/3.*; do
+. tests/e2e/lib/pythons.sh
+pyenv_root=$(trec_pyenv_root) || echo "no pyenv: only a distribution's headers are checked"
+for pre in ${pyenv_root:+"$pyenv_root"/versions/3.*}; do
   [ -d "$pre/include" ] || continue
   v=$(basename "$pre"); m=$(echo "$v" | cut -d. -f1-2); mi=${m#3.}
   case $mi in 8|9|10|11|12) ;; *) continue ;; esac

@@ -164,7 +164,9 @@ else
 fi
 
 # unsupported interpreters: a warning naming the version, at once
-for old in "${PYENV_ROOT:-/root/.pyenv}"/versions/{2.7,3.6,3.7}*/bin/python; do
+olds=()
+pyenv_root=$(trec_pyenv_root) && olds=("$pyenv_root"/versions/{2.7,3.6,3.7}*/bin/python)
+for old in "${olds[@]}"; do
   [ -x "$old" ] || continue
   v=$(basename "$(dirname "$(dirname "$old")")")
   t0=$(date +%s%N)

@@ -9,7 +9,9 @@
 #
 # Usage: tests/gpu/run_real_check.sh [OUTDIR]   (from the repository root)
 # Env: BIN (default bin), BUILD (default build), PY (default python3),
-#      TREC (default $BIN/trec).  Exit 0 pass, 1 fail, 77 no GPU.
+#      TREC (default $BIN/trec).  Exit 0 pass, 1 fail (also when trec
+#      was built without GPU support or cannot find libtrec-cupti.so:
+#      there would be nothing to check), 77 no GPU.
 set -u
 BIN=${BIN:-bin} BUILD=${BUILD:-build} PY=${PY:-python3}
 TREC=${TREC:-$BIN/trec}
@@ -17,9 +19,15 @@ out=${1:-$(mktemp -d /tmp/trc-real-gpu-XXXXXX)}
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
 
+support=$("$TREC" --version 2>&1 | grep '^GPU support: ')
+echo "$support"
+case $support in
+  "GPU support: built in"*) ;;
+  *) echo "run_real_check: error: $TREC: ${support:-no 'GPU support:' line in trec --version}; nothing to check without it (docs/gpu.md, Building)"
+     exit 1 ;;
+esac
 "$PY" -c 'import torch,sys; sys.exit(0 if torch.cuda.is_available() else 77)' || {
   echo "run_real_check: no PyTorch with CUDA here"; exit 77; }
-"$TREC" --version 2>&1 | grep -i 'gpu support' || true
 
 # Each configuration runs twice; the faster run counts (less noise in the ratio).
 run() {  # run TAG [trec]: writes $out/TAG-{1,2}.json (and .trc under trec)

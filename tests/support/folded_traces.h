@@ -7,7 +7,7 @@
  * Two layers: a small in-memory trace builder for unit tests (write a
  * few frames and samples, then read them back), and whole-file
  * generators for the end-to-end tests and the benchmark.  Built with
- * -DCONV_GEN_MAIN this file is also the `conv-gen` program (mk/conva.mk).
+ * -DCONV_GEN_MAIN this file is also the `conv-gen` program (mk/conv_gen.mk).
  */
 #ifndef TRC_TESTS_SUPPORT_FOLDED_TRACES_H
 #define TRC_TESTS_SUPPORT_FOLDED_TRACES_H

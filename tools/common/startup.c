@@ -26,12 +26,8 @@
 
 #include "lib/util/alloc.h"
 
-#if defined(__has_include)
-#if __has_include(<libxml/xmlmemory.h>)
-#include <libxml/xmlmemory.h>
-#define HAVE_LIBXML 1
-#endif
-#endif
+/* libxml2 is put on the wrapper by the SVG writer itself when it starts
+ * (nvvp_sd_open), not here: only the tool that writes SVG links libxml2. */
 
 static void print_count(void)
 {
@@ -60,10 +56,6 @@ void cli_startup(void)
         n = -1; /* a malformed value switches nothing on */
     if (n < 1 && !counting)
         return;
-#ifdef HAVE_LIBXML
-    /* Before any other libxml2 call: the hooks must see every block. */
-    xmlMemSetup(trc_free, trc_malloc, trc_realloc, trc_strdup);
-#endif
     if (counting)
         atexit(print_count);
     trc_alloc_fail_after(n); /* also starts the count from zero */

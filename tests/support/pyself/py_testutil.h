@@ -5,8 +5,8 @@
  * timeout, and stopping it.  Test code only (static functions).
  *
  * Interpreters: $TRC_TEST_PYTHONS (colon-separated) if set, else
- * /usr/bin/python3 and every $PYENV_ROOT/versions/VERSION/bin/python3
- * (default root /root/.pyenv), skipping 2.x, 3.6 and 3.7 by name.
+ * /usr/bin/python3 and every pyenv VERSION/bin/python3 (pyenv's root as
+ * tests/support/pyenv.h finds it), skipping 2.x, 3.6 and 3.7 by name.
  */
 #ifndef TRC_LIB_PY_TESTUTIL_H
 #define TRC_LIB_PY_TESTUTIL_H
@@ -25,6 +25,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "tests/support/pyenv.h"
 
 #define PYT_MAX_PY 32
 
@@ -82,11 +84,8 @@ __attribute__((unused)) static void pyt_find(pyt_list *l)
         return;
     }
     pyt_add(l, "/usr/bin/python3");
-    const char *root = getenv("PYENV_ROOT");
-    char pat[PATH_MAX];
-    snprintf(pat, sizeof pat, "%s/versions/*/bin/python3", root && *root ? root : "/root/.pyenv");
     glob_t g;
-    if (glob(pat, 0, NULL, &g) == 0) {
+    if (test_pyenv_glob("versions/*/bin/python3", 0, &g) == 0) {
         for (size_t i = 0; i < g.gl_pathc; i++)
             if (!pyt_old_dir(g.gl_pathv[i]))
                 pyt_add(l, g.gl_pathv[i]);

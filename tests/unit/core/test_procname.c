@@ -67,7 +67,7 @@ static const row rows[] = {
     { PY, CP, "", "", -1, "python3.11 (pid 812)" },
     { PY, CP, "celery worker -A app", "", -1, "celery (pid 812)" },
     { "/usr/bin/uwsgi", CP, "uwsgi --ini a.ini", "", -1, "uwsgi (pid 812)" },
-    { PY, CP, "/root/.pyenv/versions/3.12.1/bin/python3 a.py", "", -1, "a.py (pid 812)" },
+    { PY, CP, "/home/u/.pyenv/versions/3.12.1/bin/python3 a.py", "", -1, "a.py (pid 812)" },
     { "/usr/bin/pypy3", "", "pypy3 b.py", "", -1, "b.py (pid 812)" },
     /* the recorder's label wins over the command line it shares with its parent */
     { PY, CP, "python3 train.py", "DataLoader worker 1", -1, "DataLoader worker 1 (pid 812)" },

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "tests/gpu/trace_check.h"
+#include "tests/support/pyenv.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SANITIZED 1
@@ -151,7 +152,7 @@ static void test_each_python(void **state)
     snprintf(out_main, sizeof out_main, "%s.main", out);
     memset(&g, 0, sizeof g);
     glob("/usr/bin/python3.[0-9]*", 0, NULL, &g);
-    glob("/root/.pyenv/versions/3.*/bin/python3", GLOB_APPEND, NULL, &g);
+    test_pyenv_glob("versions/3.*/bin/python3", GLOB_APPEND, &g);
     for (size_t i = 0; i < g.gl_pathc; i++) {
         const char *py = g.gl_pathv[i];
         int minor = minor_of(py);

@@ -98,13 +98,10 @@ static int check_gnu_hash(const char *path)
 
 static void test_real_files(void **state)
 {
-    const char *root = getenv("PYENV_ROOT");
-    char pat[PATH_MAX];
     glob_t g;
     int n = 0;
 
-    snprintf(pat, sizeof pat, "%s/versions/3.*/lib/libpython3.*.so.1.0", root && *root ? root : "/root/.pyenv");
-    if (glob(pat, 0, NULL, &g) == 0) {
+    if (test_pyenv_glob("versions/3.*/lib/libpython3.*.so.1.0", 0, &g) == 0) {
         for (size_t i = 0; i < g.gl_pathc; i++) {
             if (pyt_old_dir(g.gl_pathv[i]))
                 continue;
@@ -173,15 +170,13 @@ static void evict(int fd)
  * found, by reading the whole file. */
 static void test_version_from_resident_pages(void **state)
 {
-    const char *root = getenv("PYENV_ROOT");
-    char pat[PATH_MAX], srcpath[PATH_MAX], tmpl[] = "/tmp/test_py_elf_res_XXXXXX", err[256];
+    char srcpath[PATH_MAX], tmpl[] = "/tmp/test_py_elf_res_XXXXXX", err[256];
     char want[32], got[32];
     glob_t g;
     const char *src = NULL;
     int minor = 0;
 
-    snprintf(pat, sizeof pat, "%s/versions/3.*/lib/libpython3.*.so.1.0", root && *root ? root : "/root/.pyenv");
-    if (glob(pat, 0, NULL, &g) != 0)
+    if (test_pyenv_glob("versions/3.*/lib/libpython3.*.so.1.0", 0, &g) != 0)
         skip();
     for (size_t i = 0; i < g.gl_pathc && !src; i++) {
         char v[32];

@@ -104,13 +104,10 @@ static void test_exiting(void **state)
 
 static void test_old_versions(void **state)
 {
-    const char *root = getenv("PYENV_ROOT");
-    char pat[PATH_MAX];
     glob_t g;
     int tried = 0;
 
-    snprintf(pat, sizeof pat, "%s/versions/*/bin/python", root && *root ? root : "/root/.pyenv");
-    if (glob(pat, 0, NULL, &g) != 0) {
+    if (test_pyenv_glob("versions/*/bin/python", 0, &g) != 0) {
         printf("no pyenv interpreters\n");
         return;
     }
@@ -148,13 +145,10 @@ static void test_old_versions(void **state)
  * only the executable and the loader are mapped: NOT_READY, retry. */
 static void test_before_loader(void **state)
 {
-    const char *root = getenv("PYENV_ROOT");
-    char pat[PATH_MAX];
     glob_t g;
     int tried = 0;
 
-    snprintf(pat, sizeof pat, "%s/versions/*/bin/python", root && *root ? root : "/root/.pyenv");
-    if (glob(pat, 0, NULL, &g) != 0) {
+    if (test_pyenv_glob("versions/*/bin/python", 0, &g) != 0) {
         printf("no pyenv interpreters: skipped\n");
         return;
     }
@@ -201,13 +195,10 @@ static void test_before_loader(void **state)
 /* A process that has libpython mapped and never calls Py_Initialize. */
 static void test_not_ready(void **state)
 {
-    const char *root = getenv("PYENV_ROOT");
-    char pat[PATH_MAX];
     glob_t g;
     int tried = 0;
 
-    snprintf(pat, sizeof pat, "%s/versions/3.*/lib/libpython3.*.so.1.0", root && *root ? root : "/root/.pyenv");
-    if (glob(pat, 0, NULL, &g) != 0) {
+    if (test_pyenv_glob("versions/3.*/lib/libpython3.*.so.1.0", 0, &g) != 0) {
         printf("no shared libpython: skipped\n");
         return;
     }
@@ -251,13 +242,10 @@ static void test_not_ready(void **state)
  * started yet, but it is shutting down and will not start again. */
 static void test_finalized(void **state)
 {
-    const char *root = getenv("PYENV_ROOT");
-    char pat[PATH_MAX];
     glob_t g;
     int tried = 0;
 
-    snprintf(pat, sizeof pat, "%s/versions/3.*/lib/libpython3.*.so.1.0", root && *root ? root : "/root/.pyenv");
-    if (glob(pat, 0, NULL, &g) != 0) {
+    if (test_pyenv_glob("versions/3.*/lib/libpython3.*.so.1.0", 0, &g) != 0) {
         printf("no shared libpython: skipped\n");
         return;
     }

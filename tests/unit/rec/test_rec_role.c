@@ -67,7 +67,7 @@ static void test_role(void **state)
 {
     (void)state;
     const char *dl = "/usr/lib/python3/dist-packages/torch/utils/data/_utils/worker.py";
-    const char *pool = "/root/.pyenv/versions/3.11.7/lib/python3.11/multiprocessing/pool.py";
+    const char *pool = "/home/u/.pyenv/versions/3.11.7/lib/python3.11/multiprocessing/pool.py";
     const char *proc = "/usr/lib/python3.11/multiprocessing/process.py";
     /* leaf first: a DataLoader worker forked from a script's main() */
     py_frame_info fork_dl[] = {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/chgpu.sh — GPU data in trc2chrome and trc2speedscope (1 M
-# GPU activities convert in under 2 s per output on one core).  The input
+# bench/speedscope_chrome_gpu.sh — GPU data in trc2chrome and trc2speedscope
+# (1 M GPU activities convert in under 2 s per output on one core).  The input
 # is the synthetic training trace of tests/support/timeline_traces.c
 # (timeline-gen --write-gpu N): N launches, i.e. about N kernels,
 # copies and memsets plus 1.9 N CUDA API calls (runtime calls around
@@ -8,13 +8,14 @@
 # N = 200 k.  Printed side by side in one run: activities/s and CPU seconds
 # (user + system: writing the output is part of the cost), peak RSS, and
 # peak RSS at N/4 to show how memory grows with the input.
-# Under bench/run-all each figure also goes to $BENCH_RESULTS (group chgpu).
+# Under bench/run-all each figure also goes to $BENCH_RESULTS
+# (group speedscope_chrome_gpu).
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
 gen=$BUILD/tests/timeline-gen
 for f in "$BIN/trc2speedscope" "$BIN/trc2chrome" "$gen"; do
-  [ -x "$f" ] || { echo "chgpu: $f not built (make bench builds it)"; exit 1; }
+  [ -x "$f" ] || { echo "speedscope_chrome_gpu: $f not built (make bench builds it)"; exit 1; }
 done
 n=1000000
 [ "${BENCH_QUICK:-0}" = 1 ] && n=200000
@@ -37,7 +38,7 @@ def run(args):
     r = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", f"{tmp}/time.txt"] + args,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if r.returncode not in (0, 1):
-        sys.exit(f"chgpu: {' '.join(args)} failed with exit {r.returncode}")
+        sys.exit(f"speedscope_chrome_gpu: {' '.join(args)} failed with exit {r.returncode}")
     user, sys_, rss = open(f"{tmp}/time.txt").read().split()[-3:]
     return float(user) + float(sys_), int(rss)
 
@@ -53,8 +54,8 @@ for tool in ("trc2speedscope", "trc2chrome"):
     verdict = "ok" if cpu < 2.0 or acts < 1000000 else "over 2 s"
     print(f"{tool:<16}{acts / max(cpu, 0.01):>14,.0f}{cpu:>8.2f}{rss / 1024:>9.1f}Mi"
           f"{rss_q / 1024:>8.1f}Mi{out / 1e6:>9.1f}MB  {verdict}")
-    result("chgpu", tool, acts / max(cpu, 0.01), "activities/s", f"{acts} activities, CPU time, best of 3, {verdict}")
-    result("chgpu", tool + ".cpu", cpu, "s", "budget 2 s at 1 M activities")
-    result("chgpu", tool + ".rss", rss, "KiB")
-    result("chgpu", tool + ".rss_n_4", rss_q, "KiB", "peak RSS at a quarter of the activities")
+    result("speedscope_chrome_gpu", tool, acts / max(cpu, 0.01), "activities/s", f"{acts} activities, CPU time, best of 3, {verdict}")
+    result("speedscope_chrome_gpu", tool + ".cpu", cpu, "s", "budget 2 s at 1 M activities")
+    result("speedscope_chrome_gpu", tool + ".rss", rss, "KiB")
+    result("speedscope_chrome_gpu", tool + ".rss_n_4", rss_q, "KiB", "peak RSS at a quarter of the activities")
 EOF

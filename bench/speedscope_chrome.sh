@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/conv_b.sh — trc2speedscope and trc2chrome on a 1 M-sample trace
+# bench/speedscope_chrome.sh — trc2speedscope and trc2chrome on a 1 M-sample trace
 # (4 threads, ~2000 distinct stacks; BENCH_QUICK=1: 200 k), side by side
 # in one run:
 #   - samples/s (samples in the trace / wall time) and peak RSS per tool;
@@ -9,13 +9,13 @@
 #     (one "samples" entry per sample, what a converter that does not merge
 #     consecutive identical samples writes), computed exactly by expanding
 #     our runs with a tiny script.
-# Under bench/run-all each figure also goes to $BENCH_RESULTS (group conv_b).
+# Under bench/run-all each figure also goes to $BENCH_RESULTS (group speedscope_chrome).
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
 gen=$BUILD/tests/timeline-gen
 for f in "$BIN/trc2speedscope" "$BIN/trc2chrome" "$gen"; do
-  [ -x "$f" ] || { echo "conv_b: $f not built (make bench builds it)"; exit 1; }
+  [ -x "$f" ] || { echo "speedscope_chrome: $f not built (make bench builds it)"; exit 1; }
 done
 n=1000000
 [ "${BENCH_QUICK:-0}" = 1 ] && n=200000
@@ -37,7 +37,7 @@ def run(args):
     r = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", "-o", f"{tmp}/time.txt"] + args,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if r.returncode not in (0, 1):
-        sys.exit(f"conv_b: {' '.join(args)} failed with exit {r.returncode}")
+        sys.exit(f"speedscope_chrome: {' '.join(args)} failed with exit {r.returncode}")
     wall, user, sys_, rss = open(f"{tmp}/time.txt").read().split()[-4:]
     return float(wall), float(user) + float(sys_), int(rss)
 
@@ -58,10 +58,10 @@ for tool in ("trc2speedscope", "trc2chrome"):
     outs[tool] = out
     print(f"{tool:<16}{n / max(cpu, 0.01):>14,.0f}{cpu:>8.2f}{rss / 1024:>9.1f}Mi{rss_q / 1024:>8.1f}Mi"
           f"{rss / max(rss_q, 1):>10.2f}x{out / 1e6:>9.1f}MB")
-    result("conv_b", tool, n / max(cpu, 0.01), "samples/s", f"--idle, {n} samples, 4 threads, CPU time, best of 3")
-    result("conv_b", tool + ".rss", rss, "KiB")
-    result("conv_b", tool + ".rss_n_4", rss_q, "KiB", "peak RSS at a quarter of the samples")
-    result("conv_b", tool + ".output", out / n, "B/sample", f"{out} bytes of output")
+    result("speedscope_chrome", tool, n / max(cpu, 0.01), "samples/s", f"--idle, {n} samples, 4 threads, CPU time, best of 3")
+    result("speedscope_chrome", tool + ".rss", rss, "KiB")
+    result("speedscope_chrome", tool + ".rss_n_4", rss_q, "KiB", "peak RSS at a quarter of the samples")
+    result("speedscope_chrome", tool + ".output", out / n, "B/sample", f"{out} bytes of output")
 
 # Naive per-sample speedscope JSON of the same samples: every run of k
 # samples (weight k * period) written as k entries of weight period.
@@ -82,6 +82,6 @@ print(f"speedscope entries: {runs:,} runs for {entries:,} samples ({entries / ma
 print(f"speedscope output: {ours / 1e6:.1f} MB vs naive per-sample JSON {naive / 1e6:.1f} MB: "
       f"ratio naive/ours = {naive / ours:.2f}x")
 print(f"input .trc vs speedscope JSON: {ours / size_trc:.1f}x smaller as .trc")
-result("conv_b", "speedscope_naive_vs_ours", naive / ours, "x",
+result("speedscope_chrome", "speedscope_naive_vs_ours", naive / ours, "x",
        f"naive per-sample JSON {naive} B / ours {ours} B ({entries / max(runs, 1):.2f} samples per entry)")
 EOF

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench/conv_a.sh — trc2collapsed, trc-stats and trc2pstats on a 1 M-sample
-# trace (4 threads, ~600 distinct stacks up to depth 48; BENCH_QUICK=1:
-# 200 k), side by side in one run:
+# bench/collapsed_stats_pstats.sh — trc2collapsed, trc-stats and trc2pstats
+# on a 1 M-sample trace (4 threads, ~600 distinct stacks up to depth 48;
+# BENCH_QUICK=1: 200 k), side by side in one run:
 #   - samples/s (samples in the trace / wall time, best of 3) and peak RSS
 #     per tool, next to the reader alone (trc-dump --summary) as the floor;
 #   - peak RSS on a trace with a quarter of the samples: memory follows
@@ -10,13 +10,14 @@
 #     with the same shape (120 functions calling each other at random, to
 #     depth 48): file size, pstats load time, and what cProfile costs the
 #     program while it runs.
-# Under bench/run-all each figure also goes to $BENCH_RESULTS (group conv_a).
+# Under bench/run-all each figure also goes to $BENCH_RESULTS
+# (group collapsed_stats_pstats).
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
 gen=$BUILD/tests/conv-gen
 for f in "$BIN/trc2collapsed" "$BIN/trc-stats" "$BIN/trc2pstats" "$gen"; do
-  [ -x "$f" ] || { echo "conv_a: $f not built (make bench builds it)"; exit 1; }
+  [ -x "$f" ] || { echo "collapsed_stats_pstats: $f not built (make bench builds it)"; exit 1; }
 done
 n=1000000
 [ "${BENCH_QUICK:-0}" = 1 ] && n=200000
@@ -46,7 +47,7 @@ def run(argv, out="/dev/null"):
         dt = time.perf_counter() - t0
     code = os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status >> 8
     if code != 0:
-        sys.exit(f"conv_a: {argv} exited {code}")
+        sys.exit(f"collapsed_stats_pstats: {argv} exited {code}")
     rss = int(open(rss_file).read().split()[-1]) if TIME else ru.ru_maxrss
     return dt, rss
 
@@ -58,8 +59,8 @@ big, quarter = f"{tmp}/big.trc", f"{tmp}/quarter.trc"
 print(f"trace: {n} samples, {os.path.getsize(big) / 1e6:.1f} MB")
 floor_t, floor_rss = best([f"{bindir}/trc-dump", "--summary", big])
 print(f"{'reader alone (trc-dump --summary)':38s} {n / floor_t / 1e6:7.2f} M samples/s  peak RSS {floor_rss / 1024:6.1f} MiB")
-result("conv_a", "trc-dump --summary", n / floor_t, "samples/s", f"conv-gen big {n}, wall time, best of 3")
-result("conv_a", "trc-dump --summary.rss", floor_rss, "KiB")
+result("collapsed_stats_pstats", "trc-dump --summary", n / floor_t, "samples/s", f"conv-gen big {n}, wall time, best of 3")
+result("collapsed_stats_pstats", "trc-dump --summary.rss", floor_rss, "KiB")
 tools = [("trc2collapsed", []), ("trc2collapsed --threads", ["--threads"]),
          ("trc-stats", []), ("trc2pstats", ["-o", f"{tmp}/big.pstats"])]
 for name, args in tools:
@@ -68,9 +69,9 @@ for name, args in tools:
     _, rss_q = run([exe] + args + [quarter])
     print(f"{name:38s} {n / t / 1e6:7.2f} M samples/s  peak RSS {rss / 1024:6.1f} MiB"
           f"  (x{t / floor_t:4.2f} the reader's time; RSS at 1/4 of the samples: {rss_q / 1024:.1f} MiB)")
-    result("conv_a", name, n / t, "samples/s", f"conv-gen big {n}, wall time, best of 3")
-    result("conv_a", name + ".rss", rss, "KiB")
-    result("conv_a", name + ".rss_n_4", rss_q, "KiB", "peak RSS at a quarter of the samples")
+    result("collapsed_stats_pstats", name, n / t, "samples/s", f"conv-gen big {n}, wall time, best of 3")
+    result("collapsed_stats_pstats", name + ".rss", rss, "KiB")
+    result("collapsed_stats_pstats", name + ".rss_n_4", rss_q, "KiB", "peak RSS at a quarter of the samples")
 
 # --- pstats: trc2pstats output versus cProfile of a program of the same shape
 prog = f"{tmp}/work.py"
@@ -107,10 +108,10 @@ print(f"pstats file, python -m cProfile -o:       {s_cp / 1024:8.1f} KiB, {nf_cp
 print(f"ratios trc2pstats / cProfile: size x{s_ours / s_cp:.2f}, load time x{lt_ours / lt_cp:.2f}")
 print(f"cProfile slows the program x{t_prof / t_plain:.2f} while it runs ({t_plain:.2f} s -> {t_prof:.2f} s);"
       f" trc2pstats adds no run-time cost (it converts a trace afterwards, {n / best([f'{bindir}/trc2pstats', '-o', f'{tmp}/x.pstats', big])[0] / 1e6:.1f} M samples/s)")
-result("conv_a", "pstats_size_vs_cprofile", s_ours / s_cp, "x",
+result("collapsed_stats_pstats", "pstats_size_vs_cprofile", s_ours / s_cp, "x",
        f"trc2pstats file {s_ours} B ({nf_ours} functions) / cProfile's {s_cp} B ({nf_cp})")
-result("conv_a", "pstats_load_vs_cprofile", lt_ours / lt_cp, "x",
+result("collapsed_stats_pstats", "pstats_load_vs_cprofile", lt_ours / lt_cp, "x",
        f"pstats.Stats() load {lt_ours * 1e3:.1f} ms / {lt_cp * 1e3:.1f} ms")
-result("conv_a", "cprofile_slowdown", t_prof / t_plain, "x",
+result("collapsed_stats_pstats", "cprofile_slowdown", t_prof / t_plain, "x",
        f"random-call program, {t_plain:.2f} s -> {t_prof:.2f} s")
 EOF

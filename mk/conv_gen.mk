@@ -1,8 +1,10 @@
-# mk/conva.mk — trc2collapsed, trc-stats, trc2pstats.
+# mk/conv_gen.mk — conv-gen, the synthetic trace generator of the
+# trc2collapsed, trc-stats and trc2pstats tests.
 #
 # conv-gen writes the synthetic traces the e2e tests (tests/e2e/conv_*.sh)
-# and bench/conv_a.sh use: tests/support/folded_traces.c built with its
-# main() switched on, linked with the trace builder it is written with.
+# and bench/collapsed_stats_pstats.sh use: tests/support/folded_traces.c
+# built with its main() switched on, linked with the trace builder it is
+# written with.
 
 CONV_GEN := $(BUILD)/tests/conv-gen
 

@@ -1,9 +1,10 @@
-# mk/convb.mk — trc2speedscope and trc2chrome.
+# mk/speedscope_chrome_traces.mk — the synthetic traces of the
+# trc2speedscope and trc2chrome tests and benchmarks.
 #
 # timeline-gen writes the synthetic traces (tests/support/timeline_traces.c
 # built with its main() switched on, over the trace builder) that the e2e
 # scripts (tests/e2e/conv_speedscope_chrome*.sh, viewer_speedscope.sh),
-# the converter goldens (fixtures/convert/) and bench/conv_b.sh use:
+# the converter goldens (fixtures/convert/) and bench/speedscope_chrome.sh and bench/speedscope_chrome_gpu.sh use:
 # `timeline-gen --write-small FILE`, `--write-big N THREADS FILE`,
 # `--write-gpu N FILE`.
 
