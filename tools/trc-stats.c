@@ -1,18 +1,18 @@
 /*
  * trc-stats — a cProfile-style table of a trace in the terminal
  * (docs/man/trc-stats.1, meanings in docs/converters.md).  The numbers
- * come from lib/export/stats.c, the same model trc2pstats writes, and the
+ * come from lib/export/folded/stats.c, the same model trc2pstats writes, and the
  * report from tools/common/stats_table.c; this is the option table and
  * the sink.
  *
- * --gpu prints nvprof's summary instead (lib/export/gpu_summary.c, the
+ * --gpu prints nvprof's summary instead (lib/export/nvvp/gpu_summary.c, the
  * table trc2nvvp prints); --gpu-callsites the same table as for samples
- * but weighted by GPU time per launching stack (lib/export/gpu_callsite.c).
+ * but weighted by GPU time per launching stack (lib/export/common/gpu_callsite.c).
  */
 #include <stdlib.h>
 
-#include "lib/export/export.h"
-#include "lib/export/gpu_summary.h"
+#include "lib/export/folded/folded.h"
+#include "lib/export/nvvp/gpu_summary.h"
 #include "tools/common/convert.h"
 #include "tools/common/stats_table.h"
 

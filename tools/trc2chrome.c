@@ -2,10 +2,10 @@
  * trc2chrome — convert a .trc trace to Chrome Trace Event JSON (Perfetto,
  * chrome://tracing, speedscope): per-thread flame charts of nested "X"
  * slices, GPU streams, CUDA API calls, markers and launch flows,
- * counters, losses and names.  The work is lib/export/chrome.c;
+ * counters, losses and names.  The work is lib/export/chrome/chrome.c;
  * this is the option table and the pipeline.
  */
-#include "lib/export/chrome.h"
+#include "lib/export/chrome/chrome.h"
 #include "tools/common/convert.h"
 
 static int sink_event(void *ctx, trc_reader *r, const trc_event *ev, FILE *out)

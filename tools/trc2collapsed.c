@@ -1,12 +1,12 @@
 /*
  * trc2collapsed — folded stacks ("root;...;leaf COUNT") for flamegraph.pl,
  * inferno and speedscope (docs/design/outputs.md §4; docs/man/trc2collapsed.1).
- * A thin main over lib/export/collapsed.c and the converter pipeline;
- * --gpu charges GPU time to launch sites through lib/export/gpu_callsite.c.
+ * A thin main over lib/export/folded/collapsed.c and the converter pipeline;
+ * --gpu charges GPU time to launch sites through lib/export/common/gpu_callsite.c.
  */
 #include <string.h>
 
-#include "lib/export/export.h"
+#include "lib/export/folded/folded.h"
 #include "tools/common/convert.h"
 
 typedef struct opts {

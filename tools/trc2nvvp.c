@@ -3,14 +3,14 @@
  * it (docs/design/outputs.md §5; docs/man/trc2nvvp.1): nvprof's summary by default,
  * --print-gpu-trace / --print-api-trace tables (text or --csv), or an
  * NVVP-like SVG timeline with --svg FILE.  A thin main over
- * lib/export/nvvp_* and the converter pipeline.
+ * lib/export/nvvp/nvvp_* and the converter pipeline.
  */
 #include <string.h>
 
-#include "lib/export/nvvp_data.h"
-#include "lib/export/nvvp_summary.h"
-#include "lib/export/nvvp_svg.h"
-#include "lib/export/nvvp_trace.h"
+#include "lib/export/nvvp/nvvp_data.h"
+#include "lib/export/nvvp/nvvp_summary.h"
+#include "lib/export/nvvp/nvvp_svg.h"
+#include "lib/export/nvvp/nvvp_trace.h"
 #include "tools/common/convert.h"
 
 typedef struct opts {

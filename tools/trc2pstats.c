@@ -1,11 +1,11 @@
 /*
  * trc2pstats — a pstats file (marshal-ed dict, docs/design/outputs.md §3) that
  * `python -m pstats`, pstats.Stats, snakeviz and gprof2dot load
- * (docs/man/trc2pstats.1).  A thin main over lib/export/stats.c and
- * lib/export/pstats.c and the converter pipeline; --gpu weights stacks by
- * GPU time through lib/export/gpu_callsite.c.
+ * (docs/man/trc2pstats.1).  A thin main over lib/export/folded/stats.c and
+ * lib/export/folded/pstats.c and the converter pipeline; --gpu weights stacks by
+ * GPU time through lib/export/common/gpu_callsite.c.
  */
-#include "lib/export/export.h"
+#include "lib/export/folded/folded.h"
 #include "tools/common/convert.h"
 
 typedef struct ctx {

@@ -2,9 +2,9 @@
  * trc2speedscope — convert a .trc trace to speedscope JSON: one sampled
  * profile per thread (and per process with --merge-threads), one evented
  * profile per GPU stream.  The work is
- * lib/export/speedscope.c; this is the option table and the pipeline.
+ * lib/export/speedscope/speedscope.c; this is the option table and the pipeline.
  */
-#include "lib/export/speedscope.h"
+#include "lib/export/speedscope/speedscope.h"
 #include "tools/common/convert.h"
 
 static int sink_event(void *ctx, trc_reader *r, const trc_event *ev, FILE *out)

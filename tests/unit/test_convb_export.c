@@ -1,6 +1,6 @@
 /*
  * test_convb_export.c — the speedscope and Chrome exporters
- * (lib/export/speedscope.c, chrome.c) on the synthetic traces of
+ * (lib/export/speedscope/speedscope.c, chrome.c) on the synthetic traces of
  * tests/support/convb_traces.c, read back with the real reader and
  * selected with the converters' own selection code.  Outputs are parsed
  * with cJSON and checked structurally and against what the generator
@@ -28,8 +28,8 @@
 #include <cjson/cJSON.h>
 
 #include "lib/util/alloc.h"
-#include "lib/export/chrome.h"
-#include "lib/export/speedscope.h"
+#include "lib/export/chrome/chrome.h"
+#include "lib/export/speedscope/speedscope.h"
 #include "tests/support/convb_traces.h"
 #include "tools/common/convert.h"
 

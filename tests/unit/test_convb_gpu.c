@@ -1,6 +1,6 @@
 /*
  * test_convb_gpu.c — GPU data in the speedscope and Chrome exporters
- * (lib/export/speedscope_gpu.c, chrome_gpu.c): a hand-made stream whose
+ * (lib/export/speedscope/speedscope_gpu.c, chrome_gpu.c): a hand-made stream whose
  * intervals nest, overlap, hide each other and repeat, checked event by
  * event (speedscope's evented rules) and slice by slice (Chrome lanes and
  * flows); the synthetic training trace of tests/support/convb_traces.c
@@ -22,8 +22,8 @@
 #include <cjson/cJSON.h>
 
 #include "lib/util/alloc.h"
-#include "lib/export/chrome.h"
-#include "lib/export/speedscope.h"
+#include "lib/export/chrome/chrome.h"
+#include "lib/export/speedscope/speedscope.h"
 #include "tests/support/convb_traces.h"
 
 #define T0 1000000000LL  /* segment start of the hand-made trace */

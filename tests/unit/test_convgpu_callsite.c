@@ -1,6 +1,6 @@
 /*
  * test_convgpu_callsite.c — the GPU activity ↔ launch call correlator
- * (lib/export/gpu_callsite.c): activities after or before their call,
+ * (lib/export/common/gpu_callsite.c): activities after or before their call,
  * several activities per call, unmatched activities and calls, launches
  * without Python frames, keys that differ only by pid, the give-up window,
  * segment boundaries, memory that follows unmatched items only, a
@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "lib/util/alloc.h"
-#include "lib/export/gpu_callsite.h"
+#include "lib/export/common/gpu_callsite.h"
 #include "tests/support/conv_traces.h"
 
 #define PID_A 10

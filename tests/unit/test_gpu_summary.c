@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_gpu_summary.c — the `trc-stats --gpu` sink
- * (lib/export/gpu_summary.c) on the fake-CUPTI fixture
+ * (lib/export/nvvp/gpu_summary.c) on the fake-CUPTI fixture
  * (fixtures/gpu/fake_train.trc, from tests/gpu/make_fixture.c).
  *
  * The expected figures are worked out by hand from the scenario's
@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/export/gpu_summary.h"
+#include "lib/export/nvvp/gpu_summary.h"
 
 #define FIXTURE "fixtures/gpu/fake_train.trc"
 #define GOLDEN "fixtures/gpu/fake_train.summary.txt"

@@ -9,7 +9,7 @@
 #ifndef TRC_TOOLS_CONVERT_H
 #define TRC_TOOLS_CONVERT_H
 
-#include "lib/export/gpu_callsite.h"
+#include "lib/export/common/gpu_callsite.h"
 #include "lib/lossrule.h"
 #include "tools/common/cli.h"
 
@@ -158,7 +158,7 @@ void conv_parse(conv_cli *cli, const cli_tool *tool, int argc, char **argv);
  * code of conv_run. */
 int conv_exec(conv_cli *cli, conv_sink *sink, int binary, int sink_selects);
 
-/* A GPU call-site matcher (lib/export/gpu_callsite.h) that hands each
+/* A GPU call-site matcher (lib/export/common/gpu_callsite.h) that hands each
  * activity to emit(ctx, ...) and applies cli's selection itself: launch
  * calls must all be seen, so it goes with conv_exec(..., sink_selects=1).
  * NULL when out of memory.  Free with exp_gpu_callsite_free. */

@@ -2,7 +2,7 @@
  * stats_table.c — trc-stats' report (contract in stats_table.h): rows
  * sorted like pstats' sort_stats, printed like print_stats, or the
  * print_callers/print_callees sections for functions matching a regex.
- * Numbers come from lib/export/stats.c, the model trc2pstats writes, so
+ * Numbers come from lib/export/folded/stats.c, the model trc2pstats writes, so
  * totals agree with the pstats file.
  */
 #include "tools/common/stats_table.h"

@@ -8,7 +8,7 @@
 #ifndef TRC_TOOLS_STATS_TABLE_H
 #define TRC_TOOLS_STATS_TABLE_H
 
-#include "lib/export/export.h"
+#include "lib/export/folded/folded.h"
 #include "tools/common/convert.h"
 
 typedef struct stats_table_opts {
