@@ -21,13 +21,29 @@ static const char *output_name = "<stdout>";
 
 const conv_losses *conv_last_losses(void) { return &last_losses; }
 
-int conv_sink_error(trc_status st)
+/* One line for a failed sink call: the sink's own message, else what
+ * the status says ("OUTPUT: write failed: REASON" for TRC_ERR_IO). */
+static void sink_failed(const exp_sink *sink, trc_status st)
 {
-    if (st == TRC_ERR_IO)
+    const char *msg = exp_sink_error(sink);
+    if (*msg)
+        cli_error("%s", msg);
+    else if (st == TRC_ERR_IO)
         cli_error("%s: write failed: %s", output_name, strerror(errno ? errno : EIO));
     else
         cli_error("%s", trc_status_str(st));
-    return -1;
+}
+
+/* The call-site matcher hands each activity, with its launch site, to
+ * the sink. */
+static trc_status emit_hit(void *sink, trc_reader *r, const exp_gpu_hit *hit)
+{
+    return exp_sink_gpu_hit(sink, r, hit);
+}
+
+static int keep_selected(void *sel, trc_reader *r, const trc_event *ev)
+{
+    return conv_selection_keep(sel, r, ev);
 }
 
 static int is_definition(trc_event_type t)
@@ -37,9 +53,10 @@ static int is_definition(trc_event_type t)
            t == TRC_EV_GPU_CONTEXT || t == TRC_EV_GPU_STREAM;
 }
 
-int conv_run(const conv_job *job, conv_sink *sink)
+int conv_run(const conv_job *job, exp_sink *sink)
 {
     int code = CLI_EXIT_OK;
+    trc_status sst;
     int to_stdout = !job->output || strcmp(job->output, "-") == 0;
     conv_losses_reset(&last_losses);
     output_name = to_stdout ? "<stdout>" : job->output;
@@ -53,6 +70,17 @@ int conv_run(const conv_job *job, conv_sink *sink)
      * the input then dies, the temp file goes at exit (output.c). */
     cli_output out;
     cli_output_open(&out, job->output, job->binary);
+
+    /* A sink of GPU hits is fed by the call-site matcher, which applies
+     * the selection itself: it must see every launch call. */
+    exp_gpu_callsite *sites = NULL;
+    if (exp_sink_takes_gpu_hits(sink)) {
+        sites = exp_gpu_callsite_new(0, emit_hit, sink);
+        if (!sites)
+            cli_die(CLI_EXIT_USAGE, "out of memory");
+        if (job->sel)
+            exp_gpu_callsite_select(sites, keep_selected, job->sel, job->sel->threads.n > 0);
+    }
 
     trc_reader *r = cli_open_input(job->input);
     const char *name = trc_reader_name(r);
@@ -68,11 +96,13 @@ int conv_run(const conv_job *job, conv_sink *sink)
         if (ev->type != TRC_EV_LOSS && !is_definition(ev->type))
             data_events++;
         const trc_event *kept = ev;
-        if (job->sel && (!job->sink_selects || is_definition(ev->type)))
+        if (job->sel && (!sites || is_definition(ev->type)))
             kept = conv_selection_filter(job->sel, r, ev, &scratch);
-        if (!kept || !sink->event)
+        if (!kept)
             continue;
-        if (sink->event(sink->ctx, r, kept, out.f) != 0) {
+        sst = sites ? exp_gpu_callsite_event(sites, r, kept) : exp_sink_event(sink, r, kept, out.f);
+        if (sst != TRC_OK) {
+            sink_failed(sink, sst);
             code = CLI_EXIT_USAGE;
             goto fail;
         }
@@ -105,7 +135,11 @@ int conv_run(const conv_job *job, conv_sink *sink)
         code = CLI_EXIT_DAMAGED;
         goto fail;
     }
-    if (sink->finish && sink->finish(sink->ctx, r, out.f) != 0) {
+    sst = sites ? exp_gpu_callsite_finish(sites) : TRC_OK;
+    if (sst == TRC_OK)
+        sst = exp_sink_finish(sink, r, out.f);
+    if (sst != TRC_OK) {
+        sink_failed(sink, sst);
         code = CLI_EXIT_USAGE;
         goto fail;
     }
@@ -127,5 +161,6 @@ fail:
     cli_output_abort(&out);
 out:
     trc_reader_free(r);
+    exp_gpu_callsite_free(sites);
     return code;
 }

@@ -2,14 +2,14 @@
  * convert.h — what every converter shares beyond the option parser:
  * the selections (--pid, --thread, --from/--to, --idle, --gil), loss
  * accounting (at most one warning, exit 1; --strict), and the reader →
- * sink pipeline that
- * opens input, writes output through a temp file and maps the result to
- * an exit code.  A converter main() = option table + a sink + conv_run().
+ * sink pipeline that opens input, writes output through a temp file and
+ * maps the result to an exit code.  A converter main() = option table +
+ * conv_convert() with a sink type (lib/export/sink.h).
  */
 #ifndef TRC_TOOLS_CONVERT_H
 #define TRC_TOOLS_CONVERT_H
 
-#include "lib/export/common/gpu_callsite.h"
+#include "lib/export/sink.h"
 #include "lib/lossrule.h"
 #include "tools/common/cli.h"
 
@@ -80,43 +80,34 @@ int conv_process_names(const trc_process *p, char names[CONV_PROCESS_NAMES][128]
 /* Free what conv_selection_prepare allocated (and the option lists). */
 void conv_selection_cleanup(conv_selection *sel);
 
-/* A converter's output side.  event() sees every kept event in file
- * order; finish() writes whatever remains to out.  Return 0, or -1 after
- * reporting an error with cli_error (→ exit 2, output discarded). */
-typedef struct conv_sink {
-    void *ctx;
-    int (*event)(void *ctx, trc_reader *r, const trc_event *ev, FILE *out);
-    int (*finish)(void *ctx, trc_reader *r, FILE *out);
-} conv_sink;
-
 typedef struct conv_job {
     const char *input;    /* path or NULL/"-" for stdin */
     const char *output;   /* path or NULL/"-" for stdout */
     int binary;           /* output is binary (pstats) */
     conv_selection *sel;  /* may be NULL */
     int strict;           /* --strict: any recorded loss warns (conv_losses_warns) */
-    int sink_selects;     /* the sink applies sel itself; conv_run only shows
-                           * it the definitions and reports an empty selection */
 } conv_job;
 
-/* Run the pipeline.  Returns the process exit code: 0 clean, 1 when the
+/* Run the pipeline into sink (lib/export/sink.h): every selected event,
+ * or, for a sink that takes GPU hits, every selected GPU activity with
+ * its launch site (lib/export/common/gpu_callsite.h: launch calls are
+ * all used, selected or not, since an activity in a window may have been
+ * launched before it; with --thread an activity counts when its
+ * launching thread is selected).  A failing sink call is reported in
+ * one line (the sink's message, or "out of memory", or "OUTPUT: write
+ * failed: REASON").  Returns the process exit code: 0 clean, 1 when the
  * input had damage, is incomplete, or recorded losses that matter
  * (conv_losses_warns; after ONE warning line summarising what was
  * lost), or when --pid/--thread matched nothing (after one warning line
- * saying so; no output written), 2 when the input is unusable or a sink
- * failed (output file not created). */
-int conv_run(const conv_job *job, conv_sink *sink);
-
-/* For sinks: report a failed exporter call in one line ("out of memory",
- * or "OUTPUT: write failed: REASON" naming the output of the running
- * conv_run) and return -1, the sink failure value. */
-int conv_sink_error(trc_status st);
+ * saying so; no output written), 2 when the input is unusable or the
+ * sink failed (output file not created). */
+int conv_run(const conv_job *job, exp_sink *sink);
 
 /* ---- What every converter main() repeats (convmain.c) ----
  * A main is: static conv_cli cli; an option table whose first row is
  * CONV_OPTION_OUTPUT(&cli.output); a cli_tool whose shared_options are
- * conv_selection_options(&cli.sel); conv_parse; its own checks; a sink;
- * conv_exec; freeing the sink. */
+ * conv_selection_options(&cli.sel); conv_parse; its own checks; and
+ * conv_convert with its sink type and that type's options. */
 
 /* The -o row, worded the same in every converter. */
 #define CONV_OPTION_OUTPUT(dest) \
@@ -143,26 +134,20 @@ typedef struct conv_cli {
     const char *output;   /* -o FILE; NULL = stdout */
     int strict;           /* --strict (CONV_OPTION_STRICT) */
     const char *input;    /* set by conv_parse: FILE, or NULL for stdin */
-    char **pos;           /* cli_parse's positional array, released by conv_exec */
+    char **pos;           /* cli_parse's positional array, released by conv_convert */
 } conv_cli;
 
-/* cli_parse for a converter: at most one positional, the input.  Does not
- * return after --help/--version (exit 0) or a usage error (exit 2). */
+/* cli_parse for a converter: at most one positional, the input; then
+ * conv_selection_prepare.  Does not return after --help/--version (exit
+ * 0) or a usage error (exit 2). */
 void conv_parse(conv_cli *cli, const cli_tool *tool, int argc, char **argv);
 
-/* After conv_selection_prepare(&cli->sel) and the sink's creation:
- * conv_run from cli->input to cli->output (binary as in conv_job);
- * the sink sees every event unselected when it applies cli->sel itself
- * (sink_selects), else only the selected ones.  Releases what conv_parse
- * and the selection hold; the sink stays the caller's.  Returns the exit
- * code of conv_run. */
-int conv_exec(conv_cli *cli, conv_sink *sink, int binary, int sink_selects);
-
-/* A GPU call-site matcher (lib/export/common/gpu_callsite.h) that hands each
- * activity to emit(ctx, ...) and applies cli's selection itself: launch
- * calls must all be seen, so it goes with conv_exec(..., sink_selects=1).
- * NULL when out of memory.  Free with exp_gpu_callsite_free. */
-exp_gpu_callsite *conv_callsite_new(conv_selection *sel, exp_gpu_emit_fn emit, void *ctx);
+/* After conv_parse: an instance of sink type `type` with opts (dies
+ * with exit 2 when out of memory), conv_run from cli->input to
+ * cli->output (binary as in conv_job), the instance freed.  Releases
+ * what conv_parse and the selection hold.  Returns the exit code of
+ * conv_run. */
+int conv_convert(conv_cli *cli, const exp_sink_type *type, const void *opts, int binary);
 
 /* Loss summary of the last conv_run (for tools that print a header). */
 typedef struct conv_losses {

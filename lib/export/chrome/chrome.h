@@ -46,6 +46,7 @@
 #include <stdio.h>
 
 #include "trc/trc.h"
+#include "lib/export/sink.h"
 
 typedef struct chrome_options {
     int lines; /* one slice per executing line, not per function */
@@ -68,5 +69,8 @@ trc_status chrome_finish(chrome *c, const trc_reader *r, FILE *out);
 
 /* One line about the last error; "" if none.  Borrowed. */
 const char *chrome_error(const chrome *c);
+
+/* The exporter as a sink (lib/export/sink.h), options chrome_options. */
+extern const exp_sink_type exp_sink_chrome;
 
 #endif /* TRC_LIB_EXPORT_CHROME_H */

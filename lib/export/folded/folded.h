@@ -39,6 +39,7 @@
 #include "trc/trc.h"
 #include "lib/util/grow.h"
 #include "lib/export/common/gpu_callsite.h"
+#include "lib/export/sink.h"
 
 /* The name given to samples that have no Python frames (stack id 0). */
 #define EXP_NO_PYTHON_FRAMES "<no Python frames>"
@@ -174,5 +175,18 @@ char *exp_func_label(const exp_func *f, char *buf, size_t n);
  * TRC_ERR_ARG (no functions: pstats cannot load an empty dict) or
  * TRC_ERR_IO (write failed). */
 trc_status exp_pstats_write(const exp_stats *s, FILE *out);
+
+/* ------------------------------------------------------------------ */
+/* As sinks (folded_sink.c, lib/export/sink.h)                          */
+/* ------------------------------------------------------------------ */
+
+/* Folded stacks of the samples, or (_gpu) of GPU activities under their
+ * launch sites; options exp_collapsed_options. */
+extern const exp_sink_type exp_sink_collapsed;
+extern const exp_sink_type exp_sink_collapsed_gpu;
+/* The pstats file of the samples, or (_gpu) of GPU activities; options
+ * NULL.  Selecting nothing fails with TRC_ERR_ARG and a message. */
+extern const exp_sink_type exp_sink_pstats;
+extern const exp_sink_type exp_sink_pstats_gpu;
 
 #endif /* TRC_LIB_EXPORT_FOLDED_FOLDED_H */

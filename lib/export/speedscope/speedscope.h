@@ -32,6 +32,7 @@
 #include <stdio.h>
 
 #include "trc/trc.h"
+#include "lib/export/sink.h"
 
 typedef struct sscope_options {
     int merge_threads;   /* also one profile per process */
@@ -58,5 +59,8 @@ trc_status sscope_finish(sscope *s, const trc_reader *r, FILE *out);
 
 /* One line about the last error; "" if none.  Borrowed. */
 const char *sscope_error(const sscope *s);
+
+/* The exporter as a sink (lib/export/sink.h), options sscope_options. */
+extern const exp_sink_type exp_sink_speedscope;
 
 #endif /* TRC_LIB_EXPORT_SPEEDSCOPE_H */
