@@ -61,7 +61,8 @@ int main(int argc, char **argv)
     nvvp_sink_options so = {o.gpu_trace, o.api_trace, o.svg != NULL, o.csv,
                             o.sort ? nvvp_summary_sort_key(o.sort) : 0,
                             o.limit > 0 ? (size_t)o.limit : 0, (double)o.width,
-                            cli.sel.from ? cli.sel.from_ns : -1, cli.sel.to ? cli.sel.to_ns : -1};
+                            cli.sel.from ? cli.sel.filter.from_ns : -1,
+                            cli.sel.to ? cli.sel.filter.to_ns : -1};
     if (o.svg)
         cli.output = o.svg; /* the timeline is the only output */
     return conv_convert(&cli, &exp_sink_nvvp, &so, 0);

@@ -1,6 +1,6 @@
 /*
  * lib/export/sink.h — the one interface of a converter's output side
- * (docs/design/architecture.md §1, "Converting").  A sink is a type (a
+ * (docs/design/architecture.md §1).  A sink is a type (a
  * table of functions, one per exporter and mode, e.g. exp_sink_chrome)
  * and an instance made from it with that type's own options:
  *

@@ -1,13 +1,11 @@
 /*
  * tests/support/fuzz_sinks.c — the converter targets of fuzz_sinks.h and
  * the target table.  A converter target is a list of sinks
- * (lib/export/sink.h), each fed the way tools/common/convert.c feeds it
- * (reader → conv_selection_filter → sink event, or for a sink of GPU
- * hits reader → call-site matcher applying the selection → sink; finish
- * unless a call failed), twice: with the tool's defaults (on-CPU
- * samples, no window), then with every option on and --idle --from 1us
- * --to 1s, so clipping of folded samples and windowed GPU views see
- * hostile times too.  A sink refusing the input (an error status) is
+ * (lib/export/sink.h), each fed by the converters' own pipeline
+ * (lib/export/pipeline/pipeline.h: selection, call sites, sink), twice:
+ * with the tool's defaults (on-CPU samples, no window), then with every
+ * option on and --idle --from 1us --to 1s, so clipping of folded samples
+ * and windowed GPU views see hostile times too.  A sink refusing the input (an error status) is
  * allowed; crashes, sanitizer reports and huge allocations are not.
  */
 #include <string.h>
@@ -17,6 +15,7 @@
 #include "lib/export/folded/folded.h"
 #include "lib/export/nvvp/nvvp_sink.h"
 #include "lib/export/nvvp/nvvp_summary.h"
+#include "lib/export/pipeline/pipeline.h"
 #include "lib/export/speedscope/speedscope.h"
 #include "tests/support/fuzz_sinks.h"
 #include "tests/support/trace_builder.h"
@@ -27,69 +26,30 @@
 static void selection(int v, conv_selection *sel)
 {
     memset(sel, 0, sizeof *sel);
-    sel->to_ns = -1;
     if (v) {
         sel->idle = 1;
         sel->from = "0.000001";
-        sel->from_ns = 1000;
         sel->to = "1";
-        sel->to_ns = 1000000000;
     }
+    conv_selection_prepare(sel);
 }
 
-/* ---- feeding one sink ---- */
-
-static trc_status emit_hit(void *sink, trc_reader *r, const exp_gpu_hit *hit)
-{
-    return exp_sink_gpu_hit(sink, r, hit);
-}
-
-static int keep_selected(void *sel, trc_reader *r, const trc_event *ev)
-{
-    return conv_selection_keep(sel, r, ev);
-}
-
-/* Read everything into s through sel; a sink of GPU hits through a
- * call-site matcher giving up unmatched items after `window` records.
- * 0, or -1 (why set) when the reader loops; a sink refusing the input is
- * not an error. */
-static int feed(const uint8_t *data, size_t size, conv_selection *sel, exp_sink *s,
-                uint64_t window, FILE *out, char *why, size_t n)
+/* Read everything into s through the converters' pipeline with sel; the
+ * call-site stage gives up unmatched items after `window` records.  A
+ * sink refusing the input is not an error, and how the run ended is not
+ * checked: the reader target checks the reading itself. */
+static void feed(const uint8_t *data, size_t size, conv_selection *sel, exp_sink *s,
+                uint64_t window, FILE *out)
 {
     tb_src src = {data, size, 0, 0};
-    const trc_event *ev;
-    trc_event scratch;
     trc_status st;
-    uint64_t events = 0;
-    exp_gpu_callsite *sites = NULL;
-    int rc = 0, failed = 0;
-
-    if (exp_sink_takes_gpu_hits(s)) {
-        if (!(sites = exp_gpu_callsite_new(window, emit_hit, s)))
-            return 0;
-        exp_gpu_callsite_select(sites, keep_selected, sel, sel->threads.n > 0);
-    }
+    conv_losses losses;
+    conv_pipe_result res;
     trc_reader *r = trc_reader_open_callback(tb_read, &src, "fuzz.trc", &st);
-    if (!r) {
-        exp_gpu_callsite_free(sites);
-        return 0;
-    }
-    while (!failed && trc_reader_next(r, &ev) == TRC_OK) {
-        const trc_event *kept = sites ? ev : conv_selection_filter(sel, r, ev, &scratch);
-        if (++events > FS_MAX_EVENTS) {
-            rc = fs_fail(why, n, "more than %u events: the reader loops", FS_MAX_EVENTS);
-            break;
-        }
-        if (kept)
-            st = sites ? exp_gpu_callsite_event(sites, r, kept) : exp_sink_event(s, r, kept, out);
-        if (kept && st != TRC_OK)
-            failed = 1;
-    }
-    if (!failed && rc == 0 && (!sites || exp_gpu_callsite_finish(sites) == TRC_OK))
-        exp_sink_finish(s, r, out);
+    if (!r)
+        return;
+    conv_pipe_run(r, "fuzz.trc", &sel->filter, s, window, out, &losses, &res);
     trc_reader_free(r);
-    exp_gpu_callsite_free(sites);
-    return rc;
 }
 
 /* ---- the sinks of each target, with their options per pass ---- */
@@ -155,19 +115,19 @@ static const fs_sink gpu_sinks[] = {
 static int run_sinks(const fs_sink *list, const uint8_t *data, size_t size, FILE *out, char *why,
                      size_t n)
 {
-    int rc = 0;
     table_options();
-    for (int v = 0; v < 2 && rc == 0; v++) {
-        for (const fs_sink *k = list; k->type && rc == 0; k++) {
+    for (int v = 0; v < 2; v++) {
+        for (const fs_sink *k = list; k->type; k++) {
             conv_selection sel;
             exp_sink *s = exp_sink_new(k->type, k->opts[v]);
             selection(v, &sel);
             if (s)
-                rc = feed(data, size, &sel, s, v ? 4 : 0, out, why, n);
+                feed(data, size, &sel, s, v ? 4 : 0, out);
             exp_sink_free(s);
+            conv_selection_cleanup(&sel);
         }
     }
-    return rc;
+    return 0;
 }
 
 #define SINK_TARGET(fn, list)                                                         \

@@ -9,11 +9,14 @@
 #ifndef TRC_TOOLS_CONVERT_H
 #define TRC_TOOLS_CONVERT_H
 
+#include "lib/export/pipeline/losses.h"
+#include "lib/export/pipeline/select.h"
 #include "lib/export/sink.h"
 #include "lib/lossrule.h"
 #include "tools/common/cli.h"
 
-/* Shared selections, identical in every converter. */
+/* Shared selections, identical in every converter: the options as
+ * parsed, and the selection stage of the pipeline they set up. */
 typedef struct conv_selection {
     cli_list pids;        /* --pid N (repeatable) */
     cli_list threads;     /* --thread NAME|TID (repeatable) */
@@ -21,61 +24,25 @@ typedef struct conv_selection {
     const char *to;       /* --to S */
     int idle;             /* --idle: keep idle (off-CPU) samples: wall-clock view */
     int gil;              /* --gil: only samples holding the GIL */
-    /* filled by conv_selection_prepare / while reading */
-    int64_t from_ns, to_ns;   /* relative; to_ns < 0 = open */
-    int64_t trace_start_ns;   /* start of the first segment */
-    /* added by convert.c (internal state; zero-initialise the struct) */
-    int64_t *pid_values;      /* parsed --pid values, n = pids.n; -1 = a name pattern */
-    int have_start;           /* trace_start_ns is known */
-    unsigned char *thread_verdict; /* per thread id: 0 unknown, 1 keep, 2 drop */
-    size_t n_thread_verdict;
-    int64_t cached_pid;       /* one-entry cache of the --pid verdict */
-    int cached_pid_keep;      /* 0 none, 1 keep, 2 drop */
-    int seen_pid;             /* something of a process passing --pid was seen */
-    int seen_thread;          /* a thread passing --pid and --thread was seen */
+    /* set by conv_selection_prepare (zero-initialise the struct) */
+    conv_filter filter;   /* the stage: from_ns/to_ns hold the window */
+    int64_t *pid_values;  /* parsed --pid values, n = pids.n; -1 = a name pattern */
 } conv_selection;
 
 /* Option rows for cli_tool.shared_options, bound to *sel (static storage:
  * one selection per process). */
 const cli_option *conv_selection_options(conv_selection *sel);
 
-/* Validate/convert the parsed strings; dies with exit 2 on bad values. */
+/* Validate/convert the parsed strings and set up sel->filter; dies with
+ * exit 2 on bad values. */
 void conv_selection_prepare(conv_selection *sel);
 
-/* 1 if the event passes the selection, 0 if not.  Samples are filtered on
- * every criterion; time-stamped events (GPU, API, markers, counters) on
- * pid/thread/time; definitions and losses always pass.  Tracks the trace
- * start from the first SEGMENT event. Cannot fail. */
-int conv_selection_keep(conv_selection *sel, trc_reader *r, const trc_event *ev);
-
-/* Like conv_selection_keep, but a folded sample (count > 1) that straddles
- * --from/--to is clipped to the samples inside the window: returns NULL if
- * the event is dropped, ev itself if kept whole, or scratch (filled with a
- * copy whose time_ns/count/span_ns cover only the kept samples).  The
- * window is [from, to).  conv_run uses this, so sinks always see exact
- * counts.  Cannot fail. */
+/* The selection stage over sel->filter (lib/export/pipeline/select.h):
+ * conv_filter_event, conv_filter_keep and conv_filter_unmatched. */
 const trc_event *conv_selection_filter(conv_selection *sel, trc_reader *r,
                                        const trc_event *ev, trc_event *scratch);
-
-/* After reading all of r through conv_selection_filter/keep: 1 if --pid
- * or --thread was given and no process or thread of the input passes it,
- * with one line in why (no newline) naming the selection and what the
- * input has instead: "--thread 'Foo*' matches no thread (threads:
- * MainThread, worker)".  0 otherwise.  Always NUL-terminates why (n >= 1). */
+int conv_selection_keep(conv_selection *sel, trc_reader *r, const trc_event *ev);
 int conv_selection_unmatched(const conv_selection *sel, trc_reader *r, char *why, size_t n);
-
-/* Whether process `pid` passes the --pid values (ids or name patterns),
- * given that they are not empty; r gives the process's names. */
-int conv_selection_pid_matches(const conv_selection *sel, const trc_reader *r, int64_t pid);
-
-/* The names a --pid pattern is matched against (select_names.c): the
- * executable's basename, the script's basename or the -m module taken
- * from the command line, and the display name (lib/procname.h) when it
- * differs from the one before.  Returns how many were stored in names
- * (at most CONV_PROCESS_NAMES), each NUL-terminated and truncated to
- * fit. */
-#define CONV_PROCESS_NAMES 3
-int conv_process_names(const trc_process *p, char names[CONV_PROCESS_NAMES][128]);
 
 /* Free what conv_selection_prepare allocated (and the option lists). */
 void conv_selection_cleanup(conv_selection *sel);
@@ -149,40 +116,9 @@ void conv_parse(conv_cli *cli, const cli_tool *tool, int argc, char **argv);
  * conv_run. */
 int conv_convert(conv_cli *cli, const exp_sink_type *type, const void *opts, int binary);
 
-/* Loss summary of the last conv_run (for tools that print a header). */
-typedef struct conv_losses {
-    uint64_t events;            /* loss events seen */
-    lossrule_tally tally;       /* samples, recorded losses, segments without an end */
-    uint64_t chunks_damaged, undefined_refs;
-    int truncated;
-    /* added by losses.c */
-    uint64_t chunks_missing, other;   /* TRC_LOSS_CHUNK_MISSING / reader-made _OTHER counts */
-    uint64_t first_damage_offset;     /* byte offset of the first reader-made loss */
-    int have_damage_offset;
-    trc_status stopped;               /* error that ended reading early, TRC_OK if none */
-    char stop_message[256];           /* trc_reader_error() at that point */
-    char other_detail[160];           /* detail of the first TRC_LOSS_OTHER (either maker) */
-} conv_losses;
-/* Valid during conv_run too (a sink's finish() sees the complete summary). */
+/* Loss summary of the last conv_run (for tools that print a header);
+ * valid during conv_run too (a sink's finish() sees the complete
+ * summary). */
 const conv_losses *conv_last_losses(void);
-
-/* Loss accounting, used by conv_run (exposed for tools and tests). */
-void conv_losses_reset(conv_losses *l);
-/* Count one event the reader yielded (any type). */
-void conv_losses_event(conv_losses *l, const trc_event *ev);
-/* The input ended: a segment still open has no end record. */
-void conv_losses_end(conv_losses *l);
-void conv_losses_add(conv_losses *l, const trc_loss *loss);
-/* 1 if the reader met damage or stopped early. */
-int conv_losses_damaged(const conv_losses *l);
-/* 1 if the warning (and exit 1) is due: damage, a segment without its
- * end, or recorded losses as lib/lossrule.h rules (strict: any). */
-int conv_losses_warns(const conv_losses *l, int strict);
-/* One line, no newline, describing what was lost ("" when nothing):
- * "2 damaged chunks skipped, first damage at offset 0x1a3, 120 samples
- * missed by the recorder (9.8 % of 1230 ticks, over the 5 % limit)".
- * Sampling losses are listed whether or not they warn.  Always
- * NUL-terminates buf (n >= 1). */
-void conv_losses_describe(const conv_losses *l, char *buf, size_t n);
 
 #endif

@@ -53,9 +53,6 @@ typedef struct recent {
 struct exp_gpu_callsite {
     exp_gpu_emit_fn emit;
     void *ctx;
-    exp_gpu_keep_fn keep;
-    void *keep_ctx;
-    int by_thread;
     trc_reader *r;            /* the reader last fed (borrowed) */
     uint64_t window, seq;
     entry *ents;
@@ -102,14 +99,6 @@ void exp_gpu_callsite_free(exp_gpu_callsite *c)
     trc_free(c->recent);
     name_pool_cleanup(&c->names);
     trc_free(c);
-}
-
-void exp_gpu_callsite_select(exp_gpu_callsite *c, exp_gpu_keep_fn keep, void *ctx,
-                             int by_thread)
-{
-    c->keep = keep;
-    c->keep_ctx = ctx;
-    c->by_thread = keep && by_thread;
 }
 
 void exp_gpu_callsite_get_stats(const exp_gpu_callsite *c, exp_gpu_callsite_stats *out)
@@ -241,15 +230,6 @@ static trc_status emit(exp_gpu_callsite *c, int64_t pid, uint32_t thread, uint32
                      name_pool_str(&c->names, name_id), dur_ns};
     if (origin == EXP_GPU_UNKNOWN)
         h.thread = 0;
-    if (c->by_thread) {
-        /* the selection names threads: ask it about the launching one */
-        trc_event probe = {.type = TRC_EV_API_CALL};
-        probe.u.api.thread = h.thread;
-        probe.u.api.start_ns = INT64_MIN / 4;
-        probe.u.api.end_ns = INT64_MAX / 4;
-        if (!h.thread || !c->keep(c->keep_ctx, c->r, &probe))
-            return TRC_OK;
-    }
     if (origin == EXP_GPU_PYTHON)
         c->st.python++;
     else if (origin == EXP_GPU_NO_PYTHON)
@@ -389,10 +369,7 @@ static trc_status on_activity(exp_gpu_callsite *c, const trc_gpu_where *w, exp_g
 trc_status exp_gpu_callsite_event(exp_gpu_callsite *c, trc_reader *r, const trc_event *ev)
 {
     trc_status st = TRC_OK;
-    int kept = c->keep ? c->keep(c->keep_ctx, r, ev) : 1;
     c->r = r;
-    if (!kept && ev->type != TRC_EV_SEGMENT && ev->type != TRC_EV_API_CALL)
-        return TRC_OK;
     switch (ev->type) {
     case TRC_EV_SEGMENT:
         /* correlation ids start again with each recorded process */

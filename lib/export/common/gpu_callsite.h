@@ -17,8 +17,10 @@
  * charged to EXP_GPU_UNKNOWN_ROOT), at each new segment (correlation ids
  * restart with each recorded process) and at exp_gpu_callsite_finish.
  *
- * Results are handed to an emit callback, one per activity, in no
- * particular order.  Internal API, prefix exp_gpu_.
+ * Results are handed to an emit callback, one per activity fed, in no
+ * particular order: the converter pipeline's call-site stage, which
+ * annotates each selected activity with its launch site for the sinks
+ * that charge GPU time to call sites (lib/export/pipeline/pipeline.h).  Internal API, prefix exp_gpu_.
  * Ownership: exp_gpu_callsite_new / exp_gpu_callsite_free.
  */
 #ifndef TRC_LIB_EXPORT_GPU_CALLSITE_H
@@ -66,11 +68,8 @@ typedef struct exp_gpu_hit {
  * emitted. */
 typedef trc_status (*exp_gpu_emit_fn)(void *ctx, trc_reader *r, const exp_gpu_hit *hit);
 
-/* A converter's selection: 1 if the event passes it (conv_selection_keep). */
-typedef int (*exp_gpu_keep_fn)(void *ctx, trc_reader *r, const trc_event *ev);
-
 typedef struct exp_gpu_callsite_stats {
-    uint64_t activities, api_calls;      /* fed in (activities: those selected) */
+    uint64_t activities, api_calls;      /* fed in */
     uint64_t python, no_python, unknown; /* activities emitted, by origin */
     uint64_t gpu_ns;                     /* their summed durations */
     uint64_t live, peak_live;            /* map entries now / at most */
@@ -86,19 +85,11 @@ exp_gpu_callsite *exp_gpu_callsite_new(uint64_t window, exp_gpu_emit_fn emit, vo
  * (call exp_gpu_callsite_finish first to emit them). */
 void exp_gpu_callsite_free(exp_gpu_callsite *c);
 
-/* Apply a converter's selection (optional; default: count everything).
- * keep is asked about every event fed, so it can follow the trace (start
- * time, thread renames).  Activities it refuses are not counted.  Launch
- * calls are used whatever it says: an activity inside a time window may
- * have been launched before it.  With by_thread (the selection names
- * threads), an activity counts only if keep accepts a probe: an API call
- * on its launching thread spanning all time; unknown launches are then
- * dropped.  keep and ctx are borrowed. */
-void exp_gpu_callsite_select(exp_gpu_callsite *c, exp_gpu_keep_fn keep, void *ctx,
-                             int by_thread);
-
-/* Feed every event in file order: TRC_EV_SEGMENT, TRC_EV_API_CALL,
- * TRC_EV_GPU_KERNEL/MEMCPY/MEMSET matter, others only reach keep.  r is
+/* Feed events in file order: TRC_EV_SEGMENT, TRC_EV_API_CALL and
+ * TRC_EV_GPU_KERNEL/MEMCPY/MEMSET matter, others are ignored.  Every
+ * launch call must be fed; the activities fed are those counted (a
+ * converter feeds the ones its selection keeps, and judges the launching
+ * thread of each hit itself: lib/export/pipeline/pipeline.c).  r is
  * the reader the event came from (for the API call's thread → pid), the
  * same every time.  Returns TRC_OK, TRC_ERR_NOMEM, TRC_ERR_LIMIT (over
  * 2^32-2 live items or names) or what emit returned. */

@@ -1,7 +1,7 @@
 /*
- * select_names.c — the names the selections match against and the line
- * that says a selection matched nothing (contract in convert.h; user
- * documentation in docs/converters.md "Selections").
+ * lib/export/pipeline/select_names.c — the names the selections match
+ * against and the line that says a selection matched nothing (contract
+ * in select.h; user documentation in docs/converters.md "Selections").
  *
  * A process is known by its executable and its command line (the
  * arguments joined with spaces, spec §7.3).  The names a --pid pattern
@@ -10,7 +10,9 @@
  * ("pkg.serve"), and the name every output shows for it (lib/procname.h:
  * "DataLoader worker 1", "train.py rank 3").
  */
-#include "tools/common/convert.h"
+#include "lib/export/pipeline/select.h"
+
+#include <stdio.h>
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -140,10 +142,10 @@ static void add(line *l, const char *fmt, ...)
     l->len += (size_t)k;
 }
 
-static void add_given(line *l, const char *option, const cli_list *values)
+static void add_given(line *l, const char *option, const char *const *values, size_t n)
 {
-    for (size_t i = 0; i < values->n; i++)
-        add(l, "%s%s '%s'", l->len ? " " : "", option, values->items[i]);
+    for (size_t i = 0; i < n; i++)
+        add(l, "%s%s '%s'", l->len ? " " : "", option, values[i]);
 }
 
 /* The items listed after the selection: at most about 200 characters, so
@@ -187,18 +189,18 @@ static void list_end(lister *s)
     add(s->l, ")");
 }
 
-int conv_selection_unmatched(const conv_selection *sel, trc_reader *r, char *why, size_t n)
+int conv_filter_unmatched(const conv_filter *sel, trc_reader *r, char *why, size_t n)
 {
     line l = {why, n, 0, 0};
     why[0] = '\0';
-    int pids_empty = sel->pids.n && !sel->seen_pid;
-    if (!pids_empty && (!sel->threads.n || sel->seen_thread))
+    int pids_empty = sel->n_pids && !sel->seen_pid;
+    if (!pids_empty && (!sel->n_threads || sel->seen_thread))
         return 0;
 
     uint32_t nt = trc_reader_thread_count(r);
     if (pids_empty) {
-        add_given(&l, "--pid", &sel->pids);
-        add(&l, " %s no process (processes: ", sel->pids.n > 1 ? "match" : "matches");
+        add_given(&l, "--pid", sel->pids, sel->n_pids);
+        add(&l, " %s no process (processes: ", sel->n_pids > 1 ? "match" : "matches");
         lister s = {&l, l.len, 0, 0};
         int64_t *seen = nt ? trc_calloc(nt, sizeof *seen) : NULL;
         size_t n_seen = 0;
@@ -225,17 +227,17 @@ int conv_selection_unmatched(const conv_selection *sel, trc_reader *r, char *why
         list_end(&s);
         return 1;
     }
-    add_given(&l, "--pid", &sel->pids);
-    add_given(&l, "--thread", &sel->threads);
-    add(&l, " %s no thread (threads%s: ", sel->pids.n + sel->threads.n > 1 ? "match" : "matches",
-        sel->pids.n ? " of the selected processes" : "");
+    add_given(&l, "--pid", sel->pids, sel->n_pids);
+    add_given(&l, "--thread", sel->threads, sel->n_threads);
+    add(&l, " %s no thread (threads%s: ", sel->n_pids + sel->n_threads > 1 ? "match" : "matches",
+        sel->n_pids ? " of the selected processes" : "");
     lister s = {&l, l.len, 0, 0};
     for (uint32_t id = 1; id <= nt; id++) {
         const trc_thread *t = trc_reader_thread(r, id);
         if (!t)
             continue;
-        if (sel->pids.n) {
-            if (!conv_selection_pid_matches(sel, r, t->pid))
+        if (sel->n_pids) {
+            if (!conv_filter_pid_matches(sel, r, t->pid))
                 continue;
         }
         if (t->name && *t->name)

@@ -1,14 +1,13 @@
 /*
- * losses.c — loss accounting for converters (contract in convert.h):
- * adds up recorded losses (TRC_EV_LOSS from the recorder, spec §7.18),
- * reader-detected damage (TRC_EV_LOSS with from_reader = 1) and segments
- * that end without their SEGMENT_END (§7.20), so that a converter prints
- * at most one warning line summarising what was lost.  Whether recorded
- * sampling losses deserve that warning is lib/lossrule.c's rule.
+ * lib/export/pipeline/losses.c — loss accounting for converters
+ * (contract in losses.h).  Whether recorded sampling losses deserve the
+ * warning is lib/lossrule.c's rule.
  */
-#include "tools/common/convert.h"
+#include "lib/export/pipeline/losses.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 void conv_losses_reset(conv_losses *l)
