@@ -32,11 +32,6 @@ void exp_sink_free(exp_sink *s)
     trc_free(s);
 }
 
-const exp_sink_type *exp_sink_type_of(const exp_sink *s)
-{
-    return s->type;
-}
-
 int exp_sink_takes_gpu_hits(const exp_sink *s)
 {
     return s->type->gpu_hit != NULL;

@@ -50,9 +50,6 @@ typedef struct exp_sink exp_sink;
 exp_sink *exp_sink_new(const exp_sink_type *t, const void *opts);
 void exp_sink_free(exp_sink *s);
 
-/* The type s was made from.  Cannot fail. */
-const exp_sink_type *exp_sink_type_of(const exp_sink *s);
-
 /* 1 when s takes GPU activities with their launch sites
  * (exp_sink_gpu_hit) rather than events.  Cannot fail. */
 int exp_sink_takes_gpu_hits(const exp_sink *s);
