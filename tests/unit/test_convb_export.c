@@ -1,6 +1,6 @@
 /*
  * test_convb_export.c — the speedscope and Chrome exporters
- * (lib/export/speedscope/speedscope.c, chrome.c) on the synthetic traces of
+ * (lib/export/speedscope/, lib/export/chrome/) on the synthetic traces of
  * tests/support/convb_traces.c, read back with the real reader and
  * selected with the converters' own selection code.  Outputs are parsed
  * with cJSON and checked structurally and against what the generator
