@@ -89,7 +89,7 @@ static int thread_matches(const conv_filter *sel, const trc_thread *t)
 }
 
 /* Definitions, like the events the selection keeps, tell whether it
- * matches anything at all (conv_selection_unmatched), under the names
+ * matches anything at all (conv_filter_unmatched), under the names
  * they had when defined: a thread renamed later still counts under its
  * first name. */
 static void note_definition(conv_filter *sel, trc_reader *r, const trc_event *ev)
