@@ -1,5 +1,5 @@
 /*
- * lib/util/grow.c — the grow-an-array helper
+ * lib/util/grow.c — growth of arrays that gain one row at a time
  * (contract in grow.h): capacities double, new rows start zeroed.
  */
 #include "lib/util/grow.h"
