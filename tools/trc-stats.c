@@ -1,77 +1,35 @@
 /*
  * trc-stats — a cProfile-style table of a trace in the terminal
  * (docs/man/trc-stats.1, meanings in docs/converters.md).  The numbers
- * come from lib/export/stats.c, the same model trc2pstats writes, and the
- * report from tools/common/stats_table.c; this is the option table and
- * the sink.
+ * come from lib/export/folded/stats.c, the same model trc2pstats writes, and the
+ * report from tools/common/stats_table.c (a sink); this is the option
+ * table and the choice of sink.
  *
- * --gpu prints nvprof's summary instead (lib/export/gpu_summary.c, the
+ * --gpu prints nvprof's summary instead (lib/export/nvvp/gpu_summary.c, the
  * table trc2nvvp prints); --gpu-callsites the same table as for samples
- * but weighted by GPU time per launching stack (lib/export/gpu_callsite.c).
+ * but weighted by GPU time per launching stack (the pipeline pairs each
+ * activity with its launch call, lib/export/common/gpu_callsite.c).
  */
-#include <stdlib.h>
-
-#include "lib/export/export.h"
-#include "lib/export/gpu_summary.h"
+#include "lib/export/nvvp/nvvp_sink.h"
 #include "tools/common/convert.h"
 #include "tools/common/stats_table.h"
-
-typedef struct ctx {
-    exp_stats *stats;
-    stats_table_opts table;
-    gpu_summary *summary;  /* --gpu */
-    exp_gpu_callsite *gpu; /* --gpu-callsites */
-} ctx;
-
-static trc_status add_gpu(void *s, trc_reader *r, const exp_gpu_hit *h)
-{
-    return exp_stats_add_gpu(s, r, h);
-}
-
-static int on_event(void *p, trc_reader *r, const trc_event *ev, FILE *out)
-{
-    const ctx *c = p;
-    trc_status st = TRC_OK;
-    if (c->summary)
-        return gpu_summary_event(c->summary, r, ev) == 0 ? 0 : conv_sink_error(TRC_ERR_NOMEM);
-    if (c->gpu)
-        st = exp_gpu_callsite_event(c->gpu, r, ev);
-    else if (ev->type == TRC_EV_SAMPLE)
-        st = exp_stats_add(c->stats, r, &ev->u.sample);
-    return st == TRC_OK ? 0 : conv_sink_error(st);
-}
-
-static int on_finish(void *p, trc_reader *r, FILE *out)
-{
-    const ctx *c = p;
-    if (c->summary) {
-        trc_status gs = gpu_summary_print(c->summary, out);
-        return gs == TRC_OK ? 0 : conv_sink_error(gs);
-    }
-    trc_status st = c->gpu ? exp_gpu_callsite_finish(c->gpu) : TRC_OK;
-    if (st == TRC_OK)
-        st = exp_stats_finish(c->stats, r);
-    if (st != TRC_OK)
-        return conv_sink_error(st);
-    return stats_table_print(c->stats, c->gpu, r, &c->table, out);
-}
 
 int main(int argc, char **argv)
 {
     static conv_cli cli;
     static const char *sort;
     static int gpu, gpu_callsites;
-    ctx c = {0};
-    stats_table_default(&c.table);
+    static stats_table_opts table;
+    stats_table_default(&table);
     const cli_option options[] = {
         CONV_OPTION_OUTPUT(&cli.output),
         CONV_OPTION_STRICT(&cli.strict),
         {"sort", 's', CLI_STRING, &sort, "KEY",
          "tottime|cumtime|ncalls|name|file (or time|cumulative|calls); default cumtime", 0, 0},
-        {"limit", 'n', CLI_INT, &c.table.limit, "N", "show the first N rows only (0 = all)", 0, 1e9},
-        {"callers", 0, CLI_STRING, &c.table.callers, "PATTERN",
+        {"limit", 'n', CLI_INT, &table.limit, "N", "show the first N rows only (0 = all)", 0, 1e9},
+        {"callers", 0, CLI_STRING, &table.callers, "PATTERN",
          "show who called the functions matching PATTERN (extended regex)", 0, 0},
-        {"callees", 0, CLI_STRING, &c.table.callees, "PATTERN",
+        {"callees", 0, CLI_STRING, &table.callees, "PATTERN",
          "show what the functions matching PATTERN called", 0, 0},
         {"gpu", 0, CLI_FLAG, &gpu, NULL,
          "print nvprof's summary of GPU activities and API calls instead", 0, 0},
@@ -102,25 +60,14 @@ int main(int argc, char **argv)
         CONV_HELP_EXIT,
         options, conv_selection_options(&cli.sel)};
     conv_parse(&cli, &tool, argc, argv);
-    if (sort && stats_table_sort_key(&c.table, sort) != 0)
+    if (sort && stats_table_sort_key(&table, sort) != 0)
         cli_die(CLI_EXIT_USAGE, "--sort '%s': use tottime, cumtime, ncalls, name or file", sort);
-    if (gpu && (gpu_callsites || sort || c.table.limit || c.table.callers || c.table.callees))
+    if (gpu && (gpu_callsites || sort || table.limit || table.callers || table.callees))
         cli_die(CLI_EXIT_USAGE, "--gpu prints nvprof's summary: it takes no --gpu-callsites, "
                                 "--sort, --limit, --callers or --callees");
-    conv_selection_prepare(&cli.sel);
-    c.table.idle = cli.sel.idle;
-    c.table.gil = cli.sel.gil;
-    c.stats = exp_stats_new();
+    table.idle = cli.sel.idle;
+    table.gil = cli.sel.gil;
     if (gpu)
-        c.summary = gpu_summary_new();
-    if (gpu_callsites && c.stats)
-        c.gpu = conv_callsite_new(&cli.sel, add_gpu, c.stats);
-    if (!c.stats || (gpu && !c.summary) || (gpu_callsites && !c.gpu))
-        cli_die(CLI_EXIT_USAGE, "out of memory");
-    conv_sink sink = {&c, on_event, on_finish};
-    int code = conv_exec(&cli, &sink, 0, gpu_callsites);
-    exp_gpu_callsite_free(c.gpu);
-    gpu_summary_free(c.summary);
-    exp_stats_free(c.stats);
-    return code;
+        return conv_convert(&cli, &exp_sink_gpu_summary, NULL, 0);
+    return conv_convert(&cli, gpu_callsites ? &stats_table_sink_gpu : &stats_table_sink, &table, 0);
 }

@@ -2,31 +2,11 @@
  * trc2chrome — convert a .trc trace to Chrome Trace Event JSON (Perfetto,
  * chrome://tracing, speedscope): per-thread flame charts of nested "X"
  * slices, GPU streams, CUDA API calls, markers and launch flows,
- * counters, losses and names.  The work is lib/export/chrome.c;
- * this is the option table and the pipeline.
+ * counters, losses and names.  The work is lib/export/chrome/; this is
+ * the option table and the pipeline.
  */
-#include "lib/export/chrome.h"
+#include "lib/export/chrome/chrome.h"
 #include "tools/common/convert.h"
-
-static int sink_event(void *ctx, trc_reader *r, const trc_event *ev, FILE *out)
-{
-    chrome *c = ctx;
-    if (chrome_event(c, r, ev, out) != TRC_OK) {
-        cli_error("%s", chrome_error(c));
-        return -1;
-    }
-    return 0;
-}
-
-static int sink_finish(void *ctx, trc_reader *r, FILE *out)
-{
-    chrome *c = ctx;
-    if (chrome_finish(c, r, out) != TRC_OK) {
-        cli_error("%s", chrome_error(c));
-        return -1;
-    }
-    return 0;
-}
 
 int main(int argc, char **argv)
 {
@@ -54,13 +34,5 @@ int main(int argc, char **argv)
     };
 
     conv_parse(&cli, &tool, argc, argv);
-    conv_selection_prepare(&cli.sel);
-
-    chrome *c = chrome_new(&opt);
-    if (!c)
-        cli_die(CLI_EXIT_USAGE, "out of memory");
-    conv_sink sink = {c, sink_event, sink_finish};
-    int code = conv_exec(&cli, &sink, 0, 0);
-    chrome_free(c);
-    return code;
+    return conv_convert(&cli, &exp_sink_chrome, &opt, 0);
 }

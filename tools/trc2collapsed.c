@@ -1,48 +1,19 @@
 /*
  * trc2collapsed — folded stacks ("root;...;leaf COUNT") for flamegraph.pl,
  * inferno and speedscope (docs/design/outputs.md §4; docs/man/trc2collapsed.1).
- * A thin main over lib/export/collapsed.c and the converter pipeline;
- * --gpu charges GPU time to launch sites through lib/export/gpu_callsite.c.
+ * A thin main over lib/export/folded/collapsed.c and the converter pipeline;
+ * --gpu charges GPU time to launch sites (the pipeline pairs each activity
+ * with its launch call, lib/export/common/gpu_callsite.c).
  */
 #include <string.h>
 
-#include "lib/export/export.h"
+#include "lib/export/folded/folded.h"
 #include "tools/common/convert.h"
 
 typedef struct opts {
     const char *weight;
     int threads, pids, no_lines, full_filenames, gpu;
 } opts;
-
-typedef struct ctx {
-    exp_collapsed *c;
-    exp_gpu_callsite *gpu;   /* --gpu only */
-} ctx;
-
-static trc_status add_gpu(void *c, trc_reader *r, const exp_gpu_hit *h)
-{
-    return exp_collapsed_add_gpu(c, r, h);
-}
-
-static int on_event(void *p, trc_reader *r, const trc_event *ev, FILE *out)
-{
-    ctx *x = p;
-    trc_status st = TRC_OK;
-    if (x->gpu)
-        st = exp_gpu_callsite_event(x->gpu, r, ev);
-    else if (ev->type == TRC_EV_SAMPLE)
-        st = exp_collapsed_add(x->c, r, &ev->u.sample);
-    return st == TRC_OK ? 0 : conv_sink_error(st);
-}
-
-static int on_finish(void *p, trc_reader *r, FILE *out)
-{
-    ctx *x = p;
-    trc_status st = x->gpu ? exp_gpu_callsite_finish(x->gpu) : TRC_OK;
-    if (st == TRC_OK)
-        st = exp_collapsed_write(x->c, r, out);
-    return st == TRC_OK ? 0 : conv_sink_error(st);
-}
 
 int main(int argc, char **argv)
 {
@@ -85,15 +56,5 @@ int main(int argc, char **argv)
         co.weight_us = 1;
     else if (o.weight && strcmp(o.weight, "samples") != 0)
         cli_die(CLI_EXIT_USAGE, "--weight must be 'samples' or 'us', not '%s'", o.weight);
-    conv_selection_prepare(&cli.sel);
-    ctx x = {exp_collapsed_new(&co), NULL};
-    if (o.gpu && x.c)
-        x.gpu = conv_callsite_new(&cli.sel, add_gpu, x.c);
-    if (!x.c || (o.gpu && !x.gpu))
-        cli_die(CLI_EXIT_USAGE, "out of memory");
-    conv_sink sink = {&x, on_event, on_finish};
-    int code = conv_exec(&cli, &sink, 0, o.gpu);
-    exp_gpu_callsite_free(x.gpu);
-    exp_collapsed_free(x.c);
-    return code;
+    return conv_convert(&cli, o.gpu ? &exp_sink_collapsed_gpu : &exp_sink_collapsed, &co, 0);
 }

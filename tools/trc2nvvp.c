@@ -3,14 +3,12 @@
  * it (docs/design/outputs.md §5; docs/man/trc2nvvp.1): nvprof's summary by default,
  * --print-gpu-trace / --print-api-trace tables (text or --csv), or an
  * NVVP-like SVG timeline with --svg FILE.  A thin main over
- * lib/export/nvvp_* and the converter pipeline.
+ * lib/export/nvvp/ (exp_sink_nvvp) and the converter pipeline.
  */
 #include <string.h>
 
-#include "lib/export/nvvp_data.h"
-#include "lib/export/nvvp_summary.h"
-#include "lib/export/nvvp_svg.h"
-#include "lib/export/nvvp_trace.h"
+#include "lib/export/nvvp/nvvp_sink.h"
+#include "lib/export/nvvp/nvvp_summary.h"
 #include "tools/common/convert.h"
 
 typedef struct opts {
@@ -18,48 +16,6 @@ typedef struct opts {
     int gpu_trace, api_trace, csv;
     long width, limit;
 } opts;
-
-typedef struct run {
-    const opts *o;
-    const conv_selection *sel;
-    nvvp_data *data;        /* trace tables and the SVG */
-    nvvp_summary *summary;  /* the default view */
-} run;
-
-static int on_event(void *ctx, trc_reader *r, const trc_event *ev, FILE *out)
-{
-    run *x = ctx;
-    trc_status st = x->data ? nvvp_data_add(x->data, r, ev) : nvvp_summary_add(x->summary, r, ev);
-    return st == TRC_OK ? 0 : conv_sink_error(st);
-}
-
-static int on_finish(void *ctx, trc_reader *r, FILE *out)
-{
-    run *x = ctx;
-    const opts *o = x->o;
-    trc_status st = TRC_OK;
-    if (x->summary) {
-        nvvp_summary_opts so = {o->csv, o->sort ? nvvp_summary_sort_key(o->sort) : 0,
-                                o->limit > 0 ? (size_t)o->limit : 0};
-        st = nvvp_summary_write(x->summary, r, &so, out);
-        return st == TRC_OK ? 0 : conv_sink_error(st);
-    }
-    st = nvvp_data_finish(x->data);
-    if (st == TRC_OK && o->svg) {
-        nvvp_svg_opts vo = {(double)o->width, x->sel->from ? x->sel->from_ns : -1,
-                            x->sel->to ? x->sel->to_ns : -1, NULL};
-        st = nvvp_svg_write(x->data, r, &vo, out);
-    } else if (st == TRC_OK) {
-        nvvp_table_opts to = {o->csv, x->data->trace_start};
-        if (o->gpu_trace)
-            st = nvvp_gpu_trace_write(x->data, r, &to, out);
-        if (st == TRC_OK && o->gpu_trace && o->api_trace)
-            fputc('\n', out);
-        if (st == TRC_OK && o->api_trace)
-            st = nvvp_api_trace_write(x->data, r, &to, out);
-    }
-    return st == TRC_OK ? 0 : conv_sink_error(st);
-}
 
 int main(int argc, char **argv)
 {
@@ -102,23 +58,12 @@ int main(int argc, char **argv)
         cli_die(CLI_EXIT_USAGE, "--sort must be time, calls, avg, min, max or name, not '%s'", o.sort);
     if (o.width && !o.svg)
         cli_die(CLI_EXIT_USAGE, "--width applies to --svg only");
-    conv_selection_prepare(&cli.sel);
-
-    run x = {&o, &cli.sel, NULL, NULL};
-    if (o.gpu_trace || o.api_trace || o.svg) {
-        unsigned want = o.svg ? NVVP_WANT_ALL
-                              : (o.gpu_trace ? NVVP_WANT_GPU : 0) | (o.api_trace ? NVVP_WANT_API : 0);
-        x.data = nvvp_data_new(want);
-    } else {
-        x.summary = nvvp_summary_new();
-    }
-    if (!x.data && !x.summary)
-        cli_die(CLI_EXIT_USAGE, "out of memory");
-    conv_sink sink = {&x, on_event, on_finish};
+    nvvp_sink_options so = {o.gpu_trace, o.api_trace, o.svg != NULL, o.csv,
+                            o.sort ? nvvp_summary_sort_key(o.sort) : 0,
+                            o.limit > 0 ? (size_t)o.limit : 0, (double)o.width,
+                            cli.sel.from ? cli.sel.filter.from_ns : -1,
+                            cli.sel.to ? cli.sel.filter.to_ns : -1};
     if (o.svg)
         cli.output = o.svg; /* the timeline is the only output */
-    int code = conv_exec(&cli, &sink, 0, 0);
-    nvvp_data_free(x.data);
-    nvvp_summary_free(x.summary);
-    return code;
+    return conv_convert(&cli, &exp_sink_nvvp, &so, 0);
 }

@@ -1,54 +1,12 @@
 /*
  * trc2pstats — a pstats file (marshal-ed dict, docs/design/outputs.md §3) that
  * `python -m pstats`, pstats.Stats, snakeviz and gprof2dot load
- * (docs/man/trc2pstats.1).  A thin main over lib/export/stats.c and
- * lib/export/pstats.c and the converter pipeline; --gpu weights stacks by
- * GPU time through lib/export/gpu_callsite.c.
+ * (docs/man/trc2pstats.1).  A thin main over lib/export/folded/stats.c and
+ * lib/export/folded/pstats.c and the converter pipeline; --gpu weights stacks by
+ * GPU time through lib/export/common/gpu_callsite.c.
  */
-#include "lib/export/export.h"
+#include "lib/export/folded/folded.h"
 #include "tools/common/convert.h"
-
-typedef struct ctx {
-    exp_stats *stats;
-    exp_gpu_callsite *gpu;   /* --gpu only */
-} ctx;
-
-static trc_status add_gpu(void *s, trc_reader *r, const exp_gpu_hit *h)
-{
-    return exp_stats_add_gpu(s, r, h);
-}
-
-static int on_event(void *p, trc_reader *r, const trc_event *ev, FILE *out)
-{
-    ctx *x = p;
-    trc_status st = TRC_OK;
-    if (x->gpu)
-        st = exp_gpu_callsite_event(x->gpu, r, ev);
-    else if (ev->type == TRC_EV_SAMPLE)
-        st = exp_stats_add(x->stats, r, &ev->u.sample);
-    return st == TRC_OK ? 0 : conv_sink_error(st);
-}
-
-static int on_finish(void *p, trc_reader *r, FILE *out)
-{
-    ctx *x = p;
-    trc_status st = x->gpu ? exp_gpu_callsite_finish(x->gpu) : TRC_OK;
-    if (st == TRC_OK)
-        st = exp_stats_finish(x->stats, r);
-    if (st != TRC_OK)
-        return conv_sink_error(st);
-    if (exp_stats_func_count(x->stats) == 0) {
-        if (x->gpu)
-            cli_error("no GPU activities selected: a pstats file cannot be empty (check "
-                      "--pid/--thread/--from/--to)");
-        else
-            cli_error("no samples selected: a pstats file cannot be empty (try --idle, or "
-                      "check --pid/--thread/--from/--to)");
-        return -1;
-    }
-    st = exp_pstats_write(x->stats, out);
-    return st == TRC_OK ? 0 : conv_sink_error(st);
-}
 
 int main(int argc, char **argv)
 {
@@ -83,15 +41,5 @@ int main(int argc, char **argv)
         CONV_HELP_EXIT "\nSelecting no sample is an error (2): a pstats file cannot be empty.",
         options, conv_selection_options(&cli.sel)};
     conv_parse(&cli, &tool, argc, argv);
-    conv_selection_prepare(&cli.sel);
-    ctx x = {exp_stats_new(), NULL};
-    if (gpu && x.stats)
-        x.gpu = conv_callsite_new(&cli.sel, add_gpu, x.stats);
-    if (!x.stats || (gpu && !x.gpu))
-        cli_die(CLI_EXIT_USAGE, "out of memory");
-    conv_sink sink = {&x, on_event, on_finish};
-    int code = conv_exec(&cli, &sink, 1, gpu);
-    exp_gpu_callsite_free(x.gpu);
-    exp_stats_free(x.stats);
-    return code;
+    return conv_convert(&cli, gpu ? &exp_sink_pstats_gpu : &exp_sink_pstats, NULL, 1);
 }

@@ -2,30 +2,10 @@
  * trc2speedscope — convert a .trc trace to speedscope JSON: one sampled
  * profile per thread (and per process with --merge-threads), one evented
  * profile per GPU stream.  The work is
- * lib/export/speedscope.c; this is the option table and the pipeline.
+ * lib/export/speedscope/speedscope.c; this is the option table and the pipeline.
  */
-#include "lib/export/speedscope.h"
+#include "lib/export/speedscope/speedscope.h"
 #include "tools/common/convert.h"
-
-static int sink_event(void *ctx, trc_reader *r, const trc_event *ev, FILE *out)
-{
-    sscope *s = ctx;
-    if (sscope_event(s, r, ev) != TRC_OK) {
-        cli_error("%s", sscope_error(s));
-        return -1;
-    }
-    return 0;
-}
-
-static int sink_finish(void *ctx, trc_reader *r, FILE *out)
-{
-    sscope *s = ctx;
-    if (sscope_finish(s, r, out) != TRC_OK) {
-        cli_error("%s", sscope_error(s));
-        return -1;
-    }
-    return 0;
-}
 
 int main(int argc, char **argv)
 {
@@ -53,13 +33,5 @@ int main(int argc, char **argv)
     };
 
     conv_parse(&cli, &tool, argc, argv);
-    conv_selection_prepare(&cli.sel);
-
-    sscope *s = sscope_new(&opt);
-    if (!s)
-        cli_die(CLI_EXIT_USAGE, "out of memory");
-    conv_sink sink = {s, sink_event, sink_finish};
-    int code = conv_exec(&cli, &sink, 0, 0);
-    sscope_free(s);
-    return code;
+    return conv_convert(&cli, &exp_sink_speedscope, &opt, 0);
 }

@@ -1,8 +1,8 @@
 /*
- * lib/export/lib/util/grow.c — growth of the aggregating exporters' row arrays
- * (contract in export.h): capacities double, new rows start zeroed.
+ * lib/util/grow.c — growth of arrays that gain one row at a time
+ * (contract in grow.h): capacities double, new rows start zeroed.
  */
-#include "lib/export/export.h"
+#include "lib/util/grow.h"
 
 #include <string.h>
 
@@ -25,4 +25,17 @@ trc_status trcu_grow(void **arr, size_t *cap, size_t need, size_t size)
     *arr = p;
     *cap = n;
     return TRC_OK;
+}
+
+trc_status trcu_grow32(void *arrp, uint32_t *cap, uint32_t need, size_t size)
+{
+    if (need < *cap)
+        return TRC_OK;
+    if (need >= UINT32_MAX / 2)
+        return TRC_ERR_NOMEM; /* the doubled capacity would pass UINT32_MAX */
+    size_t c = *cap;
+    trc_status st = trcu_grow(arrp, &c, need, size);
+    if (st == TRC_OK)
+        *cap = (uint32_t)c;
+    return st;
 }

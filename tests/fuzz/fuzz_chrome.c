@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/fuzz_chrome.c — libFuzzer harness for trc2chrome's sink
- * (lib/export/chrome*.c): thread slices, GPU stream tracks, API calls,
+ * (lib/export/chrome/chrome*.c): thread slices, GPU stream tracks, API calls,
  * flows, markers, counters, with and without --lines, fed by the reader.
  * Target "chrome" of tests/support/fuzz_sinks.h.
  */

@@ -11,8 +11,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "lib/export/chrome.h"
-#include "lib/export/speedscope.h"
+#include "lib/export/chrome/chrome.h"
+#include "lib/export/speedscope/speedscope.h"
 #include "trc/trc.h"
 
 typedef struct export_run_opts {

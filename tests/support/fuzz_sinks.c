@@ -1,331 +1,146 @@
 /*
  * tests/support/fuzz_sinks.c — the converter targets of fuzz_sinks.h and
- * the target table.  Each converter sink is fed the way
- * tools/common/convert.c feeds it (reader → conv_selection_filter → sink
- * event; finish unless a sink call failed), twice: with the tool's
- * defaults (on-CPU samples, no window), then with every option on and
- * --idle --from 1us --to 1s, so clipping of folded samples and windowed
- * GPU views see hostile times too.  The GPU views apply the selection
- * inside the call-site matcher, as trc2collapsed --gpu and trc-stats
- * --gpu-callsites do.  A sink refusing the input (an error status) is
+ * the target table.  A converter target is a list of sinks
+ * (lib/export/sink.h), each fed by the converters' own pipeline
+ * (lib/export/pipeline/pipeline.h: selection, call sites, sink), twice:
+ * with the tool's defaults (on-CPU samples, no window), then with every
+ * option on and --idle --from 1us --to 1s, so clipping of folded samples
+ * and windowed GPU views see hostile times too.  A sink refusing the input (an error status) is
  * allowed; crashes, sanitizer reports and huge allocations are not.
  */
 #include <string.h>
 
 #include "lib/util/alloc.h"
-#include "lib/export/chrome.h"
-#include "lib/export/export.h"
-#include "lib/export/gpu_summary.h"
-#include "lib/export/nvvp_data.h"
-#include "lib/export/nvvp_summary.h"
-#include "lib/export/nvvp_svg.h"
-#include "lib/export/nvvp_trace.h"
-#include "lib/export/speedscope.h"
+#include "lib/export/chrome/chrome.h"
+#include "lib/export/folded/folded.h"
+#include "lib/export/nvvp/nvvp_sink.h"
+#include "lib/export/nvvp/nvvp_summary.h"
+#include "lib/export/pipeline/pipeline.h"
+#include "lib/export/speedscope/speedscope.h"
 #include "tests/support/fuzz_sinks.h"
 #include "tests/support/trace_builder.h"
 #include "tools/common/convert.h"
 #include "tools/common/stats_table.h"
 
-typedef struct sink {
-    void *ctx;
-    trc_status (*event)(void *ctx, trc_reader *r, const trc_event *ev, FILE *out);
-    trc_status (*finish)(void *ctx, trc_reader *r, FILE *out);
-} sink;
-
 /* The selection of pass v: 0 the tools' defaults, 1 --idle with a window. */
 static void selection(int v, conv_selection *sel)
 {
     memset(sel, 0, sizeof *sel);
-    sel->to_ns = -1;
     if (v) {
         sel->idle = 1;
         sel->from = "0.000001";
-        sel->from_ns = 1000;
         sel->to = "1";
-        sel->to_ns = 1000000000;
     }
+    conv_selection_prepare(sel);
 }
 
-/* Read everything into s; sel NULL: the sink selects by itself. */
-static int feed(const uint8_t *data, size_t size, conv_selection *sel, const sink *s, FILE *out,
-                char *why, size_t n)
+/* Read everything into s through the converters' pipeline with sel; the
+ * call-site stage gives up unmatched items after `window` records.  A
+ * sink refusing the input is not an error, and how the run ended is not
+ * checked: the reader target checks the reading itself. */
+static void feed(const uint8_t *data, size_t size, conv_selection *sel, exp_sink *s,
+                uint64_t window, FILE *out)
 {
     tb_src src = {data, size, 0, 0};
-    const trc_event *ev;
-    trc_event scratch;
     trc_status st;
-    uint64_t events = 0;
+    conv_losses losses;
+    conv_pipe_result res;
     trc_reader *r = trc_reader_open_callback(tb_read, &src, "fuzz.trc", &st);
-    int rc = 0, failed = 0;
-
     if (!r)
-        return 0;
-    while (!failed && trc_reader_next(r, &ev) == TRC_OK) {
-        const trc_event *kept = sel ? conv_selection_filter(sel, r, ev, &scratch) : ev;
-        if (++events > FS_MAX_EVENTS) {
-            rc = fs_fail(why, n, "more than %u events: the reader loops", FS_MAX_EVENTS);
-            break;
-        }
-        if (kept && s->event(s->ctx, r, kept, out) != TRC_OK)
-            failed = 1;
-    }
-    if (!failed && rc == 0 && s->finish)
-        s->finish(s->ctx, r, out);
+        return;
+    conv_pipe_run(r, "fuzz.trc", &sel->filter, s, window, out, &losses, &res);
     trc_reader_free(r);
-    return rc;
 }
 
-/* ---- collapsed ---- */
+/* ---- the sinks of each target, with their options per pass ---- */
 
-static trc_status collapsed_event(void *c, trc_reader *r, const trc_event *ev, FILE *out)
+typedef struct fs_sink {
+    const exp_sink_type *type;
+    const void *opts[2];     /* pass 0: the tool's defaults; pass 1: every option on */
+} fs_sink;
+
+static const exp_collapsed_options collapsed_opts[2] = {{0, 0, 0, 0, 0}, {1, 1, 1, 1, 1}};
+static const exp_collapsed_options collapsed_gpu_opts[2] = {{0, 0, 0, 0, 1}, {1, 1, 1, 1, 1}};
+static const sscope_options sscope_opts[2] = {{0, 0, 0}, {1, 1, 2}}; /* 2 runs in memory: spills early */
+static const chrome_options chrome_opts[2] = {{0}, {1}};
+static const nvvp_sink_options nvvp_sum_opts[2] = {
+    {.sort = NVVP_SORT_TIME}, {.csv = 1, .sort = NVVP_SORT_NAME, .limit = 2}};
+static const nvvp_sink_options nvvp_tab_opts[2] = {{.gpu_trace = 1, .api_trace = 1},
+                                                     {.gpu_trace = 1, .api_trace = 1, .csv = 1}};
+/* The window is the selection's (see selection()). */
+static const nvvp_sink_options nvvp_timeline_opts[2] = {
+    {.svg = 1, .from_ns = -1, .to_ns = -1}, {.svg = 1, .width = 400, .from_ns = 1000, .to_ns = 1000000000}};
+static stats_table_opts table_opts[2];
+
+static void table_options(void)
 {
-    return ev->type == TRC_EV_SAMPLE ? exp_collapsed_add(c, r, &ev->u.sample) : TRC_OK;
-}
-
-static trc_status collapsed_finish(void *c, trc_reader *r, FILE *out)
-{
-    return exp_collapsed_write(c, r, out);
-}
-
-static int t_collapsed(const uint8_t *data, size_t size, FILE *out, char *why, size_t n)
-{
-    int rc = 0;
-    for (int v = 0; v < 2 && rc == 0; v++) {
-        exp_collapsed_options o = {v, v, v, v, v};
-        conv_selection sel;
-        sink s = {exp_collapsed_new(&o), collapsed_event, collapsed_finish};
-        selection(v, &sel);
-        if (s.ctx)
-            rc = feed(data, size, &sel, &s, out, why, n);
-        exp_collapsed_free(s.ctx);
-    }
-    return rc;
-}
-
-/* ---- stats: trc-stats' table and trc2pstats' file ---- */
-
-typedef struct stats_ctx {
-    exp_stats *stats;
-    stats_table_opts table;
-} stats_ctx;
-
-static trc_status stats_event(void *p, trc_reader *r, const trc_event *ev, FILE *out)
-{
-    stats_ctx *c = p;
-    return ev->type == TRC_EV_SAMPLE ? exp_stats_add(c->stats, r, &ev->u.sample) : TRC_OK;
-}
-
-static trc_status stats_finish(void *p, trc_reader *r, FILE *out)
-{
-    stats_ctx *c = p;
-    trc_status st = exp_stats_finish(c->stats, r);
-    if (st != TRC_OK)
-        return st;
-    stats_table_print(c->stats, NULL, r, &c->table, out);
-    return exp_pstats_write(c->stats, out);
-}
-
-static void table_opts(int v, stats_table_opts *t)
-{
-    memset(t, 0, sizeof *t);
-    stats_table_default(t);
-    if (v) {
-        stats_table_sort_key(t, "tottime");
-        t->limit = 3;
-        t->callers = ".";
-        t->callees = "[a-z]_";
-        t->idle = 1;
+    for (int v = 0; v < 2; v++) {
+        stats_table_opts *t = &table_opts[v];
+        memset(t, 0, sizeof *t);
+        stats_table_default(t);
+        if (v) {
+            stats_table_sort_key(t, "tottime");
+            t->limit = 3;
+            t->callers = ".";
+            t->callees = "[a-z]_";
+            t->idle = 1;
+        }
     }
 }
 
-static int t_stats(const uint8_t *data, size_t size, FILE *out, char *why, size_t n)
+static const fs_sink collapsed_sinks[] = {
+    {&exp_sink_collapsed, {&collapsed_opts[0], &collapsed_opts[1]}}, {NULL, {NULL, NULL}}};
+static const fs_sink stats_sinks[] = {
+    {&stats_table_sink, {&table_opts[0], &table_opts[1]}},
+    {&exp_sink_pstats, {NULL, NULL}},
+    {NULL, {NULL, NULL}}};
+static const fs_sink speedscope_sinks[] = {
+    {&exp_sink_speedscope, {&sscope_opts[0], &sscope_opts[1]}}, {NULL, {NULL, NULL}}};
+static const fs_sink chrome_sinks[] = {
+    {&exp_sink_chrome, {&chrome_opts[0], &chrome_opts[1]}}, {NULL, {NULL, NULL}}};
+static const fs_sink nvvp_sinks[] = {
+    {&exp_sink_nvvp, {&nvvp_sum_opts[0], &nvvp_sum_opts[1]}},
+    {&exp_sink_nvvp, {&nvvp_tab_opts[0], &nvvp_tab_opts[1]}},
+    {&exp_sink_nvvp, {&nvvp_timeline_opts[0], &nvvp_timeline_opts[1]}},
+    {NULL, {NULL, NULL}}};
+static const fs_sink gpu_sinks[] = {
+    {&exp_sink_collapsed_gpu, {&collapsed_gpu_opts[0], &collapsed_gpu_opts[1]}},
+    {&exp_sink_pstats_gpu, {NULL, NULL}},
+    {&stats_table_sink_gpu, {&table_opts[0], &table_opts[1]}},
+    {&exp_sink_gpu_summary, {NULL, NULL}},
+    {NULL, {NULL, NULL}}};
+
+/* Every sink of the list, in both passes; the call-site matchers give up
+ * after 4 records in pass 1, so entries are given up early too. */
+static int run_sinks(const fs_sink *list, const uint8_t *data, size_t size, FILE *out, char *why,
+                     size_t n)
 {
-    int rc = 0;
-    for (int v = 0; v < 2 && rc == 0; v++) {
-        stats_ctx c = {exp_stats_new(), {0}};
-        conv_selection sel;
-        sink s = {&c, stats_event, stats_finish};
-        table_opts(v, &c.table);
-        selection(v, &sel);
-        if (c.stats)
-            rc = feed(data, size, &sel, &s, out, why, n);
-        exp_stats_free(c.stats);
+    table_options();
+    for (int v = 0; v < 2; v++) {
+        for (const fs_sink *k = list; k->type; k++) {
+            conv_selection sel;
+            exp_sink *s = exp_sink_new(k->type, k->opts[v]);
+            selection(v, &sel);
+            if (s)
+                feed(data, size, &sel, s, v ? 4 : 0, out);
+            exp_sink_free(s);
+            conv_selection_cleanup(&sel);
+        }
     }
-    return rc;
+    return 0;
 }
 
-/* ---- speedscope, chrome ---- */
-
-static trc_status sscope_ev(void *s, trc_reader *r, const trc_event *ev, FILE *out)
-{
-    return sscope_event(s, r, ev);
-}
-
-static trc_status sscope_fin(void *s, trc_reader *r, FILE *out)
-{
-    return sscope_finish(s, r, out);
-}
-
-static int t_speedscope(const uint8_t *data, size_t size, FILE *out, char *why, size_t n)
-{
-    int rc = 0;
-    for (int v = 0; v < 2 && rc == 0; v++) {
-        sscope_options o = {v, v, v ? 2 : 0};   /* 2 runs in memory: spills early */
-        conv_selection sel;
-        sink s = {sscope_new(&o), sscope_ev, sscope_fin};
-        selection(v, &sel);
-        if (s.ctx)
-            rc = feed(data, size, &sel, &s, out, why, n);
-        sscope_free(s.ctx);
+#define SINK_TARGET(fn, list)                                                         \
+    static int fn(const uint8_t *data, size_t size, FILE *out, char *why, size_t n) \
+    {                                                                                 \
+        return run_sinks(list, data, size, out, why, n);                              \
     }
-    return rc;
-}
-
-static trc_status chrome_ev(void *c, trc_reader *r, const trc_event *ev, FILE *out)
-{
-    return chrome_event(c, r, ev, out);
-}
-
-static trc_status chrome_fin(void *c, trc_reader *r, FILE *out)
-{
-    return chrome_finish(c, r, out);
-}
-
-static int t_chrome(const uint8_t *data, size_t size, FILE *out, char *why, size_t n)
-{
-    int rc = 0;
-    for (int v = 0; v < 2 && rc == 0; v++) {
-        chrome_options o = {v};
-        conv_selection sel;
-        sink s = {chrome_new(&o), chrome_ev, chrome_fin};
-        selection(v, &sel);
-        if (s.ctx)
-            rc = feed(data, size, &sel, &s, out, why, n);
-        chrome_free(s.ctx);
-    }
-    return rc;
-}
-
-/* ---- nvvp: the summary and the trace tables / SVG in one pass ---- */
-
-typedef struct nvvp_ctx {
-    nvvp_summary *summary;
-    nvvp_data *data;
-    const conv_selection *sel;
-    int v;
-} nvvp_ctx;
-
-static trc_status nvvp_event(void *p, trc_reader *r, const trc_event *ev, FILE *out)
-{
-    nvvp_ctx *c = p;
-    trc_status st = nvvp_summary_add(c->summary, r, ev);
-    return st == TRC_OK ? nvvp_data_add(c->data, r, ev) : st;
-}
-
-static trc_status nvvp_finish(void *p, trc_reader *r, FILE *out)
-{
-    nvvp_ctx *c = p;
-    nvvp_summary_opts so = {c->v, c->v ? NVVP_SORT_NAME : NVVP_SORT_TIME, c->v ? 2 : 0};
-    nvvp_table_opts to = {c->v, c->data->trace_start};
-    nvvp_svg_opts vo = {c->v ? 400 : 0, c->sel->from ? c->sel->from_ns : -1,
-                        c->sel->to ? c->sel->to_ns : -1, NULL};
-    trc_status st = nvvp_summary_write(c->summary, r, &so, out);
-    if (st == TRC_OK)
-        st = nvvp_data_finish(c->data);
-    if (st == TRC_OK)
-        st = nvvp_gpu_trace_write(c->data, r, &to, out);
-    if (st == TRC_OK)
-        st = nvvp_api_trace_write(c->data, r, &to, out);
-    if (st == TRC_OK)
-        st = nvvp_svg_write(c->data, r, &vo, out);
-    return st;
-}
-
-static int t_nvvp(const uint8_t *data, size_t size, FILE *out, char *why, size_t n)
-{
-    int rc = 0;
-    for (int v = 0; v < 2 && rc == 0; v++) {
-        conv_selection sel;
-        nvvp_ctx c = {nvvp_summary_new(), nvvp_data_new(NVVP_WANT_ALL),
-                      &sel, v};
-        sink s = {&c, nvvp_event, nvvp_finish};
-        selection(v, &sel);
-        if (c.summary && c.data)
-            rc = feed(data, size, &sel, &s, out, why, n);
-        nvvp_summary_free(c.summary);
-        nvvp_data_free(c.data);
-    }
-    return rc;
-}
-
-/* ---- GPU views: call sites into collapsed and stats, nvprof summary ---- */
-
-typedef struct gpu_ctx {
-    exp_gpu_callsite *cs;
-    exp_collapsed *collapsed;
-    exp_stats *stats;
-    gpu_summary *summary;
-    stats_table_opts table;
-} gpu_ctx;
-
-static trc_status gpu_emit(void *p, trc_reader *r, const exp_gpu_hit *h)
-{
-    gpu_ctx *c = p;
-    trc_status st = exp_collapsed_add_gpu(c->collapsed, r, h);
-    return st == TRC_OK ? exp_stats_add_gpu(c->stats, r, h) : st;
-}
-
-static int gpu_keep(void *sel, trc_reader *r, const trc_event *ev)
-{
-    return conv_selection_keep(sel, r, ev);
-}
-
-static trc_status gpu_event(void *p, trc_reader *r, const trc_event *ev, FILE *out)
-{
-    gpu_ctx *c = p;
-    if (gpu_summary_event(c->summary, r, ev) != 0)
-        return TRC_ERR_NOMEM;
-    return exp_gpu_callsite_event(c->cs, r, ev);
-}
-
-static trc_status gpu_finish(void *p, trc_reader *r, FILE *out)
-{
-    gpu_ctx *c = p;
-    trc_status st = exp_gpu_callsite_finish(c->cs);
-    if (st == TRC_OK)
-        st = exp_collapsed_write(c->collapsed, r, out);
-    if (st == TRC_OK)
-        st = exp_stats_finish(c->stats, r);
-    if (st != TRC_OK)
-        return st;
-    stats_table_print(c->stats, c->cs, r, &c->table, out);
-    gpu_summary_print(c->summary, out);
-    return exp_pstats_write(c->stats, out);
-}
-
-static int t_gpu(const uint8_t *data, size_t size, FILE *out, char *why, size_t n)
-{
-    int rc = 0;
-    for (int v = 0; v < 2 && rc == 0; v++) {
-        exp_collapsed_options o = {v, v, v, v, 1};
-        conv_selection sel;
-        gpu_ctx c = {NULL, exp_collapsed_new(&o), exp_stats_new(), gpu_summary_new(), {0}};
-        sink s = {&c, gpu_event, gpu_finish};
-        /* a short window in pass 1: entries are given up early */
-        c.cs = exp_gpu_callsite_new(v ? 4 : 0, gpu_emit, &c);
-        table_opts(v, &c.table);
-        selection(v, &sel);
-        if (c.cs)
-            exp_gpu_callsite_select(c.cs, gpu_keep, &sel, 0);
-        if (c.cs && c.collapsed && c.stats && c.summary)
-            rc = feed(data, size, NULL, &s, out, why, n);
-        exp_gpu_callsite_free(c.cs);
-        gpu_summary_free(c.summary);
-        exp_stats_free(c.stats);
-        exp_collapsed_free(c.collapsed);
-    }
-    return rc;
-}
+SINK_TARGET(t_collapsed, collapsed_sinks)
+SINK_TARGET(t_stats, stats_sinks)
+SINK_TARGET(t_speedscope, speedscope_sinks)
+SINK_TARGET(t_chrome, chrome_sinks)
+SINK_TARGET(t_nvvp, nvvp_sinks)
+SINK_TARGET(t_gpu, gpu_sinks)
 
 /* ---- the table ---- */
 

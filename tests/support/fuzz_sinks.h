@@ -14,15 +14,16 @@
  *               listing, --check, --events and --summary (lib/dump);
  *   collapsed, stats (+pstats, trc-stats' table), speedscope (CPU and
  *   GPU profiles), chrome (CPU and GPU tracks), nvvp (summary, GPU and
- *   API traces, CSV, SVG), gpu (call-site matcher feeding collapsed and
- *   stats, trc-stats --gpu summary): the converters' sinks fed the way
- *   tools/common/convert.c feeds them, with the tools' default selection
- *   and again with every option and a --idle --from/--to window.
+ *   API traces, CSV, SVG), gpu (call-site stage feeding collapsed and
+ *   stats, trc-stats --gpu summary): the converters' sinks fed by their
+ *   own pipeline (lib/export/pipeline/pipeline.h), with the tools'
+ *   default selection and again with every option and a --idle
+ *   --from/--to window.
  *
  * Each run reads data[0..size) to the end, writes to `out` and returns 0,
  * or -1 with a one-line reason in why[] when an invariant broke (an
  * unresolvable reference, disagreeing reads, an unstable re-encoding, a
- * loop, one allocation over FS_ALLOC_CAP).  Crashes and sanitizer reports
+ * reader loop, one allocation over FS_ALLOC_CAP).  Crashes and sanitizer reports
  * are the caller's to see.  Test code: plain malloc, aborts nothing.
  */
 #ifndef TRC_TESTS_SUPPORT_FUZZ_SINKS_H

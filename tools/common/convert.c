@@ -1,8 +1,9 @@
 /*
- * convert.c — the converter pipeline (contract in convert.h):
- * input (cli_open_input) → selection (select.c) → sink → output through a
- * temp file renamed on success (cli_output_*), with loss accounting
- * (losses.c) mapped to the exit codes of docs/exit-codes.md:
+ * convert.c — a converter's run (contract in convert.h): input
+ * (cli_open_input) → the pipeline (lib/export/pipeline/pipeline.h:
+ * losses, selection, call sites, sink) → output through a temp file
+ * renamed on success (cli_output_*), and how it ended mapped to the
+ * messages and exit codes of docs/exit-codes.md:
  *   0 clean, or recorded sampling losses under lib/lossrule.h's limit;
  *   1 damage, a recording without its end, or recorded loss that
  *   matters (output written from what was readable, ONE warning line),
@@ -11,6 +12,8 @@
  *   2 input unusable or sink failure (no output file left behind).
  */
 #include "tools/common/convert.h"
+
+#include "lib/export/pipeline/pipeline.h"
 
 #include <errno.h>
 #include <string.h>
@@ -21,23 +24,20 @@ static const char *output_name = "<stdout>";
 
 const conv_losses *conv_last_losses(void) { return &last_losses; }
 
-int conv_sink_error(trc_status st)
+/* One line for a failed sink call: the sink's own message, else what
+ * the status says ("OUTPUT: write failed: REASON" for TRC_ERR_IO). */
+static void sink_failed(const exp_sink *sink, trc_status st)
 {
-    if (st == TRC_ERR_IO)
+    const char *msg = exp_sink_error(sink);
+    if (*msg)
+        cli_error("%s", msg);
+    else if (st == TRC_ERR_IO)
         cli_error("%s: write failed: %s", output_name, strerror(errno ? errno : EIO));
     else
         cli_error("%s", trc_status_str(st));
-    return -1;
 }
 
-static int is_definition(trc_event_type t)
-{
-    return t == TRC_EV_SEGMENT || t == TRC_EV_PROCESS || t == TRC_EV_THREAD ||
-           t == TRC_EV_GPU_DEVICE || t == TRC_EV_COUNTER_DEF || t == TRC_EV_CLOCK_SYNC ||
-           t == TRC_EV_GPU_CONTEXT || t == TRC_EV_GPU_STREAM;
-}
-
-int conv_run(const conv_job *job, conv_sink *sink)
+int conv_run(const conv_job *job, exp_sink *sink)
 {
     int code = CLI_EXIT_OK;
     int to_stdout = !job->output || strcmp(job->output, "-") == 0;
@@ -59,53 +59,28 @@ int conv_run(const conv_job *job, conv_sink *sink)
     if (!name || !*name)
         name = job->input && strcmp(job->input, "-") != 0 ? job->input : "<stdin>";
 
-    uint64_t data_events = 0;
-    const trc_event *ev;
-    trc_event scratch;
-    trc_status st;
-    while ((st = trc_reader_next(r, &ev)) == TRC_OK) {
-        conv_losses_event(&last_losses, ev);
-        if (ev->type != TRC_EV_LOSS && !is_definition(ev->type))
-            data_events++;
-        const trc_event *kept = ev;
-        if (job->sel && (!job->sink_selects || is_definition(ev->type)))
-            kept = conv_selection_filter(job->sel, r, ev, &scratch);
-        if (!kept || !sink->event)
-            continue;
-        if (sink->event(sink->ctx, r, kept, out.f) != 0) {
-            code = CLI_EXIT_USAGE;
-            goto fail;
-        }
-    }
-    if (st != TRC_ERR_EOF) {
-        /* Nothing usable read, or out of memory: the input is unusable.
-         * Otherwise keep what was read and count it as a loss. */
-        if (st == TRC_ERR_NOMEM || (data_events == 0 && last_losses.events == 0)) {
-            const char *msg = trc_reader_error(r);
-            if (msg && *msg)
-                cli_error("%s", msg);
-            else
-                cli_error("%s: %s", name, trc_status_str(st));
-            code = CLI_EXIT_USAGE;
-            goto fail;
-        }
-        last_losses.stopped = st;
+    conv_pipe_result res;
+    conv_pipe_run(r, name, job->sel ? &job->sel->filter : NULL, sink, 0, out.f, &last_losses,
+                  &res);
+    switch (res.end) {
+    case CONV_PIPE_DONE:
+        break;
+    case CONV_PIPE_UNUSABLE: {
         const char *msg = trc_reader_error(r);
-        size_t nl = strlen(name);
-        if (msg && strncmp(msg, name, nl) == 0 && strncmp(msg + nl, ": ", 2) == 0)
-            msg += nl + 2; /* the warning names the input already */
-        snprintf(last_losses.stop_message, sizeof last_losses.stop_message, "%s",
-                 msg && *msg ? msg : trc_status_str(st));
-    }
-    conv_losses_end(&last_losses);
-    char unmatched[512];
-    if (job->sel && conv_selection_unmatched(job->sel, r, unmatched, sizeof unmatched)) {
-        /* nothing to write; losses are beside the point until it matches */
-        cli_warn("%s: %s", name, unmatched);
-        code = CLI_EXIT_DAMAGED;
+        if (msg && *msg)
+            cli_error("%s", msg);
+        else
+            cli_error("%s: %s", name, trc_status_str(res.status));
+        code = CLI_EXIT_USAGE;
         goto fail;
     }
-    if (sink->finish && sink->finish(sink->ctx, r, out.f) != 0) {
+    case CONV_PIPE_UNMATCHED:
+        /* nothing to write; losses are beside the point until it matches */
+        cli_warn("%s: %s", name, res.why);
+        code = CLI_EXIT_DAMAGED;
+        goto fail;
+    case CONV_PIPE_SINK_FAILED:
+        sink_failed(sink, res.status);
         code = CLI_EXIT_USAGE;
         goto fail;
     }

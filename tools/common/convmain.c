@@ -1,9 +1,9 @@
 /*
  * convmain.c — the part of a converter's main() that every converter
  * shares (contract in convert.h): parse with the selection rows, accept
- * one input, run the pipeline (convert.c) and
- * release what parsing took.  A main keeps only its table, its own checks
- * and its sink.
+ * one input, make the sink, run the pipeline (convert.c) and release
+ * what parsing took.  A main keeps only its table, its own checks and
+ * the choice of its sink type.
  */
 #include "tools/common/convert.h"
 
@@ -16,28 +16,20 @@ void conv_parse(conv_cli *cli, const cli_tool *tool, int argc, char **argv)
     if (npos > 1)
         cli_die(CLI_EXIT_USAGE, "too many inputs: give one FILE (or none for stdin)");
     cli->input = npos ? cli->pos[0] : NULL;
+    conv_selection_prepare(&cli->sel);
 }
 
-int conv_exec(conv_cli *cli, conv_sink *sink, int binary, int sink_selects)
+int conv_convert(conv_cli *cli, const exp_sink_type *type, const void *opts, int binary)
 {
-    conv_job job = {cli->input, cli->output, binary, &cli->sel, cli->strict, sink_selects};
+    exp_sink *sink = exp_sink_new(type, opts);
+    if (!sink)
+        cli_die(CLI_EXIT_USAGE, "out of memory");
+    conv_job job = {cli->input, cli->output, binary, &cli->sel, cli->strict};
     int code = conv_run(&job, sink);
+    exp_sink_free(sink);
     conv_selection_cleanup(&cli->sel);
     trc_free(cli->pos); /* the array is cli_parse's; its strings are argv's */
     cli->pos = NULL;
     cli->input = NULL;
     return code;
-}
-
-static int keep(void *sel, trc_reader *r, const trc_event *ev)
-{
-    return conv_selection_keep(sel, r, ev);
-}
-
-exp_gpu_callsite *conv_callsite_new(conv_selection *sel, exp_gpu_emit_fn emit, void *ctx)
-{
-    exp_gpu_callsite *c = exp_gpu_callsite_new(0, emit, ctx);
-    if (c)
-        exp_gpu_callsite_select(c, keep, sel, sel->threads.n > 0);
-    return c;
 }

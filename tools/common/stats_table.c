@@ -2,7 +2,7 @@
  * stats_table.c — trc-stats' report (contract in stats_table.h): rows
  * sorted like pstats' sort_stats, printed like print_stats, or the
  * print_callers/print_callees sections for functions matching a regex.
- * Numbers come from lib/export/stats.c, the model trc2pstats writes, so
+ * Numbers come from lib/export/folded/stats.c, the model trc2pstats writes, so
  * totals agree with the pstats file.
  */
 #include "tools/common/stats_table.h"
@@ -20,9 +20,11 @@
  * microseconds). */
 typedef struct ctx {
     const exp_stats *stats;
-    const exp_gpu_callsite *gpu;
+    const exp_gpu_callsite_stats *gpu;
     const stats_table_opts *o;
     int num_w, num_prec;
+    char *err;            /* the message of a failure */
+    size_t err_n;
 } ctx;
 
 enum { SORT_TT, SORT_CT, SORT_NC, SORT_NAME, SORT_FILE, SORT_STD };
@@ -138,8 +140,7 @@ static void print_header(const ctx *c, trc_reader *r, FILE *out)
     double duration = rs.last_ns > rs.first_ns ? ((double)rs.last_ns - (double)rs.first_ns) / 1e9 /* hostile times: no signed overflow */ : 0;
     fprintf(out, "trace:      %s\n", trc_reader_name(r));
     if (c->gpu) {
-        exp_gpu_callsite_stats g;
-        exp_gpu_callsite_get_stats(c->gpu, &g);
+        const exp_gpu_callsite_stats g = *c->gpu;
         fprintf(out, "GPU time:   %" PRIu64 " activities (kernels, copies, memsets), %.6f s\n",
                 t->gpu_activities, (double)t->gpu_ns / 1e9);
         fprintf(out, "launched:   %" PRIu64 " with a Python stack, %" PRIu64
@@ -213,14 +214,14 @@ static void print_graph(const ctx *c, FILE *out, const size_t *rows, size_t n, i
 
 /* Keeps the rows whose label matches the extended regex; returns how many
  * (-1 after an error message for a bad pattern). */
-static long select_rows(const exp_stats *s, const size_t *rows, size_t n, const char *pattern,
-                        size_t *out)
+static long select_rows(const ctx *c, const exp_stats *s, const size_t *rows, size_t n,
+                        const char *pattern, size_t *out)
 {
     regex_t re;
     char label[4096];
     size_t k = 0;
     if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) != 0) {
-        cli_error("'%s' is not a valid regular expression", pattern);
+        snprintf(c->err, c->err_n, "'%s' is not a valid regular expression", pattern);
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
@@ -250,30 +251,32 @@ static size_t restrict_note(const ctx *c, FILE *out, size_t total, size_t matche
     return shown;
 }
 
-int stats_table_print(const exp_stats *s, const exp_gpu_callsite *gpu, trc_reader *r,
-                      const stats_table_opts *o, FILE *out)
+static trc_status print_table(const exp_stats *s, const exp_gpu_callsite_stats *gpu,
+                              trc_reader *r, const stats_table_opts *o, FILE *out, char *err,
+                              size_t err_n)
 {
-    const ctx cx = {s, gpu, o, gpu ? 11 : 8, gpu ? 6 : 3};
+    const ctx cx = {s, gpu, o, gpu ? 11 : 8, gpu ? 6 : 3, err, err_n};
     const ctx *c = &cx;
+    trc_status st = TRC_OK;
     size_t n = exp_stats_func_count(c->stats);
     size_t *rows = trc_calloc(n + 1, sizeof *rows);
     if (!rows)
-        return conv_sink_error(TRC_ERR_NOMEM);
+        return TRC_ERR_NOMEM;
     for (size_t i = 0; i < n; i++)
         rows[i] = i;
     qsort_r(rows, n, sizeof *rows, row_cmp, (void *)c);
     print_header(c, r, out);
-    int ok = 1;
     if (c->o->callers || c->o->callees) {
         const char *pats[2] = {c->o->callers, c->o->callees};
         size_t *sel = trc_calloc(n + 1, sizeof *sel);
-        for (int k = 0; k < 2 && ok; k++) {
+        if (!sel)
+            st = TRC_ERR_NOMEM;
+        for (int k = 0; k < 2 && st == TRC_OK; k++) {
             if (!pats[k])
                 continue;
-            long m = sel ? select_rows(c->stats, rows, n, pats[k], sel)
-                         : conv_sink_error(TRC_ERR_NOMEM);
+            long m = select_rows(c, c->stats, rows, n, pats[k], sel);
             if (m < 0) {
-                ok = 0;
+                st = TRC_ERR_ARG;
                 break;
             }
             size_t shown = restrict_note(c, out, n, (size_t)m, pats[k]);
@@ -289,7 +292,88 @@ int stats_table_print(const exp_stats *s, const exp_gpu_callsite *gpu, trc_reade
         fputc('\n', out);
     }
     trc_free(rows);
-    if (!ok)
-        return -1;
-    return ferror(out) ? conv_sink_error(TRC_ERR_IO) : 0;
+    if (st == TRC_OK && ferror(out))
+        st = TRC_ERR_IO;
+    return st;
 }
+
+/* ---- the sink ---- */
+
+typedef struct table_sink {
+    stats_table_opts o;
+    exp_stats *stats;
+    exp_gpu_callsite_stats gpu;  /* activities by origin (the _gpu type) */
+    char err[256];
+} table_sink;
+
+static void table_destroy(void *self)
+{
+    table_sink *t = self;
+    if (!t)
+        return;
+    exp_stats_free(t->stats);
+    trc_free(t);
+}
+
+static void *table_create(const void *opts)
+{
+    table_sink *t = trc_calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    if (opts)
+        t->o = *(const stats_table_opts *)opts;
+    else
+        stats_table_default(&t->o);
+    if (!(t->stats = exp_stats_new())) {
+        trc_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+static trc_status table_event(void *self, trc_reader *r, const trc_event *ev, FILE *out)
+{
+    table_sink *t = self;
+    return ev->type == TRC_EV_SAMPLE ? exp_stats_add(t->stats, r, &ev->u.sample) : TRC_OK;
+}
+
+static trc_status table_hit(void *self, trc_reader *r, const exp_gpu_hit *h)
+{
+    table_sink *t = self;
+    if (h->origin == EXP_GPU_PYTHON)
+        t->gpu.python++;
+    else if (h->origin == EXP_GPU_NO_PYTHON)
+        t->gpu.no_python++;
+    else
+        t->gpu.unknown++;
+    return exp_stats_add_gpu(t->stats, r, h);
+}
+
+static trc_status finish_as(table_sink *t, trc_reader *r, FILE *out, int gpu)
+{
+    trc_status st = exp_stats_finish(t->stats, r);
+    if (st != TRC_OK)
+        return st;
+    return print_table(t->stats, gpu ? &t->gpu : NULL, r, &t->o, out, t->err, sizeof t->err);
+}
+
+static trc_status table_finish(void *self, trc_reader *r, FILE *out)
+{
+    return finish_as(self, r, out, 0);
+}
+
+static trc_status table_gpu_finish(void *self, trc_reader *r, FILE *out)
+{
+    return finish_as(self, r, out, 1);
+}
+
+static const char *table_error(const void *self)
+{
+    const table_sink *t = self;
+    return t->err;
+}
+
+const exp_sink_type stats_table_sink = {"stats-table", table_create, table_event, NULL,
+                                        table_finish, table_destroy, table_error};
+const exp_sink_type stats_table_sink_gpu = {"stats-table-gpu", table_create, NULL, table_hit,
+                                            table_gpu_finish, table_destroy, table_error};

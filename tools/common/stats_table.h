@@ -8,7 +8,7 @@
 #ifndef TRC_TOOLS_STATS_TABLE_H
 #define TRC_TOOLS_STATS_TABLE_H
 
-#include "lib/export/export.h"
+#include "lib/export/folded/folded.h"
 #include "tools/common/convert.h"
 
 typedef struct stats_table_opts {
@@ -25,11 +25,13 @@ typedef struct stats_table_opts {
 int stats_table_sort_key(stats_table_opts *o, const char *name);
 void stats_table_default(stats_table_opts *o);
 
-/* Prints the report of s (finished) read from r to out.  gpu, when not
- * NULL, is the call-site matcher s was filled from: times then are GPU
- * seconds with microsecond digits.  Returns 0, or -1 after one cli_error
- * line (bad regex, out of memory, write error). */
-int stats_table_print(const exp_stats *s, const exp_gpu_callsite *gpu, trc_reader *r,
-                      const stats_table_opts *o, FILE *out);
+/* The report as a sink (lib/export/sink.h), options stats_table_opts
+ * (NULL = the defaults): of the samples, or (_gpu) of GPU activities
+ * charged to their launch sites, with times in GPU seconds with
+ * microsecond digits.  A bad --callers/--callees pattern fails with
+ * TRC_ERR_ARG and a message; the header's loss line is that of the
+ * running conv_run (conv_last_losses). */
+extern const exp_sink_type stats_table_sink;
+extern const exp_sink_type stats_table_sink_gpu;
 
 #endif

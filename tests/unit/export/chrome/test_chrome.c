@@ -1,5 +1,5 @@
 /*
- * test_chrome.c — the Chrome exporter (lib/export/chrome.c) on the
+ * test_chrome.c — the Chrome exporter (lib/export/chrome/chrome.c) on the
  * synthetic traces of tests/support/timeline_traces.c, read back with the
  * real reader and selected with the converters' own selection code
  * (tests/support/export_run.c).  Outputs are parsed with cJSON and checked

@@ -1,6 +1,6 @@
 /*
  * test_chrome_gpu.c — GPU data in the Chrome exporter
- * (lib/export/chrome_gpu.c): the hand-made stream of
+ * (lib/export/chrome/chrome_gpu.c): the hand-made stream of
  * tests/support/timeline_traces.c, whose intervals nest, overlap, hide
  * each other and repeat, checked slice by slice (lanes and flows); the
  * synthetic training trace checked against what the generator says it

@@ -1,6 +1,6 @@
 /*
  * test_gpu_callsite.c — the GPU activity ↔ launch call correlator
- * (lib/export/gpu_callsite.c): activities after or before their call,
+ * (lib/export/common/gpu_callsite.c): activities after or before their call,
  * several activities per call, unmatched activities and calls, launches
  * without Python frames, keys that differ only by pid, the give-up window,
  * segment boundaries, memory that follows unmatched items only, a
@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "lib/util/alloc.h"
-#include "lib/export/gpu_callsite.h"
+#include "lib/export/common/gpu_callsite.h"
 #include "tests/support/folded_traces.h"
 
 #define PID_A 10
@@ -450,67 +450,29 @@ static void test_names(void **state)
     world_close(&w);
 }
 
-/* A selection: activities of PID_A only (if only_a); probes accepted for
- * thread `want`. */
-typedef struct selection {
-    uint32_t want;
-    int only_a, asked, probes;
-} selection;
-
-static int keep_a(void *ctx, trc_reader *r, const trc_event *ev)
-{
-    selection *sl = ctx;
-    sl->asked++;
-    switch (ev->type) {
-    case TRC_EV_GPU_KERNEL: return !sl->only_a || ev->u.kernel.where.pid == PID_A;
-    case TRC_EV_API_CALL:
-        if (ev->u.api.start_ns == INT64_MIN / 4) {
-            sl->probes++;
-            return ev->u.api.thread == sl->want;
-        }
-        return 0; /* launch calls are used even when refused */
-    default: return 1;
-    }
-}
-
+/* The converter feeds every launch call but only the activities its
+ * selection keeps (lib/export/pipeline/pipeline.c): an activity not fed
+ * is not counted, a call fed whatever the selection says still gives
+ * its stack, and each hit names its launching thread, which the
+ * pipeline's --thread check judges (tests/unit/export/pipeline/test_pipeline.c). */
 static void test_selection(void **state)
 {
     world w;
     got g = {0};
-    selection sl = {0, 1, 0, 0};
     world_open(&w);
     exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
-    exp_gpu_callsite_select(c, keep_a, &sl, 0);
     feed(c, &w, api(w.ta, 1, 11, LAUNCH));
     feed(c, &w, api(w.tb, 2, 22, LAUNCH));
-    feed(c, &w, kernel(PID_A, 1, "a", 1));
-    feed(c, &w, kernel(PID_B, 2, "b", 1)); /* refused: not counted */
-    assert_int_equal(sl.asked, 4);
+    feed(c, &w, kernel(PID_A, 1, "a", 1)); /* the kernel of call 2 is not selected */
     assert_int_equal(exp_gpu_callsite_finish(c), TRC_OK);
     assert_int_equal(g.n, 1);
     assert_string_equal(g.h[0].name, "a");
-    assert_int_equal(g.h[0].stack, 11); /* its refused call still gave the stack */
+    assert_int_equal(g.h[0].stack, 11);
+    assert_int_equal(g.h[0].thread, w.ta);
     exp_gpu_callsite_stats st;
     exp_gpu_callsite_get_stats(c, &st);
     assert_int_equal(st.activities, 1);
-    assert_int_equal(sl.probes, 0);
-    exp_gpu_callsite_free(c);
-
-    /* by thread: only what thread ta launched; unknown launches dropped */
-    g.n = 0;
-    sl.want = w.ta;
-    sl.only_a = 0;
-    c = exp_gpu_callsite_new(0, collect, &g);
-    exp_gpu_callsite_select(c, keep_a, &sl, 1);
-    feed(c, &w, kernel(PID_B, 5, "by b", 1));
-    feed(c, &w, api(w.tb, 5, 55, LAUNCH));
-    feed(c, &w, api(w.ta, 6, 66, LAUNCH));
-    feed(c, &w, kernel(PID_A, 6, "by a", 1));
-    feed(c, &w, kernel(PID_A, 7, "unknown", 1));
-    assert_int_equal(exp_gpu_callsite_finish(c), TRC_OK);
-    assert_int_equal(g.n, 1);
-    assert_string_equal(g.h[0].name, "by a");
-    assert_int_equal(sl.probes, 2); /* the unknown launch needs no probe */
+    assert_int_equal(st.api_calls, 2);
     exp_gpu_callsite_free(c);
     world_close(&w);
 }

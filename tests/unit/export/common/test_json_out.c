@@ -1,5 +1,5 @@
 /*
- * test_json_out.c — the streaming JSON emitter (lib/export/json_out.c):
+ * test_json_out.c — the streaming JSON emitter (lib/export/common/json_out.c):
  * string escaping and UTF-8 handling checked against exact expected text
  * and against cJSON as an independent parser; integer, fixed-point and
  * double formatting.
@@ -15,7 +15,7 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
-#include "lib/export/json_out.h"
+#include "lib/export/common/json_out.h"
 
 /* Run the emitter into a string; caller frees. */
 

@@ -1,5 +1,5 @@
 /*
- * test_collapsed.c — folded-stack output (lib/export/collapsed.c):
+ * test_collapsed.c — folded-stack output (lib/export/folded/collapsed.c):
  * escaping of names the format cannot carry, the portable line grammar,
  * shortened paths, merging of stacks that render alike, root frames for
  * threads and processes, weights in microseconds.
@@ -15,7 +15,8 @@
 
 #include <cmocka.h>
 
-#include "lib/export/export.h"
+#include "lib/export/folded/folded.h"
+#include "lib/export/common/short_path.h"
 #include "tests/support/folded_traces.h"
 
 #define ON (TRC_SAMPLE_ON_CPU | TRC_SAMPLE_HOLDS_GIL | TRC_SAMPLE_GIL_KNOWN)

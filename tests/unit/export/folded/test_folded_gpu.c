@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "lib/export/export.h"
+#include "lib/export/folded/folded.h"
 #include "tests/support/folded_traces.h"
 
 #define ON (TRC_SAMPLE_ON_CPU | TRC_SAMPLE_HOLDS_GIL | TRC_SAMPLE_GIL_KNOWN)

@@ -1,7 +1,7 @@
 /*
  * test_stats.c — the per-function statistics behind trc-stats and
- * trc2pstats (lib/export/stats.c) and the pstats encoder
- * (lib/export/pstats.c): recursion counted once in cumtime, folded
+ * trc2pstats (lib/export/folded/stats.c) and the pstats encoder
+ * (lib/export/folded/pstats.c): recursion counted once in cumtime, folded
  * samples weighted by their count, entries observed per thread, keys of
  * non-Python frames, allocation failures.
  */
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "lib/util/alloc.h"
-#include "lib/export/export.h"
+#include "lib/export/folded/folded.h"
 #include "tests/support/folded_traces.h"
 
 #define ON (TRC_SAMPLE_ON_CPU | TRC_SAMPLE_HOLDS_GIL | TRC_SAMPLE_GIL_KNOWN)

@@ -1,5 +1,5 @@
 /*
- * test_nvvp_lanes — the timeline geometry of lib/export/nvvp_lanes.c:
+ * test_nvvp_lanes — the timeline geometry of lib/export/nvvp/nvvp_lanes.c:
  * concurrent intervals get their own lanes, wide intervals their own
  * boxes, sub-pixel intervals merge with exact counts, everything outside
  * the window is dropped, and the number of boxes stays bounded by the
@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "lib/util/alloc.h"
-#include "lib/export/nvvp_lanes.h"
+#include "lib/export/nvvp/nvvp_lanes.h"
 
 static const nvvp_scale SC = {0, 1000000, 100.0, 1000.0}; /* 1 px = 1 us */
 

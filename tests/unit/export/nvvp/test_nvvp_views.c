@@ -18,10 +18,10 @@
 #include <cmocka.h>
 
 #include "lib/util/alloc.h"
-#include "lib/export/nvvp_data.h"
-#include "lib/export/nvvp_summary.h"
-#include "lib/export/nvvp_svg.h"
-#include "lib/export/nvvp_trace.h"
+#include "lib/export/nvvp/nvvp_data.h"
+#include "lib/export/nvvp/nvvp_summary.h"
+#include "lib/export/nvvp/nvvp_svg.h"
+#include "lib/export/nvvp/nvvp_trace.h"
 #include "tests/support/nvvp_traces.h"
 
 static char fixture_path[64];
@@ -127,7 +127,7 @@ static void test_collector_and_tables(void **state)
      * and the cuLaunchKernel under it: the launch site is the runtime call */
     const nvvp_api *a = nvvp_data_api_by_corr(d, 4242, 102);
     assert_non_null(a);
-    assert_string_equal(nvvp_pool_str(&d->pool, a->name), "cudaLaunchKernel");
+    assert_string_equal(name_pool_str(&d->pool, a->name), "cudaLaunchKernel");
     assert_string_equal(nvvp_data_site(d, r, a->stack), "proj/model.py:17(Model.forward)");
     assert_null(nvvp_data_api_by_corr(d, 4242, 99999));
     assert_null(nvvp_data_api_by_corr(d, 1, 102));

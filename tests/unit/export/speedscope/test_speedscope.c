@@ -1,5 +1,5 @@
 /*
- * test_speedscope.c — the speedscope exporter (lib/export/speedscope.c)
+ * test_speedscope.c — the speedscope exporter (lib/export/speedscope/speedscope.c)
  * on the synthetic traces of tests/support/timeline_traces.c, read back
  * with the real reader and selected with the converters' own selection
  * code (tests/support/export_run.c).  Outputs are parsed with cJSON and

@@ -1,6 +1,6 @@
 /*
  * test_speedscope_gpu.c — GPU data in the speedscope exporter
- * (lib/export/speedscope_gpu.c): the hand-made stream of
+ * (lib/export/speedscope/speedscope_gpu.c): the hand-made stream of
  * tests/support/timeline_traces.c, whose intervals nest, overlap, hide
  * each other and repeat, checked event by event (speedscope's evented
  * rules); failing the Nth allocation on the synthetic training trace

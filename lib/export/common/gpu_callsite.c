@@ -1,0 +1,416 @@
+/*
+ * lib/export/common/gpu_callsite.c — pairs GPU activities with their launching
+ * API calls by (pid, correlation id) (contract and policy in
+ * gpu_callsite.h; records in spec §7.12).
+ *
+ * State, all proportional to what is waiting for a partner:
+ *   entries   one per (pid, correlation) waiting: either a launch call
+ *             whose activity has not come yet, or the activities (a
+ *             chain of `pact`s) whose call has not come yet.  A pool with
+ *             a free list, found through the shared hash index
+ *             (lib/util/hashtab.h, entries removed as they pair), and linked
+ *             oldest-first so that giving up old ones costs nothing per
+ *             record.
+ *   recent    a direct-mapped cache of calls already matched (or never
+ *             worth keeping), for further activities of the same call.
+ *   names     leaf names interned in an name_pool (ids dense from 1).
+ */
+#include "lib/export/common/gpu_callsite.h"
+
+#include <string.h>
+
+#include "lib/util/alloc.h"
+#include "lib/export/common/name_pool.h"
+#include "lib/export/common/gpu_units.h"
+#include "lib/util/hashtab.h"
+
+#define RECENT_SLOTS 1024u  /* power of two */
+#define NIL 0u              /* links are index + 1 */
+
+typedef struct entry {
+    int64_t pid;
+    uint64_t seq;             /* record number at creation (age) */
+    uint32_t corr;
+    uint32_t thread, stack, flags;
+    uint32_t acts, acts_tail; /* pending activities waiting for the call */
+    uint32_t older, newer;    /* age list; `newer` links the free list */
+    uint8_t has_api;
+} entry;
+
+typedef struct pact {
+    uint64_t dur_ns;
+    uint32_t name_id;
+    uint32_t next;            /* next pending activity of the entry / free list */
+    uint8_t kind;
+} pact;
+
+typedef struct recent {
+    int64_t pid;
+    uint32_t corr;            /* 0 = empty */
+    uint32_t thread, stack;
+} recent;
+
+struct exp_gpu_callsite {
+    exp_gpu_emit_fn emit;
+    void *ctx;
+    trc_reader *r;            /* the reader last fed (borrowed) */
+    uint64_t window, seq;
+    entry *ents;
+    uint32_t n_ents, cap_ents, free_ents;
+    uint32_t oldest, newest;
+    trch_index index;         /* hash_key -> entry index */
+    uint32_t live;
+    pact *acts;
+    uint32_t n_acts, cap_acts, free_acts;
+    recent *recent;
+    name_pool names;
+    exp_gpu_callsite_stats st;
+};
+
+static uint32_t hash_key(int64_t pid, uint32_t corr)
+{
+    return trch_fold(trch_hash_u64(((uint64_t)pid << 32) ^ ((uint64_t)pid >> 32) ^ corr));
+}
+
+exp_gpu_callsite *exp_gpu_callsite_new(uint64_t window, exp_gpu_emit_fn emit, void *ctx)
+{
+    exp_gpu_callsite *c = trc_calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->recent = trc_calloc(RECENT_SLOTS, sizeof *c->recent);
+    if (!c->recent) {
+        trc_free(c);
+        return NULL;
+    }
+    c->emit = emit;
+    c->ctx = ctx;
+    c->window = window ? window : EXP_GPU_DEFAULT_WINDOW;
+    name_pool_init(&c->names);
+    return c;
+}
+
+void exp_gpu_callsite_free(exp_gpu_callsite *c)
+{
+    if (!c)
+        return;
+    trc_free(c->ents);
+    trch_index_cleanup(&c->index);
+    trc_free(c->acts);
+    trc_free(c->recent);
+    name_pool_cleanup(&c->names);
+    trc_free(c);
+}
+
+void exp_gpu_callsite_get_stats(const exp_gpu_callsite *c, exp_gpu_callsite_stats *out)
+{
+    *out = c->st;
+    out->live = c->live;
+}
+
+/* ---- the index ------------------------------------------------------ */
+
+static entry *find(const exp_gpu_callsite *c, int64_t pid, uint32_t corr)
+{
+    trch_probe p;
+    for (uint32_t i = trch_first(&c->index, hash_key(pid, corr), &p); i != TRCH_NONE;
+         i = trch_next(&c->index, &p)) {
+        if (c->ents[i].corr == corr && c->ents[i].pid == pid)
+            return &c->ents[i];
+    }
+    return NULL;
+}
+
+/* ---- entries and pending activities --------------------------------- */
+
+static trc_status new_entry(exp_gpu_callsite *c, int64_t pid, uint32_t corr, entry **out)
+{
+    trc_status st = trch_reserve(&c->index, c->live + 1);
+    if (st != TRC_OK)
+        return st;
+    uint32_t idx;
+    if (c->free_ents) {
+        idx = c->free_ents - 1;
+        c->free_ents = c->ents[idx].newer;
+    } else {
+        if (c->n_ents == c->cap_ents) {
+            if (c->cap_ents >= UINT32_MAX / 2)
+                return TRC_ERR_LIMIT;
+            uint32_t cap = c->cap_ents ? c->cap_ents * 2 : 64;
+            entry *p = trc_realloc(c->ents, (size_t)cap * sizeof *p);
+            if (!p)
+                return TRC_ERR_NOMEM;
+            c->ents = p;
+            c->cap_ents = cap;
+        }
+        idx = c->n_ents++;
+    }
+    entry *e = &c->ents[idx];
+    memset(e, 0, sizeof *e);
+    e->pid = pid;
+    e->corr = corr;
+    e->seq = c->seq;
+    e->older = c->newest;
+    if (c->newest)
+        c->ents[c->newest - 1].newer = idx + 1;
+    else
+        c->oldest = idx + 1;
+    c->newest = idx + 1;
+    (void)trch_add(&c->index, hash_key(pid, corr), idx); /* cannot fail after the reserve */
+    c->live++;
+    if (c->live > c->st.peak_live)
+        c->st.peak_live = c->live;
+    *out = e;
+    return TRC_OK;
+}
+
+/* Unlinks e and returns it (and its activity chain) to the free lists. */
+static void drop_entry(exp_gpu_callsite *c, entry *e)
+{
+    uint32_t idx = (uint32_t)(e - c->ents);
+    trch_remove(&c->index, hash_key(e->pid, e->corr), idx);
+    if (e->older)
+        c->ents[e->older - 1].newer = e->newer;
+    else
+        c->oldest = e->newer;
+    if (e->newer)
+        c->ents[e->newer - 1].older = e->older;
+    else
+        c->newest = e->older;
+    if (e->acts) {
+        c->acts[e->acts_tail - 1].next = c->free_acts;
+        c->free_acts = e->acts;
+    }
+    e->acts = e->acts_tail = 0;
+    e->corr = 0;
+    e->newer = c->free_ents;
+    c->free_ents = idx + 1;
+    c->live--;
+}
+
+static trc_status add_pact(exp_gpu_callsite *c, entry *e, exp_gpu_kind kind, uint32_t name_id,
+                           uint64_t dur_ns)
+{
+    uint32_t idx;
+    if (c->free_acts) {
+        idx = c->free_acts - 1;
+        c->free_acts = c->acts[idx].next;
+    } else {
+        if (c->n_acts == c->cap_acts) {
+            if (c->cap_acts >= UINT32_MAX / 2)
+                return TRC_ERR_LIMIT;
+            uint32_t cap = c->cap_acts ? c->cap_acts * 2 : 64;
+            pact *p = trc_realloc(c->acts, (size_t)cap * sizeof *p);
+            if (!p)
+                return TRC_ERR_NOMEM;
+            c->acts = p;
+            c->cap_acts = cap;
+        }
+        idx = c->n_acts++;
+    }
+    pact *a = &c->acts[idx];
+    a->dur_ns = dur_ns;
+    a->name_id = name_id;
+    a->kind = (uint8_t)kind;
+    a->next = NIL;
+    if (e->acts_tail)
+        c->acts[e->acts_tail - 1].next = idx + 1;
+    else
+        e->acts = idx + 1;
+    e->acts_tail = idx + 1;
+    return TRC_OK;
+}
+
+/* ---- emitting ------------------------------------------------------- */
+
+static trc_status emit(exp_gpu_callsite *c, int64_t pid, uint32_t thread, uint32_t stack,
+                       exp_gpu_origin origin, exp_gpu_kind kind, uint32_t name_id,
+                       uint64_t dur_ns)
+{
+    exp_gpu_hit h = {pid, thread, origin == EXP_GPU_PYTHON ? stack : 0, origin, kind, name_id,
+                     name_pool_str(&c->names, name_id), dur_ns};
+    if (origin == EXP_GPU_UNKNOWN)
+        h.thread = 0;
+    if (origin == EXP_GPU_PYTHON)
+        c->st.python++;
+    else if (origin == EXP_GPU_NO_PYTHON)
+        c->st.no_python++;
+    else
+        c->st.unknown++;
+    c->st.gpu_ns += dur_ns;
+    return c->emit ? c->emit(c->ctx, c->r, &h) : TRC_OK;
+}
+
+static exp_gpu_origin origin_of(uint32_t stack)
+{
+    return stack ? EXP_GPU_PYTHON : EXP_GPU_NO_PYTHON;
+}
+
+/* Emits e's pending activities as launched by (thread, stack), or as
+ * UNKNOWN when the entry has no call. */
+static trc_status emit_pending(exp_gpu_callsite *c, const entry *e)
+{
+    exp_gpu_origin o = e->has_api ? origin_of(e->stack) : EXP_GPU_UNKNOWN;
+    for (uint32_t i = e->acts; i; i = c->acts[i - 1].next) {
+        const pact *a = &c->acts[i - 1];
+        trc_status st = emit(c, e->pid, e->thread, e->stack, o, (exp_gpu_kind)a->kind,
+                             a->name_id, a->dur_ns);
+        if (st != TRC_OK)
+            return st;
+    }
+    return TRC_OK;
+}
+
+static recent *recent_slot(exp_gpu_callsite *c, int64_t pid, uint32_t corr)
+{
+    return &c->recent[hash_key(pid, corr) & (RECENT_SLOTS - 1)];
+}
+
+static void remember(exp_gpu_callsite *c, int64_t pid, uint32_t corr, uint32_t thread,
+                     uint32_t stack)
+{
+    recent *s = recent_slot(c, pid, corr);
+    s->pid = pid;
+    s->corr = corr;
+    s->thread = thread;
+    s->stack = stack;
+}
+
+/* Gives up entries older than the window (all of them when everything). */
+static trc_status retire(exp_gpu_callsite *c, int everything)
+{
+    while (c->oldest) {
+        entry *e = &c->ents[c->oldest - 1];
+        if (!everything && e->seq + c->window > c->seq)
+            break;
+        trc_status st = emit_pending(c, e);
+        c->st.retired++;
+        drop_entry(c, e);
+        if (st != TRC_OK)
+            return st;
+    }
+    return TRC_OK;
+}
+
+/* ---- feeding -------------------------------------------------------- */
+
+static trc_status on_api(exp_gpu_callsite *c, trc_reader *r, const trc_api_call *a)
+{
+    c->st.api_calls++;
+    const trc_thread *t = trc_reader_thread(r, a->thread);
+    if (a->correlation == 0 || !t)
+        return TRC_OK;
+    uint32_t stack = a->flags & TRC_API_NO_PYTHON ? 0 : a->stack;
+    entry *e = find(c, t->pid, a->correlation);
+    if (e && e->has_api) {
+        /* a second call with the same id: prefer the one with Python frames */
+        if (!e->stack && stack) {
+            e->thread = a->thread;
+            e->stack = stack;
+        }
+        return TRC_OK;
+    }
+    if (e) {
+        e->has_api = 1;
+        e->thread = a->thread;
+        e->stack = stack;
+        e->flags = a->flags;
+        trc_status st = emit_pending(c, e);
+        remember(c, e->pid, e->corr, e->thread, e->stack);
+        drop_entry(c, e);
+        return st;
+    }
+    /* Calls that launch nothing and carry no stack would only make
+     * later activities "<no Python stack>" instead of "<unknown launch>":
+     * the cache is enough for them, the map is for launches. */
+    if (!(a->flags & TRC_API_LAUNCH) && !stack) {
+        remember(c, t->pid, a->correlation, a->thread, 0);
+        return TRC_OK;
+    }
+    trc_status st = new_entry(c, t->pid, a->correlation, &e);
+    if (st != TRC_OK)
+        return st;
+    e->has_api = 1;
+    e->thread = a->thread;
+    e->stack = stack;
+    e->flags = a->flags;
+    return TRC_OK;
+}
+
+static trc_status on_activity(exp_gpu_callsite *c, const trc_gpu_where *w, exp_gpu_kind kind,
+                              const char *name, int64_t start, int64_t end)
+{
+    uint32_t name_id;
+    uint64_t dur = end > start ? (uint64_t)(end - start) : 0;
+    c->st.activities++;
+    trc_status st = name_pool_intern(&c->names, name, &name_id);
+    if (st != TRC_OK)
+        return st;
+    if (w->correlation == 0)
+        return emit(c, w->pid, 0, 0, EXP_GPU_UNKNOWN, kind, name_id, dur);
+    entry *e = find(c, w->pid, w->correlation);
+    if (e && e->has_api) {
+        st = emit(c, e->pid, e->thread, e->stack, origin_of(e->stack), kind, name_id, dur);
+        remember(c, e->pid, e->corr, e->thread, e->stack);
+        drop_entry(c, e);
+        return st;
+    }
+    if (!e) {
+        const recent *s = recent_slot(c, w->pid, w->correlation);
+        if (s->corr == w->correlation && s->pid == w->pid)
+            return emit(c, s->pid, s->thread, s->stack, origin_of(s->stack), kind, name_id,
+                        dur);
+        st = new_entry(c, w->pid, w->correlation, &e);
+        if (st != TRC_OK)
+            return st;
+    }
+    return add_pact(c, e, kind, name_id, dur);
+}
+
+trc_status exp_gpu_callsite_event(exp_gpu_callsite *c, trc_reader *r, const trc_event *ev)
+{
+    trc_status st = TRC_OK;
+    c->r = r;
+    switch (ev->type) {
+    case TRC_EV_SEGMENT:
+        /* correlation ids start again with each recorded process */
+        st = retire(c, 1);
+        memset(c->recent, 0, RECENT_SLOTS * sizeof *c->recent);
+        return st;
+    case TRC_EV_API_CALL:
+        c->seq++;
+        st = on_api(c, r, &ev->u.api);
+        break;
+    case TRC_EV_GPU_KERNEL: {
+        const trc_gpu_kernel *k = &ev->u.kernel;
+        c->seq++;
+        st = on_activity(c, &k->where, EXP_GPU_KERNEL,
+                         k->name && *k->name ? k->name : "<unnamed kernel>", k->start_ns,
+                         k->end_ns);
+        break;
+    }
+    case TRC_EV_GPU_MEMCPY: {
+        const trc_gpu_memcpy *m = &ev->u.memcpy;
+        c->seq++;
+        st = on_activity(c, &m->where, EXP_GPU_MEMCPY, gpu_copy_name(m->copy_kind),
+                         m->start_ns, m->end_ns);
+        break;
+    }
+    case TRC_EV_GPU_MEMSET: {
+        const trc_gpu_memset *m = &ev->u.memset;
+        c->seq++;
+        st = on_activity(c, &m->where, EXP_GPU_MEMSET, gpu_memset_name(), m->start_ns,
+                         m->end_ns);
+        break;
+    }
+    default:
+        return TRC_OK;
+    }
+    if (st != TRC_OK)
+        return st;
+    return retire(c, 0);
+}
+
+trc_status exp_gpu_callsite_finish(exp_gpu_callsite *c)
+{
+    return retire(c, 1);
+}

@@ -1,0 +1,105 @@
+/*
+ * lib/export/common/gpu_callsite.h — GPU time by Python call site: pairs each
+ * GPU activity (kernel, memcpy, memset) with the API call that launched
+ * it, by (pid, correlation id) (spec §7.12; docs/design/cupti.md §5), so that the
+ * activity's duration can be charged to the launching Python stack plus a
+ * leaf frame for the kernel.  The one place where trc2collapsed --gpu,
+ * trc-stats --gpu-callsites and trc2pstats --gpu do that matching.
+ *
+ * Activities and their API calls may come in either order in a file.
+ * Whatever is waiting for its partner is kept in a map keyed by (pid,
+ * correlation); an entry leaves the map as soon as it is matched, so
+ * memory follows the number of unmatched items (at most `window` of
+ * them) and of distinct leaf names, never the number of activities.  A launch call that starts several activities (a graph
+ * launch, a split copy) is still found for the later ones through a small
+ * fixed-size cache of recently matched calls.  Unmatched items are given
+ * up after `window` further GPU/API records (an activity given up is
+ * charged to EXP_GPU_UNKNOWN_ROOT), at each new segment (correlation ids
+ * restart with each recorded process) and at exp_gpu_callsite_finish.
+ *
+ * Results are handed to an emit callback, one per activity fed, in no
+ * particular order: the converter pipeline's call-site stage, which
+ * annotates each selected activity with its launch site for the sinks
+ * that charge GPU time to call sites (lib/export/pipeline/pipeline.h).  Internal API, prefix exp_gpu_.
+ * Ownership: exp_gpu_callsite_new / exp_gpu_callsite_free.
+ */
+#ifndef TRC_LIB_EXPORT_GPU_CALLSITE_H
+#define TRC_LIB_EXPORT_GPU_CALLSITE_H
+
+#include <stdint.h>
+
+#include "trc/trc.h"
+
+/* Root frames for activities that cannot be charged to a Python stack. */
+#define EXP_GPU_NO_PYTHON_ROOT "<no Python stack>" /* launch call had none */
+#define EXP_GPU_UNKNOWN_ROOT "<unknown launch>"    /* no launch call found */
+
+/* Default give-up distance, in GPU/API records (see the file comment):
+ * CUPTI delivers an activity within ~200 ms of its call, far fewer
+ * records than this below ~500k launches per second, and it bounds the
+ * map to ~16 MB however many calls go unmatched. */
+#define EXP_GPU_DEFAULT_WINDOW (UINT64_C(1) << 18)
+
+typedef enum exp_gpu_origin {
+    EXP_GPU_PYTHON = 0,    /* launch call found, with a Python stack */
+    EXP_GPU_NO_PYTHON = 1, /* launch call found, without one (TRC_API_NO_PYTHON, stack 0) */
+    EXP_GPU_UNKNOWN = 2    /* correlation 0, or no launch call with that id */
+} exp_gpu_origin;
+
+typedef enum exp_gpu_kind {
+    EXP_GPU_KERNEL = 0, EXP_GPU_MEMCPY = 1, EXP_GPU_MEMSET = 2
+} exp_gpu_kind;
+
+/* One activity, charged.  Borrowed for the duration of the callback. */
+typedef struct exp_gpu_hit {
+    int64_t pid;             /* the activity's process */
+    uint32_t thread;         /* launching thread (reader id); 0 when origin is UNKNOWN */
+    uint32_t stack;          /* launching Python stack; 0 unless origin is PYTHON */
+    exp_gpu_origin origin;
+    exp_gpu_kind kind;
+    uint32_t name_id;        /* dense id >= 1 of `name` in this correlator */
+    const char *name;        /* leaf: kernel name, "[CUDA memcpy HtoD]", "[CUDA memset]";
+                              * owned by the correlator, valid until _free */
+    uint64_t dur_ns;         /* end - start (0 if reversed) */
+} exp_gpu_hit;
+
+/* Called once per activity counted, with the reader last fed.  A status
+ * other than TRC_OK stops the correlator and is returned by the call that
+ * emitted. */
+typedef trc_status (*exp_gpu_emit_fn)(void *ctx, trc_reader *r, const exp_gpu_hit *hit);
+
+typedef struct exp_gpu_callsite_stats {
+    uint64_t activities, api_calls;      /* fed in */
+    uint64_t python, no_python, unknown; /* activities emitted, by origin */
+    uint64_t gpu_ns;                     /* their summed durations */
+    uint64_t live, peak_live;            /* map entries now / at most */
+    uint64_t retired;                    /* entries given up unmatched */
+} exp_gpu_callsite_stats;
+
+typedef struct exp_gpu_callsite exp_gpu_callsite;
+
+/* New correlator.  window 0 = EXP_GPU_DEFAULT_WINDOW.  emit is borrowed
+ * with ctx.  NULL when out of memory. */
+exp_gpu_callsite *exp_gpu_callsite_new(uint64_t window, exp_gpu_emit_fn emit, void *ctx);
+/* Frees everything, names included; pending items are dropped unemitted
+ * (call exp_gpu_callsite_finish first to emit them). */
+void exp_gpu_callsite_free(exp_gpu_callsite *c);
+
+/* Feed events in file order: TRC_EV_SEGMENT, TRC_EV_API_CALL and
+ * TRC_EV_GPU_KERNEL/MEMCPY/MEMSET matter, others are ignored.  Every
+ * launch call must be fed; the activities fed are those counted (a
+ * converter feeds the ones its selection keeps, and judges the launching
+ * thread of each hit itself: lib/export/pipeline/pipeline.c).  r is
+ * the reader the event came from (for the API call's thread → pid), the
+ * same every time.  Returns TRC_OK, TRC_ERR_NOMEM, TRC_ERR_LIMIT (over
+ * 2^32-2 live items or names) or what emit returned. */
+trc_status exp_gpu_callsite_event(exp_gpu_callsite *c, trc_reader *r, const trc_event *ev);
+
+/* Give up everything still waiting (activities are emitted as UNKNOWN).
+ * Call once at the end of input; feeding may continue after it. */
+trc_status exp_gpu_callsite_finish(exp_gpu_callsite *c);
+
+/* Counters so far.  Cannot fail. */
+void exp_gpu_callsite_get_stats(const exp_gpu_callsite *c, exp_gpu_callsite_stats *out);
+
+#endif /* TRC_LIB_EXPORT_GPU_CALLSITE_H */

@@ -1,0 +1,192 @@
+/*
+ * lib/export/folded/folded.h — the aggregating exporters: folded stacks
+ * (collapsed.c, docs/design/outputs.md §4), per-function statistics (stats.c, the
+ * model behind trc-stats and trc2pstats) and the pstats file writer
+ * (pstats.c, docs/design/outputs.md §3).  Internal API (not installed), prefix exp_.
+ *
+ * Each exporter is a streaming sink: feed it the samples a converter
+ * keeps (exp_*_add), then write.  They keep one row per distinct (group,
+ * stack id) or per function, never per sample.  Strings are borrowed
+ * from the reader, so an exporter must not outlive its reader, and the
+ * reader passed to every call must be the same one.
+ *
+ * Meaning of the statistics for sampled data (docs/converters.md):
+ *   tottime  sampled time (weight_ns x count) of samples whose leaf frame
+ *            is in the function;
+ *   cumtime  sampled time of samples in which the function appears at
+ *            least once (recursion counted once per sample);
+ *   ncalls   entries observed: the function is at a stack position in a
+ *            sample where the same thread's previous kept sample did not
+ *            have that call in progress (a call continues while all its
+ *            callers' frames are unchanged; its own line may move).
+ *            Calls that start and end between two samples are missed and
+ *            back-to-back calls from one line merge: a lower bound.
+ *            Gaps start no call: samples not in the trace (unreadable,
+ *            counted by LOSS records) are skipped over, and so is one
+ *            sample without Python frames (stack 0, count 1) between two
+ *            with frames: it counts its own entry of the no-Python
+ *            function, and the next sample is compared with the one
+ *            before it.  Two or more empty samples in a row end the calls.
+ *            primitive calls = entries not made while the same function
+ *            was already on the stack (cProfile's "cc").
+ */
+#ifndef TRC_LIB_EXPORT_FOLDED_FOLDED_H
+#define TRC_LIB_EXPORT_FOLDED_FOLDED_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trc/trc.h"
+#include "lib/util/grow.h"
+#include "lib/export/common/gpu_callsite.h"
+#include "lib/export/sink.h"
+
+/* The name given to samples that have no Python frames (stack id 0). */
+#define EXP_NO_PYTHON_FRAMES "<no Python frames>"
+
+/* ------------------------------------------------------------------ */
+/* Folded stacks (collapsed.c)                                          */
+/* ------------------------------------------------------------------ */
+
+typedef struct exp_collapsed_options {
+    int threads;         /* a "NAME (tid N)" root frame per thread */
+    int pids;            /* a "EXE (pid N)" root frame per process */
+    int no_lines;        /* "function (file)": no line numbers */
+    int full_filenames;  /* else shortened (site-packages/..., stdlib relative) */
+    int weight_us;       /* count = microseconds of sampled time, else samples */
+} exp_collapsed_options;
+
+typedef struct exp_collapsed exp_collapsed;
+
+/* New empty aggregator (opts copied; NULL = defaults).  NULL when out of
+ * memory.  Free with exp_collapsed_free. */
+exp_collapsed *exp_collapsed_new(const exp_collapsed_options *opts);
+void exp_collapsed_free(exp_collapsed *c);
+
+/* Count one (possibly folded) sample.  TRC_OK or TRC_ERR_NOMEM. */
+trc_status exp_collapsed_add(exp_collapsed *c, const trc_reader *r, const trc_sample *s);
+
+/* Count one GPU activity (--gpu): the line is the launching stack (or
+ * EXP_GPU_NO_PYTHON_ROOT / EXP_GPU_UNKNOWN_ROOT) plus a leaf frame for
+ * h->name; it counts 1 (weight samples) or h->dur_ns.  --threads roots
+ * use the launching thread ("<unknown thread>" when unknown), --pids the
+ * activity's process.  h->name is borrowed until exp_collapsed_write.
+ * TRC_OK, TRC_ERR_NOMEM or TRC_ERR_LIMIT. */
+trc_status exp_collapsed_add_gpu(exp_collapsed *c, const trc_reader *r, const exp_gpu_hit *h);
+
+/* Write one line per distinct folded stack, sorted bytewise, equal
+ * stacks merged, lines whose count rounds to 0 left out.  With weight_us
+ * the counts are whole microseconds apportioned by largest remainder:
+ * they sum exactly to the total time rounded to the nearest microsecond,
+ * and each differs from its line's own time by less than 1 us.  TRC_OK,
+ * TRC_ERR_NOMEM or TRC_ERR_IO (write failed; errno kept). */
+trc_status exp_collapsed_write(exp_collapsed *c, const trc_reader *r, FILE *out);
+
+/* Samples (and GPU activities) counted so far (sum of counts). */
+uint64_t exp_collapsed_samples(const exp_collapsed *c);
+
+/* Frame names are written with the characters the folded format cannot
+ * carry escaped: ';' -> "%3B", control characters -> "%XX", '%' ->
+ * "%25", and spaces that would break the one-space grammar (leading,
+ * trailing, or doubled) -> "%20"; an empty name becomes "<unknown>".
+ * Files are shortened by default (lib/export/common/short_path.h). */
+
+/* ------------------------------------------------------------------ */
+/* Per-function statistics (stats.c)                                    */
+/* ------------------------------------------------------------------ */
+
+typedef struct exp_func {
+    const char *file;      /* pstats key: "~" for non-Python frames */
+    uint32_t first_line;   /* pstats key: 0 for non-Python frames */
+    const char *function;
+    uint64_t nc, cc;       /* entries observed, primitive entries */
+    uint64_t tt_ns, ct_ns; /* own and cumulative sampled time */
+    uint64_t own_samples, cum_samples;
+} exp_func;
+
+typedef struct exp_edge {
+    uint32_t caller, callee; /* indices into the function table */
+    uint64_t nc, cc;         /* entries of callee made from caller */
+    uint64_t tt_ns, ct_ns;   /* callee's own / cumulative time under caller */
+} exp_edge;
+
+typedef struct exp_stats_totals {
+    uint64_t samples;      /* kept samples (sum of counts) */
+    uint64_t weight_ns;    /* sum of weight_ns x count */
+    uint64_t threads;      /* distinct threads among kept samples */
+    uint64_t processes;    /* distinct pids among them (after finish) */
+    int64_t first_ns, last_ns; /* first kept sample time, last one (+ span) */
+    uint64_t calls, primitive_calls; /* sums of nc, cc (after finish) */
+    uint64_t gpu_activities;  /* GPU activities added (exp_stats_add_gpu) */
+    uint64_t gpu_ns;          /* their summed durations */
+    uint64_t gpu_threads;     /* distinct launching threads known (after finish) */
+} exp_stats_totals;
+
+typedef struct exp_stats exp_stats;
+
+/* New empty statistics.  NULL when out of memory.  Free with
+ * exp_stats_free. */
+exp_stats *exp_stats_new(void);
+void exp_stats_free(exp_stats *s);
+
+/* Count one (possibly folded) sample.  Samples must come in file order
+ * (entries are detected against the thread's previous sample).  TRC_OK or
+ * TRC_ERR_NOMEM. */
+trc_status exp_stats_add(exp_stats *s, const trc_reader *r, const trc_sample *smp);
+
+/* Count one GPU activity (--gpu): a "sample" of weight h->dur_ns whose
+ * stack is the launching Python stack (or a root function
+ * EXP_GPU_NO_PYTHON_ROOT / EXP_GPU_UNKNOWN_ROOT) with a leaf function
+ * ('~', 0, h->name).  tottime/cumtime follow the sample rules above;
+ * ncalls counts activities: every function on the path gets one call per
+ * activity launched beneath it (primitive: once per activity), and so does
+ * every edge of the path.  Order does not matter.  h->name is borrowed
+ * for the life of s.  TRC_OK or TRC_ERR_NOMEM. */
+trc_status exp_stats_add_gpu(exp_stats *s, const trc_reader *r, const exp_gpu_hit *h);
+
+/* Build the function and edge tables from what was added (call once,
+ * after the last add).  TRC_OK or TRC_ERR_NOMEM. */
+trc_status exp_stats_finish(exp_stats *s, const trc_reader *r);
+
+/* Tables, valid after exp_stats_finish.  Functions are in key order
+ * (file, first_line, function); edges in (callee, caller) order.  Borrowed. */
+size_t exp_stats_func_count(const exp_stats *s);
+const exp_func *exp_stats_func(const exp_stats *s, size_t i);
+size_t exp_stats_edge_count(const exp_stats *s);
+const exp_edge *exp_stats_edge(const exp_stats *s, size_t i);
+const exp_stats_totals *exp_stats_get_totals(const exp_stats *s);
+/* The pid of counted process i (0 <= i < totals.processes, in the order
+ * first met; -1 for samples of a thread never described). */
+int64_t exp_stats_pid(const exp_stats *s, uint64_t i);
+
+/* pstats' func_std_string: "file:line(function)", or for file "~" and
+ * line 0 the bare name, with "<...>" shown as "{...}".  Writes at most n
+ * bytes (NUL-terminated, truncated if needed) and returns buf. */
+char *exp_func_label(const exp_func *f, char *buf, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* pstats file (pstats.c)                                               */
+/* ------------------------------------------------------------------ */
+
+/* Write the statistics as one marshal-ed dict (the format
+ * pstats.Stats.load_stats reads, marshal version 2+ codes only): key
+ * (file, first_line, function) → (cc, nc, tt, ct, {caller key: (nc, cc,
+ * tt, ct)}), times in seconds.  Every caller is also a key.  TRC_OK,
+ * TRC_ERR_ARG (no functions: pstats cannot load an empty dict) or
+ * TRC_ERR_IO (write failed). */
+trc_status exp_pstats_write(const exp_stats *s, FILE *out);
+
+/* ------------------------------------------------------------------ */
+/* As sinks (folded_sink.c, lib/export/sink.h)                          */
+/* ------------------------------------------------------------------ */
+
+/* Folded stacks of the samples, or (_gpu) of GPU activities under their
+ * launch sites; options exp_collapsed_options. */
+extern const exp_sink_type exp_sink_collapsed;
+extern const exp_sink_type exp_sink_collapsed_gpu;
+/* The pstats file of the samples, or (_gpu) of GPU activities; options
+ * NULL.  Selecting nothing fails with TRC_ERR_ARG and a message. */
+extern const exp_sink_type exp_sink_pstats;
+extern const exp_sink_type exp_sink_pstats_gpu;
+
+#endif /* TRC_LIB_EXPORT_FOLDED_FOLDED_H */

@@ -1,0 +1,29 @@
+/*
+ * lib/export/nvvp/nvvp_sink.h — the NVIDIA-style GPU views as sinks
+ * (lib/export/sink.h; docs/design/outputs.md §5): exp_sink_nvvp is
+ * trc2nvvp (nvprof's summary, the --print-gpu-trace / --print-api-trace
+ * tables, or the SVG timeline), exp_sink_gpu_summary is trc-stats --gpu
+ * (the same summary through gpu_summary.h, options NULL).
+ */
+#ifndef TRC_LIB_EXPORT_NVVP_NVVP_SINK_H
+#define TRC_LIB_EXPORT_NVVP_NVVP_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/export/sink.h"
+
+typedef struct nvvp_sink_options {
+    int gpu_trace, api_trace; /* the trace tables (both: GPU first, a blank line between) */
+    int svg;                  /* the timeline instead of any table */
+    int csv;                  /* nvprof's CSV for the summary and the tables */
+    int sort;                 /* summary order (nvvp_sort, nvvp_summary.h) */
+    size_t limit;             /* summary rows per section, 0 = all */
+    double width;             /* SVG width in px, 0 = the default */
+    int64_t from_ns, to_ns;   /* SVG window from the trace start, < 0 = open */
+} nvvp_sink_options;
+
+extern const exp_sink_type exp_sink_nvvp;
+extern const exp_sink_type exp_sink_gpu_summary;
+
+#endif /* TRC_LIB_EXPORT_NVVP_NVVP_SINK_H */
