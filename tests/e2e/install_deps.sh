@@ -6,6 +6,9 @@
 # dpkg-query that reports some packages missing, a fake apt-get that
 # records what it was asked, and no sudo (the fake `id` says root).
 set -u
+# Run under `make test` or not, the inner make must not see the outer
+# make's jobserver (it would warn, and the checks want silence).
+unset MAKEFLAGS MFLAGS MAKELEVEL
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 make=$(command -v make) || { echo "skip: no make"; exit 77; }
 tmp=$(mktemp -d)
