@@ -11,7 +11,7 @@
 #   $(BUILD)/py/py_walk_bench  the per-sample cost benchmark (bench/py_walk.sh).
 
 PY_PREFIXES ?= $(sort $(wildcard /root/.pyenv/versions/3.*))
-PY_LIB_SRC := $(sort $(call rwildcard,lib/py,%.c)) lib/util/hashtab.c lib/util/alloc.c
+PY_LIB_SRC := $(sort $(call rwildcard,lib/py,%.c)) $(addprefix lib/util/,alloc.c arena.c grow.c hashtab.c intern.c)
 
 .PHONY: py-layouts
 py-layouts:
@@ -30,7 +30,7 @@ py-layouts:
 	  echo "py-layouts: lib/py/generated/objects_3_$$mi.h from $$v"; \
 	done
 
-$(BUILD)/py/libpytest.so: tests/support/pyself/py_selftest_lib.c $(PY_LIB_SRC) $(wildcard lib/py/*.h) lib/util/hashtab.h lib/util/alloc.h
+$(BUILD)/py/libpytest.so: tests/support/pyself/py_selftest_lib.c $(PY_LIB_SRC) $(wildcard lib/py/*.h) $(wildcard lib/util/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(CFLAGS_WARN) -shared -o $@ tests/support/pyself/py_selftest_lib.c $(PY_LIB_SRC) -pthread
 

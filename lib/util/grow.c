@@ -1,8 +1,8 @@
 /*
- * lib/export/lib/util/grow.c — growth of the aggregating exporters' row arrays
- * (contract in export.h): capacities double, new rows start zeroed.
+ * lib/util/grow.c — growth of arrays that gain one row at a time
+ * (contract in grow.h): capacities double, new rows start zeroed.
  */
-#include "lib/export/export.h"
+#include "lib/util/grow.h"
 
 #include <string.h>
 
