@@ -702,7 +702,7 @@ void py_proc_free(py_proc *p)
         return;
     pynames_free(p);
     pycode_cache_free(&p->cc);
-    pyarena_free(&p->arena);
+    trca_free_all(&p->arena);
     for (size_t i = 0; i < p->memocap; i++)
         trc_free(p->memo[i].rs);
     trc_free(p->memo);

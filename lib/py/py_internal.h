@@ -11,22 +11,12 @@
 #include "lib/py/py_lines.h"
 #include "lib/py/py_mem.h"
 #include "lib/py/py_snap.h"
+#include "lib/util/arena.h"
+#include "lib/util/hashtab.h"
+#include "lib/util/intern.h"
 
 #include <pthread.h>
 #include <stdint.h>
-
-/* ---- arena: stable storage for strings and py_frame_info ---------- */
-
-typedef struct pyarena_block pyarena_block;
-typedef struct pyarena {
-    pyarena_block *head;
-    size_t left;
-    char *next;
-} pyarena;
-
-/* 8-byte aligned storage living until pyarena_free.  NULL on ENOMEM. */
-void *pyarena_alloc(pyarena *a, size_t n);
-void pyarena_free(pyarena *a);
 
 /* ---- code cache (py_code.c) ---------------------------------------- */
 
@@ -58,10 +48,11 @@ typedef struct pycode {
 } pycode;
 
 typedef struct pycode_cache {
-    pycode **slot;       /* open addressing by address */
-    size_t cap, count;
-    const char **str;    /* interned strings (open addressing) */
-    size_t strcap, strcount;
+    pycode **code;       /* entries, in the order they were made */
+    size_t count, cap;
+    trch_index index;    /* code object address -> code[] */
+    trci_map str;        /* interned names and file names (keys in p->arena;
+                          * a key's value is its index in str.ents) */
     uint64_t gen;        /* bumped whenever an entry is freed: a pycode
                           * pointer kept elsewhere is alive while the
                           * generation it was taken in lasts */
@@ -157,7 +148,7 @@ struct py_proc {
      * next and the thread list head, ceval.gil is read on its own */
     uint32_t rt_lo, rt_len, is_lo, is_len, ts_len, fr_len, co_len, gil_lo, gil_len;
 
-    pyarena arena;
+    trca_arena arena;          /* names and py_frame_info, until py_proc_free */
     pycode_cache cc;
     pymemo *memo;              /* open addressing by tstate */
     size_t memocap, memocount;
