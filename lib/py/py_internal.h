@@ -150,8 +150,9 @@ struct py_proc {
 
     trca_arena arena;          /* names and py_frame_info, until py_proc_free */
     pycode_cache cc;
-    pymemo *memo;              /* open addressing by tstate */
+    pymemo *memo;              /* one per thread state, found through memo_index */
     size_t memocap, memocount;
+    trch_index memo_index;     /* tstate -> memo[] */
     pylist_memo lm;
     pytlbc *tlbc;              /* PYTLBC_SLOTS entries, made on first use; owned */
     uint64_t tick_ns;          /* when py_proc_threads last fetched, stacks included */

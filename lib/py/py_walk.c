@@ -59,6 +59,7 @@
 #include "lib/py/py_internal.h"
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 #include "lib/util/hashtab.h"
 
 #include <errno.h>
@@ -81,52 +82,46 @@ py_status pywalk_snap_status(const py_proc *p)
     return p->snap.hard_errno ? py_status_from_errno(p->snap.hard_errno) : PY_ERR_IO;
 }
 
+/* Index in p->memo of tstate's memo, or TRCH_NONE.  Cannot fail. */
+static uint32_t memo_pos(const py_proc *p, uint64_t tstate)
+{
+    trch_probe pr;
+
+    for (uint32_t i = trch_first(&p->memo_index, trch_hash_u64(tstate), &pr); i != TRCH_NONE;
+         i = trch_next(&p->memo_index, &pr))
+        if (p->memo[i].tstate == tstate)
+            return i;
+    return TRCH_NONE;
+}
+
 /* The memo of tstate, created empty if new.  NULL on ENOMEM. */
 static pymemo *memo_get(py_proc *p, uint64_t tstate)
 {
+    uint32_t i = memo_pos(p, tstate);
+
+    if (i != TRCH_NONE)
+        return &p->memo[i];
     if (p->memocount >= MEMO_LIMIT) {
-        for (size_t i = 0; i < p->memocap; i++)
-            trc_free(p->memo[i].rs);
-        memset(p->memo, 0, p->memocap * sizeof *p->memo);
+        for (size_t j = 0; j < p->memocount; j++)
+            trc_free(p->memo[j].rs);
+        trch_clear(&p->memo_index);
         p->memocount = 0;
     }
-    if ((p->memocount + 1) * 2 > p->memocap) {
-        size_t nc = p->memocap ? p->memocap * 2 : 64;
-        pymemo *nm = trc_calloc(nc, sizeof *nm);
-        if (!nm)
-            return NULL;
-        for (size_t i = 0; i < p->memocap; i++) {
-            if (!p->memo[i].tstate)
-                continue;
-            size_t j = trch_hash_u64(p->memo[i].tstate) & (nc - 1);
-            while (nm[j].tstate)
-                j = (j + 1) & (nc - 1);
-            nm[j] = p->memo[i];
-        }
-        trc_free(p->memo);
-        p->memo = nm;
-        p->memocap = nc;
-    }
-    size_t j = trch_hash_u64(tstate) & (p->memocap - 1);
-    while (p->memo[j].tstate && p->memo[j].tstate != tstate)
-        j = (j + 1) & (p->memocap - 1);
-    if (!p->memo[j].tstate) {
-        memset(&p->memo[j], 0, sizeof p->memo[j]);
-        p->memo[j].tstate = tstate;
-        p->memocount++;
-    }
-    return &p->memo[j];
+    if (trcu_grow((void **)&p->memo, &p->memocap, p->memocount, sizeof *p->memo) != TRC_OK ||
+        trch_add(&p->memo_index, trch_hash_u64(tstate), (uint32_t)p->memocount) != TRC_OK)
+        return NULL;
+    pymemo *m = &p->memo[p->memocount++];
+    memset(m, 0, sizeof *m);
+    m->tstate = tstate;
+    return m;
 }
 
 /* The memo of tstate if there is one (no creation).  Cannot fail. */
 static const pymemo *memo_find(const py_proc *p, uint64_t tstate)
 {
-    if (!p->memocap)
-        return NULL;
-    size_t j = trch_hash_u64(tstate) & (p->memocap - 1);
-    while (p->memo[j].tstate && p->memo[j].tstate != tstate)
-        j = (j + 1) & (p->memocap - 1);
-    return p->memo[j].tstate ? &p->memo[j] : NULL;
+    uint32_t i = memo_pos(p, tstate);
+
+    return i != TRCH_NONE ? &p->memo[i] : NULL;
 }
 
 int pywalk_ts_place(const py_proc *p)
