@@ -418,14 +418,8 @@ static const py_frame_info *line_info(py_proc *p, pycode *c, uint32_t line)
     }
     if (lo < c->nlines && c->lines[lo].line == line)
         return c->lines[lo].fi;
-    if (c->nlines == c->caplines) {
-        uint32_t nc = c->caplines ? c->caplines * 2 : 4;
-        pyline_info *nl = trc_realloc(c->lines, nc * sizeof *nl);
-        if (!nl)
-            return NULL;
-        c->lines = nl;
-        c->caplines = nc;
-    }
+    if (trcu_grow((void **)&c->lines, &c->caplines, c->nlines, sizeof *c->lines) != TRC_OK)
+        return NULL;
     py_frame_info *fi = trca_alloc(&p->arena, sizeof *fi);
     if (!fi)
         return NULL;

@@ -42,7 +42,8 @@ typedef struct pycode {
     py_lineent *map;
     uint32_t nmap;
     pyline_info *lines;            /* sorted by line */
-    uint32_t nlines, caplines;
+    uint32_t nlines;
+    size_t caplines;
     int64_t last_addrq;            /* most frames sit where they sat last time */
     const py_frame_info *last_fi;
 } pycode;

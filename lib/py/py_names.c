@@ -49,6 +49,7 @@
 #include "lib/py/py_debugoff.h"
 #include "lib/py/py_objlayout.h"
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <string.h>
@@ -153,24 +154,9 @@ static int table_add(ntable *t, int64_t tid, const char *name)
     for (size_t i = 0; i < t->n; i++)
         if (t->e[i].tid == tid)
             return 0;   /* first one wins (_active before _limbo) */
-    if (t->n == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 16;
-        nentry *ne = trc_realloc(t->e, nc * sizeof *ne);
-        if (!ne)
-            return -1;
-        t->e = ne;
-        t->cap = nc;
-    }
-    if (t->used + len > t->bufcap) {
-        size_t nc = t->bufcap ? t->bufcap * 2 : 1024;
-        while (nc < t->used + len)
-            nc *= 2;
-        char *nb = trc_realloc(t->buf, nc);
-        if (!nb)
-            return -1;
-        t->buf = nb;
-        t->bufcap = nc;
-    }
+    if (trcu_grow((void **)&t->e, &t->cap, t->n, sizeof *t->e) != TRC_OK ||
+        trcu_grow((void **)&t->buf, &t->bufcap, t->used + len - 1, 1) != TRC_OK)
+        return -1;
     memcpy(t->buf + t->used, name, len);
     t->e[t->n].tid = tid;
     t->e[t->n].off = (uint32_t)t->used;

@@ -24,6 +24,7 @@
 #include "lib/py/py_internal.h"
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -136,7 +137,8 @@ static int list_tasks(pid_t pid, int64_t **out)
     DIR *d;
     struct dirent *e;
     int64_t *t = NULL;
-    int n = 0, cap = 0;
+    int n = 0;
+    size_t cap = 0;
 
     snprintf(fn, sizeof fn, "/proc/%d/task", (int)pid);
     d = opendir(fn);
@@ -145,16 +147,10 @@ static int list_tasks(pid_t pid, int64_t **out)
     while ((e = readdir(d))) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9')
             continue;
-        if (n == cap) {
-            int nc = cap ? cap * 2 : 64;
-            int64_t *nt = trc_realloc(t, (size_t)nc * sizeof *nt);
-            if (!nt) {
-                trc_free(t);
-                closedir(d);
-                return -1;
-            }
-            t = nt;
-            cap = nc;
+        if (trcu_grow((void **)&t, &cap, (size_t)n, sizeof *t) != TRC_OK) {
+            trc_free(t);
+            closedir(d);
+            return -1;
         }
         t[n] = atoll(e->d_name);
         if (nested && (t[n] = py_ns_tid(pid, t[n])) <= 0)
