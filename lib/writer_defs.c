@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 #include "format/limits.h"
 #include "format/records.h"
 
@@ -31,25 +32,6 @@ static int same_device(const trcw_device *a, const trcw_device *b)
     return a->name == b->name && memcmp(a->uuid, b->uuid, 16) == 0 && a->sm_count == b->sm_count &&
            a->memory_bytes == b->memory_bytes && a->cc_major == b->cc_major &&
            a->cc_minor == b->cc_minor;
-}
-
-/* Grow an array of elements to hold index `need` (zeroing new slots). */
-static trc_status grow_array(void **arr, size_t *cap, size_t elem, size_t need)
-{
-    size_t n = *cap ? *cap : 16;
-    void *p;
-
-    if (need < *cap)
-        return TRC_OK;
-    while (n <= need)
-        n *= 2;
-    p = trc_realloc(*arr, n * elem);
-    if (!p)
-        return TRC_ERR_NOMEM;
-    memset((char *)p + *cap * elem, 0, (n - *cap) * elem);
-    *arr = p;
-    *cap = n;
-    return TRC_OK;
 }
 
 /* A definition seen for the first time: emit its record (whose body
@@ -162,7 +144,7 @@ trc_status trc_writer_stack(trc_writer *w, uint32_t parent, uint32_t frame, uint
     if (depth > TRC_MAX_DEPTH || w->n_stacks >= TRC_MAX_IDS)
         return TRC_ERR_LIMIT;
     nid = w->n_stacks + 1;
-    st = grow_array((void **)&w->stack_depth, &w->stack_depth_cap, sizeof *w->stack_depth, nid);
+    st = trcu_grow((void **)&w->stack_depth, &w->stack_depth_cap, nid, sizeof *w->stack_depth);
     if (st != TRC_OK)
         return st;
     b.stack.id = nid;
@@ -212,9 +194,9 @@ trc_status trc_writer_thread(trc_writer *w, int64_t pid, int64_t tid, const char
     if (w->n_threads >= TRC_MAX_IDS)
         return TRC_ERR_LIMIT;
     nid = w->n_threads + 1;
-    st = grow_array((void **)&w->thread, &w->thread_cap, sizeof *w->thread, nid);
+    st = trcu_grow((void **)&w->thread, &w->thread_cap, nid, sizeof *w->thread);
     if (st == TRC_OK)
-        st = grow_array((void **)&w->pending, &w->pending_cap, sizeof *w->pending, nid);
+        st = trcu_grow((void **)&w->pending, &w->pending_cap, nid, sizeof *w->pending);
     if (st == TRC_OK)
         st = put_thread(w, nid, pid, tid, nm);
     if (st != TRC_OK)
@@ -261,7 +243,7 @@ trc_status trc_writer_process(trc_writer *w, const trc_process *p)
         return TRC_OK;
     if (!known) {
         idx = w->n_procs;
-        st = grow_array((void **)&w->proc, &w->proc_cap, sizeof *w->proc, idx);
+        st = trcu_grow((void **)&w->proc, &w->proc_cap, idx, sizeof *w->proc);
         if (st != TRC_OK)
             return st;
     }
@@ -348,7 +330,7 @@ trc_status trc_writer_gpu_device(trc_writer *w, const trc_gpu_device *d)
         return TRC_OK;
     if (!known) {
         idx = w->n_devs;
-        st = grow_array((void **)&w->dev, &w->dev_cap, sizeof *w->dev, idx);
+        st = trcu_grow((void **)&w->dev, &w->dev_cap, idx, sizeof *w->dev);
         if (st != TRC_OK)
             return st;
     }
@@ -428,7 +410,7 @@ trc_status trc_writer_gpu_stream(trc_writer *w, const trc_gpu_stream *s)
         return TRC_OK;
     if (!known) {
         idx = w->n_streams;
-        st = grow_array((void **)&w->stream, &w->stream_cap, sizeof *w->stream, idx);
+        st = trcu_grow((void **)&w->stream, &w->stream_cap, idx, sizeof *w->stream);
         if (st != TRC_OK)
             return st;
     }

@@ -14,7 +14,7 @@
 # Recursive (=): pyenv is asked only when py-layouts runs.
 PYENV_DIR = $(or $(PYENV_ROOT),$(shell pyenv root 2>/dev/null))
 PY_PREFIXES ?= $(if $(PYENV_DIR),$(sort $(wildcard $(PYENV_DIR)/versions/3.*)))
-PY_LIB_SRC := $(sort $(call rwildcard,lib/py,%.c)) lib/util/hashtab.c lib/util/alloc.c
+PY_LIB_SRC := $(sort $(call rwildcard,lib/py,%.c)) $(addprefix lib/util/,alloc.c arena.c grow.c hashtab.c intern.c)
 
 .PHONY: py-layouts
 py-layouts:
@@ -34,7 +34,7 @@ py-layouts:
 	  echo "py-layouts: lib/py/generated/objects_3_$$mi.h from $$v"; \
 	done
 
-$(BUILD)/py/libpytest.so: tests/support/pyself/py_selftest_lib.c $(PY_LIB_SRC) $(wildcard lib/py/*.h) lib/util/hashtab.h lib/util/alloc.h
+$(BUILD)/py/libpytest.so: tests/support/pyself/py_selftest_lib.c $(PY_LIB_SRC) $(wildcard lib/py/*.h) $(wildcard lib/util/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(CFLAGS_WARN) -shared -o $@ tests/support/pyself/py_selftest_lib.c $(PY_LIB_SRC) -pthread
 

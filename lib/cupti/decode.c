@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 #include "lib/util/hashtab.h"
 
 #define MAX_OPEN_RANGES 4096
@@ -48,7 +49,8 @@ struct cupti_decoder {
     cupti_launch *launch;
     int thread_names;
     tid_ent *tids;           /* threads already defined, found through tid_index */
-    uint32_t tid_cap, tid_used;
+    size_t tid_cap;
+    uint32_t tid_used;
     trch_index tid_index;
     ctx_slot *ctxs;
     size_t n_ctx, ctx_cap;
@@ -129,15 +131,9 @@ static uint64_t tid_hash(int64_t pid, int64_t tid)
 /* Room for one more thread; -1 when out of memory. */
 static int tid_grow(cupti_decoder *d)
 {
-    if (d->tid_used == d->tid_cap) {
-        uint32_t cap = d->tid_cap ? d->tid_cap * 2 : 64;
-        tid_ent *t;
-        if (d->tid_cap >= UINT32_C(1) << 30 ||
-            !(t = trc_realloc(d->tids, (size_t)cap * sizeof *t)))
-            return -1;
-        d->tids = t;
-        d->tid_cap = cap;
-    }
+    if (trcu_grow((void **)&d->tids, &d->tid_cap, d->tid_used, sizeof *d->tids) != TRC_OK)
+        return -1;
+    /* the index refuses past 2^30 entries (TRC_ERR_LIMIT) */
     return trch_reserve(&d->tid_index, d->tid_used + 1) == TRC_OK ? 0 : -1;
 }
 
@@ -182,14 +178,8 @@ static void ctx_note(cupti_decoder *d, uint32_t context, uint32_t device, int32_
             d->ctxs[i].null_stream = null_stream;
             return;
         }
-    if (d->n_ctx == d->ctx_cap) {
-        size_t cap = d->ctx_cap ? d->ctx_cap * 2 : 8;
-        ctx_slot *n = trc_realloc(d->ctxs, cap * sizeof *n);
-        if (!n)
-            return;   /* sync records of this context will say device 0 */
-        d->ctxs = n;
-        d->ctx_cap = cap;
-    }
+    if (trcu_grow((void **)&d->ctxs, &d->ctx_cap, d->n_ctx, sizeof *d->ctxs) != TRC_OK)
+        return;   /* sync records of this context will say device 0 */
     d->ctxs[d->n_ctx++] = (ctx_slot){ context, device, null_stream };
 }
 
@@ -242,14 +232,8 @@ static trc_status stream_note(cupti_decoder *d, uint32_t device, uint32_t contex
         e->flags = flags;
         return TRC_OK;
     }
-    if (d->n_streams == d->stream_cap) {
-        size_t cap = d->stream_cap ? d->stream_cap * 2 : 16;
-        stream_slot *n = trc_realloc(d->streams, cap * sizeof *n);
-        if (!n)
-            return TRC_OK;   /* not remembered: described again next time (the writer skips it) */
-        d->streams = n;
-        d->stream_cap = cap;
-    }
+    if (trcu_grow((void **)&d->streams, &d->stream_cap, d->n_streams, sizeof *d->streams) != TRC_OK)
+        return TRC_OK;   /* not remembered: described again next time (the writer skips it) */
     d->stream_last = d->n_streams;
     d->streams[d->n_streams++] = (stream_slot){ context, stream, flags };
     return TRC_OK;

@@ -702,10 +702,11 @@ void py_proc_free(py_proc *p)
         return;
     pynames_free(p);
     pycode_cache_free(&p->cc);
-    pyarena_free(&p->arena);
-    for (size_t i = 0; i < p->memocap; i++)
+    trca_free_all(&p->arena);
+    for (size_t i = 0; i < p->memocount; i++)
         trc_free(p->memo[i].rs);
     trc_free(p->memo);
+    trch_index_cleanup(&p->memo_index);
     trc_free(p->tlbc);
     pysnap_cleanup(&p->snap);
     pymem_cleanup(&p->mem);

@@ -11,22 +11,12 @@
 #include "lib/py/py_lines.h"
 #include "lib/py/py_mem.h"
 #include "lib/py/py_snap.h"
+#include "lib/util/arena.h"
+#include "lib/util/hashtab.h"
+#include "lib/util/intern.h"
 
 #include <pthread.h>
 #include <stdint.h>
-
-/* ---- arena: stable storage for strings and py_frame_info ---------- */
-
-typedef struct pyarena_block pyarena_block;
-typedef struct pyarena {
-    pyarena_block *head;
-    size_t left;
-    char *next;
-} pyarena;
-
-/* 8-byte aligned storage living until pyarena_free.  NULL on ENOMEM. */
-void *pyarena_alloc(pyarena *a, size_t n);
-void pyarena_free(pyarena *a);
 
 /* ---- code cache (py_code.c) ---------------------------------------- */
 
@@ -52,16 +42,18 @@ typedef struct pycode {
     py_lineent *map;
     uint32_t nmap;
     pyline_info *lines;            /* sorted by line */
-    uint32_t nlines, caplines;
+    uint32_t nlines;
+    size_t caplines;
     int64_t last_addrq;            /* most frames sit where they sat last time */
     const py_frame_info *last_fi;
 } pycode;
 
 typedef struct pycode_cache {
-    pycode **slot;       /* open addressing by address */
-    size_t cap, count;
-    const char **str;    /* interned strings (open addressing) */
-    size_t strcap, strcount;
+    pycode **code;       /* entries, in the order they were made */
+    size_t count, cap;
+    trch_index index;    /* code object address -> code[] */
+    trci_map str;        /* interned names and file names (keys in p->arena;
+                          * a key's value is its index in str.ents) */
     uint64_t gen;        /* bumped whenever an entry is freed: a pycode
                           * pointer kept elsewhere is alive while the
                           * generation it was taken in lasts */
@@ -157,10 +149,11 @@ struct py_proc {
      * next and the thread list head, ceval.gil is read on its own */
     uint32_t rt_lo, rt_len, is_lo, is_len, ts_len, fr_len, co_len, gil_lo, gil_len;
 
-    pyarena arena;
+    trca_arena arena;          /* names and py_frame_info, until py_proc_free */
     pycode_cache cc;
-    pymemo *memo;              /* open addressing by tstate */
+    pymemo *memo;              /* one per thread state, found through memo_index */
     size_t memocap, memocount;
+    trch_index memo_index;     /* tstate -> memo[] */
     pylist_memo lm;
     pytlbc *tlbc;              /* PYTLBC_SLOTS entries, made on first use; owned */
     uint64_t tick_ns;          /* when py_proc_threads last fetched, stacks included */
@@ -170,7 +163,7 @@ struct py_proc {
     uint64_t list_refresh_ns;  /* py_threads.c: longest trust in a known list (test hook) */
 
     int64_t tid_off;           /* ≤3.10: offset of the kernel tid in struct pthread, -1 unknown */
-    uint64_t tid_retry_ns, tid_retry_gap_ns; /* py_tid.c: when to look for tid_off again */
+    uint64_t tid_retry_ns, tid_retry_gap_ns; /* pytid_recalibrate: when to look for tid_off again */
     uint64_t id;               /* unique per handle: keys the per-thread cache */
 
     char name[256];            /* py_proc_thread_name result */
@@ -212,9 +205,17 @@ void pycode_cache_free(pycode_cache *c);
  * readable str. */
 int pystr_read(py_proc *p, uint64_t addr, char *buf, size_t cap);
 
-/* ≤3.10: finds p->tid_off (see py_tid.c).  Cannot fail (leaves -1). */
+/* ≤3.10: finds p->tid_off (see py_tid.c) from a fresh thread list
+ * (py_tick.c).  Cannot fail (leaves -1). */
 void pytid_calibrate(py_proc *p);
 void pytid_recalibrate(py_proc *p);   /* when due, while tid_off is unknown */
+
+/* Threads a calibration looks at. */
+#define PYTID_MAX_THREADS 64
+
+/* py_tid.c: sets p->tid_off from the threads ti[0..n) (n < 0: none
+ * could be listed), or -1 when no offset fits them.  Cannot fail. */
+void pytid_search(py_proc *p, const py_thread_info *ti, int n);
 
 /* Kernel tid of the calling thread. */
 int64_t pytid_self(void);
@@ -222,16 +223,21 @@ int64_t pytid_self(void);
 /* Frees p->names (py_names.c).  Safe when never made. */
 void pynames_free(py_proc *p);
 
-/* py_walk.c, for py_threads.c: sets p->last and returns -1; the status
- * of a failed snapshot read (hard errors keep their cause); plans the
- * reads tstate's last stack needed, if it has been walked before, and
- * returns about how many bytes that is (0: nothing known). */
-int pywalk_fail(py_proc *p, py_status st);
-/* Where in a batched read (py_snap.h) a thread state goes: before its
- * frames from 3.11, after them before (py_walk.c says why). */
-int pywalk_ts_place(const py_proc *p);
-py_status pywalk_snap_status(const py_proc *p);
-uint64_t pywalk_plan_known(py_proc *p, uint64_t tstate);
+/* Maps an errno from a read to a status. */
+py_status py_status_from_errno(int e);
+
+/* Sets p->last and returns -1: how every stage fails. */
+static inline int py_fail(py_proc *p, py_status st)
+{
+    p->last = st;
+    return -1;
+}
+
+/* The status of a failed snapshot read (hard errors keep their cause). */
+static inline py_status py_snap_status(const py_proc *p)
+{
+    return p->snap.hard_errno ? py_status_from_errno(p->snap.hard_errno) : PY_ERR_IO;
+}
 
 /* py_threads.c: one read of the thread list (py_proc_threads without
  * its retries); the caller holds p->lock. */
@@ -249,8 +255,6 @@ typedef struct py_image {
 } py_image;
 py_status py_proc_attach_image(const py_image *img, py_proc **out, char *err, size_t errlen);
 
-/* Maps an errno from a read to a status. */
-py_status py_status_from_errno(int e);
 
 /* ---- why reading a process was refused (py_perm.c) ----------------- */
 

@@ -20,12 +20,14 @@
 
 #include "lib/py/py_layout.h"
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 
 typedef struct builder {
     py_lineent *e;
-    uint32_t n, cap;
+    uint32_t n;
+    size_t cap;
 } builder;
 
 /* Appends {start, line}; an entry with the same start as the previous
@@ -40,14 +42,8 @@ static int emit(builder *b, uint32_t start, int32_t line)
     }
     if (b->n > 0 && b->e[b->n - 1].line == line)
         return 0;
-    if (b->n == b->cap) {
-        uint32_t nc = b->cap ? b->cap * 2 : 16;
-        py_lineent *ne = trc_realloc(b->e, nc * sizeof *ne);
-        if (!ne)
-            return -1;
-        b->e = ne;
-        b->cap = nc;
-    }
+    if (trcu_grow((void **)&b->e, &b->cap, b->n, sizeof *b->e) != TRC_OK)
+        return -1;
     b->e[b->n++] = (py_lineent){ start, line };
     return 0;
 }

@@ -4,6 +4,7 @@
 #include "lib/py/py_maps.h"
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -39,15 +40,9 @@ int pymaps_read(pid_t pid, pymaps *out)
         static const char del[] = " (deleted)";
         if (len > sizeof del - 1 && strcmp(path + len - (sizeof del - 1), del) == 0)
             path[len - (sizeof del - 1)] = '\0';
-        if (out->n == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            pymap *nm = trc_realloc(out->m, nc * sizeof *nm);
-            if (!nm) {
-                errno = ENOMEM;
-                goto out;
-            }
-            out->m = nm;
-            cap = nc;
+        if (trcu_grow((void **)&out->m, &cap, out->n, sizeof *out->m) != TRC_OK) {
+            errno = ENOMEM;
+            goto out;
         }
         pymap *m = &out->m[out->n];
         m->start = s;

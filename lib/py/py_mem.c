@@ -23,6 +23,7 @@
 #include "lib/py/py_mem.h"
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -87,15 +88,9 @@ static int refresh_local(pymem *m)
             r[n - 1].end = e;
             continue;
         }
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 256;
-            pymem_range *nr = trc_realloc(r, nc * sizeof *nr);
-            if (!nr) {
-                errno = ENOMEM;
-                goto out;
-            }
-            r = nr;
-            cap = nc;
+        if (trcu_grow((void **)&r, &cap, n, sizeof *r) != TRC_OK) {
+            errno = ENOMEM;
+            goto out;
         }
         r[n].start = s;
         r[n].end = e;

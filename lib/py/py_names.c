@@ -49,6 +49,7 @@
 #include "lib/py/py_debugoff.h"
 #include "lib/py/py_objlayout.h"
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <string.h>
@@ -86,11 +87,6 @@ typedef struct ntable {
     size_t used, bufcap;
 } ntable;
 
-typedef struct keyslot {
-    uint64_t addr;         /* 0: empty */
-    int cls;
-} keyslot;
-
 typedef struct ntype {
     uint64_t addr, flags, cached_keys;
     int64_t basicsize, dictoffset;
@@ -108,8 +104,7 @@ struct pynames {
     uint64_t hint[HINTS];  /* keys that matched in the last good scan */
     int nhint;
     /* per scan */
-    keyslot *keys;
-    size_t keycap, keycount;
+    trch_u64map keys;      /* key address -> its class + 1 (0: K_NONE) */
     ntype types[NTYPES];
     int ntypes;
 };
@@ -159,24 +154,9 @@ static int table_add(ntable *t, int64_t tid, const char *name)
     for (size_t i = 0; i < t->n; i++)
         if (t->e[i].tid == tid)
             return 0;   /* first one wins (_active before _limbo) */
-    if (t->n == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 16;
-        nentry *ne = trc_realloc(t->e, nc * sizeof *ne);
-        if (!ne)
-            return -1;
-        t->e = ne;
-        t->cap = nc;
-    }
-    if (t->used + len > t->bufcap) {
-        size_t nc = t->bufcap ? t->bufcap * 2 : 1024;
-        while (nc < t->used + len)
-            nc *= 2;
-        char *nb = trc_realloc(t->buf, nc);
-        if (!nb)
-            return -1;
-        t->buf = nb;
-        t->bufcap = nc;
-    }
+    if (trcu_grow((void **)&t->e, &t->cap, t->n, sizeof *t->e) != TRC_OK ||
+        trcu_grow((void **)&t->buf, &t->bufcap, t->used + len - 1, 1) != TRC_OK)
+        return -1;
     memcpy(t->buf + t->used, name, len);
     t->e[t->n].tid = tid;
     t->e[t->n].off = (uint32_t)t->used;
@@ -195,48 +175,28 @@ static const char *table_find(const ntable *t, int64_t tid)
 
 /* ---- key classification ------------------------------------------------ */
 
-static uint64_t mixaddr(uint64_t x)
+/* Class of a key already classified in this scan: 1 and *cls, or 0. */
+static int key_known(const pynames *n, uint64_t addr, int *cls)
 {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
+    uint32_t v;
+
+    if (!trch_u64map_get(&n->keys, addr, &v))
+        return 0;
+    *cls = (int)v - 1;
+    return 1;
 }
 
-static keyslot *key_slot(pynames *n, uint64_t addr)
-{
-    size_t mask = n->keycap - 1;
-    for (size_t i = mixaddr(addr) & mask;; i = (i + 1) & mask)
-        if (n->keys[i].addr == addr || n->keys[i].addr == 0)
-            return &n->keys[i];
-}
-
-/* Records addr's class; 0, or -1 when the map is full or out of memory. */
+/* Records addr's class; 0, or -1 when the map is full or out of memory.
+ * A key classified twice keeps its first class (a dict lists each key
+ * once: twice would mean a torn read, and either answer is a guess). */
 static int key_set(pynames *n, uint64_t addr, int cls)
 {
-    if (n->keycount * 2 >= n->keycap) {
-        size_t nc = n->keycap ? n->keycap * 2 : 512;
-        if (nc > 2 * MAX_KEYS)
-            return -1;
-        keyslot *old = n->keys;
-        size_t oldcap = n->keycap;
-        n->keys = trc_calloc(nc, sizeof *n->keys);
-        if (!n->keys) {
-            n->keys = old;
-            return -1;
-        }
-        n->keycap = nc;
-        for (size_t i = 0; i < oldcap; i++)
-            if (old[i].addr)
-                *key_slot(n, old[i].addr) = old[i];
-        trc_free(old);
-    }
-    keyslot *s = key_slot(n, addr);
-    if (!s->addr)
-        n->keycount++;
-    s->addr = addr;
-    s->cls = cls;
-    return 0;
+    uint32_t v;
+    int added;
+
+    if (trch_u64map_count(&n->keys) >= MAX_KEYS && !trch_u64map_get(&n->keys, addr, &v))
+        return -1;
+    return trch_u64map_put(&n->keys, addr, (uint32_t)(cls + 1), &v, &added) == TRC_OK ? 0 : -1;
 }
 
 /* Class of a key whose first len bytes are in b. */
@@ -315,10 +275,12 @@ static int resolve(pynames *n, const nkv *kv, size_t cnt, const int *want, int n
 
     for (int k = 0; k < nwant; k++)
         vals[k] = 0;
-    for (size_t i = 0; i < cnt && n->keycap; i++) {
-        const keyslot *s = key_slot(n, kv[i].key);
-        for (int k = 0; s->addr && k < nwant; k++)
-            if (s->cls == want[k])
+    for (size_t i = 0; i < cnt; i++) {
+        int cls;
+        if (!key_known(n, kv[i].key, &cls))
+            continue;
+        for (int k = 0; k < nwant; k++)
+            if (cls == want[k])
                 vals[k] = kv[i].value;
     }
     for (int k = 0; k < nwant; k++)
@@ -350,7 +312,8 @@ static int find_keys(py_proc *p, pynames *n, const nkv *kv, size_t cnt, const in
             break;
         size_t m = 0;
         for (size_t i = 0; i < cnt; i++) {
-            if (n->keycap && key_slot(n, kv[i].key)->addr)
+            int cls;
+            if (key_known(n, kv[i].key, &cls))
                 continue;
             if (round == 0 && !hinted(n, kv[i].key))
                 continue;
@@ -690,9 +653,9 @@ static int scan_interp(py_proc *p, pynames *n, uint64_t interp, ntable *t)
 static void remember_hints(pynames *n)
 {
     n->nhint = 0;
-    for (size_t i = 0; i < n->keycap && n->nhint < HINTS; i++)
-        if (n->keys[i].addr && n->keys[i].cls != K_NONE)
-            n->hint[n->nhint++] = n->keys[i].addr;
+    for (uint32_t i = 0; i < trch_u64map_count(&n->keys) && n->nhint < HINTS; i++)
+        if (n->keys.vals[i] != 0)   /* a class other than K_NONE */
+            n->hint[n->nhint++] = n->keys.keys[i];
 }
 
 static int scan(py_proc *p, pynames *n)
@@ -702,9 +665,7 @@ static int scan(py_proc *p, pynames *n)
     int rc = -1;
 
     n->ntypes = 0;
-    n->keycount = 0;
-    if (n->keys)
-        memset(n->keys, 0, n->keycap * sizeof *n->keys);
+    trch_u64map_clear(&n->keys);
     if (rd64(p, p->runtime + p->L.rt_interp_head, &interp) != 0)
         goto out;
     for (int i = 0; interp; i++) {
@@ -774,7 +735,7 @@ void pynames_free(py_proc *p)
     if (!p->names)
         return;
     table_free(&p->names->cur);
-    trc_free(p->names->keys);
+    trch_u64map_cleanup(&p->names->keys);
     trc_free(p->names);
     p->names = NULL;
 }

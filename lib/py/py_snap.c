@@ -4,6 +4,7 @@
 #include "lib/py/py_snap.h"
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <string.h>
@@ -33,37 +34,23 @@ void pysnap_reset(pysnap *s)
     pymem_new_sample(s->mem);
 }
 
+/* Room for need ranges.  0, or -1 when out of memory. */
 static int grow_ranges(pysnap *s, int need)
 {
-    if (need <= s->cap)
+    if ((size_t)need <= s->cap)
         return 0;
-    int nc = s->cap ? s->cap * 2 : 128;
-    while (nc < need)
-        nc *= 2;
-    pysnap_range *nr = trc_realloc(s->r, (size_t)nc * sizeof *nr);
-    if (!nr)
-        return -1;
-    s->r = nr;
-    s->cap = nc;
-    return 0;
+    return trcu_grow((void **)&s->r, &s->cap, (size_t)need - 1, sizeof *s->r) == TRC_OK ? 0 : -1;
 }
 
+/* Room for need bytes.  0, or -1 when out of memory.  The buffer starts
+ * small on purpose: it then moves during the first samples, and a
+ * walker keeping a pointer across a read would show up under the
+ * sanitizers at once.  It never shrinks. */
 static int grow_buf(pysnap *s, size_t need)
 {
     if (need <= s->bufcap)
         return 0;
-    /* Small at first on purpose: the buffer then moves during the first
-     * samples, and a walker keeping a pointer across a read would show
-     * up under the sanitizers at once.  It never shrinks. */
-    size_t nc = s->bufcap ? s->bufcap : 4096;
-    while (nc < need)
-        nc *= 2;
-    uint8_t *nb = trc_realloc(s->buf, nc);
-    if (!nb)
-        return -1;
-    s->buf = nb;
-    s->bufcap = nc;
-    return 0;
+    return trcu_grow((void **)&s->buf, &s->bufcap, need - 1, 1) == TRC_OK ? 0 : -1;
 }
 
 void pysnap_plan_at(pysnap *s, uint64_t addr, size_t len, int place)

@@ -33,7 +33,8 @@ typedef struct pysnap_range {
 typedef struct pysnap {
     pymem *mem;
     pysnap_range *r;
-    int n, cap;
+    int n;
+    size_t cap;       /* ranges r has room for */
     int planned;      /* ranges planned since the last fetch */
     uint8_t *buf;
     size_t used, bufcap;

@@ -27,7 +27,7 @@
  * Every read also plans the known threads' stacks, so the stacks asked
  * for right after (trec's tick) come from the same read call.
  */
-#include "lib/py/py_internal.h"
+#include "lib/py/py_plan.h"
 
 #include <string.h>
 
@@ -42,7 +42,7 @@ static void plan_stacks(py_proc *p)
     uint64_t bytes = 0;
 
     for (int i = 0; i < lm->ntstate && bytes < TICK_MAX_BYTES; i++)
-        bytes += pywalk_plan_known(p, lm->tstate[i]);
+        bytes += pyplan_known(p, lm->tstate[i]);
 }
 
 /* May a steady read take known thread i's tid from the last full read
@@ -59,7 +59,7 @@ static void plan_states(py_proc *p, int steady)
     const pylist_memo *lm = &p->lm;
 
     for (int i = 0; i < lm->ntstate; i++) {
-        pysnap_plan_at(&p->snap, lm->tstate[i], p->ts_len, pywalk_ts_place(p));
+        pysnap_plan_at(&p->snap, lm->tstate[i], p->ts_len, pyplan_ts_place(p));
         if (!(steady && tid_known(p, i)) && p->tid_off >= 0 && lm->pthread[i])
             pysnap_plan_at(&p->snap, lm->pthread[i] + (uint64_t)p->tid_off, 4, PYSNAP_FIRST);
     }
@@ -151,21 +151,21 @@ static int list_full(py_proc *p, py_thread_info *out, int max, int want_gil)
     p->tick_valid = 0;
     p->stats.thread_lists_full++;
     if (pysnap_fetch(&p->snap) != 0 && p->snap.hard_errno)
-        return pywalk_fail(p, pywalk_snap_status(p));
+        return py_fail(p, py_snap_status(p));
     /* Fields are taken out of the snapshot at once: a later read may
      * move its buffer. */
     const uint8_t *rt = pysnap_need_exact(&p->snap, p->runtime + p->rt_lo, p->rt_len);
     if (!rt)
-        return pywalk_fail(p, pywalk_snap_status(p));
+        return py_fail(p, py_snap_status(p));
     if (L->rt_tstate_current != PY_OFF_NONE)
         holder_rt = pysnap_u64(rt, L->rt_tstate_current - p->rt_lo);
     uint64_t interp = pysnap_u64(rt, L->rt_interp_head - p->rt_lo);
     for (int ni = 0; interp; ni++) {
         if (ni >= PY_INTERPS_MAX || (interp & 7))
-            return pywalk_fail(p, PY_ERR_IO);
+            return py_fail(p, PY_ERR_IO);
         const uint8_t *is = pysnap_need_exact(&p->snap, interp + p->is_lo, p->is_len);
         if (!is)
-            return pywalk_fail(p, pywalk_snap_status(p));
+            return py_fail(p, py_snap_status(p));
         uint64_t ts = pysnap_u64(is, L->is_tstate_head - p->is_lo);
         uint64_t interp_next = pysnap_u64(is, L->is_next - p->is_lo);
         if (next.ninterp < PYLIST_INTERPS)
@@ -196,14 +196,14 @@ static int list_full(py_proc *p, py_thread_info *out, int max, int want_gil)
         }
         while (ts) {
             if (++total > MAX_THREADS || (ts & 7))
-                return pywalk_fail(p, PY_ERR_IO);
+                return py_fail(p, PY_ERR_IO);
             const uint8_t *tp = pysnap_need_exact(&p->snap, ts, p->ts_len);
             if (!tp)
-                return pywalk_fail(p, pywalk_snap_status(p));
+                return py_fail(p, py_snap_status(p));
             uint8_t t[PY_TS_MAX];
             memcpy(t, tp, p->ts_len);
             if (pysnap_u64(t, L->ts_interp) != interp)
-                return pywalk_fail(p, PY_ERR_IO);   /* torn: freed or reused */
+                return py_fail(p, PY_ERR_IO);   /* torn: freed or reused */
             int64_t tid = -1;
             if (n < max) {
                 py_thread_info *o = &out[n++];
@@ -253,12 +253,12 @@ static int list_steady(py_proc *p, py_thread_info *out, int max, int *count)
     p->tick_ns = pymem_now_ns();
     p->tick_valid = 0;
     if (pysnap_fetch(&p->snap) != 0 && p->snap.hard_errno)
-        return pywalk_fail(p, pywalk_snap_status(p));
+        return py_fail(p, py_snap_status(p));
     for (int i = 0; i < lm->ntstate; i++) {
         /* on demand past the plan's room (hundreds of threads) */
         const uint8_t *tp = pysnap_need_exact(&p->snap, lm->tstate[i], p->ts_len);
         if (!tp && p->snap.hard_errno)
-            return pywalk_fail(p, pywalk_snap_status(p));
+            return py_fail(p, py_snap_status(p));
         if (!tp)
             return 0;   /* unmapped: freed and gone */
         uint8_t t[PY_TS_MAX];
@@ -301,21 +301,6 @@ int pythreads_list_locked(py_proc *p, py_thread_info *out, int max, int want_gil
         p->stats.thread_lists_changed++;
     }
     return list_full(p, out, max, want_gil);
-}
-
-int py_proc_threads(py_proc *p, py_thread_info *out, int max, int want_gil)
-{
-    int n = -1;
-
-    pytid_recalibrate(p);
-    pthread_mutex_lock(&p->lock);
-    for (int t = 0; t < PY_TORN_TRIES && n < 0; t++) {
-        n = pythreads_list_locked(p, out, max, want_gil);
-        if (n < 0 && p->last != PY_ERR_IO)
-            break;
-    }
-    pthread_mutex_unlock(&p->lock);
-    return n;
 }
 
 void py_proc_set_list_refresh(py_proc *p, uint64_t ns)

@@ -12,7 +12,8 @@
  * does not fit (a container with another libc), the target's own blocks
  * are searched for an offset that fits every thread.  When nothing fits
  * the offset stays -1 and tids are reported unknown (-1) until a later
- * look finds it (pytid_recalibrate, before each thread list).
+ * look finds it (pytid_recalibrate, py_tick.c, before each thread
+ * list: the list is read there and handed to pytid_search).
  *
  * A target in another pid namespace (a container, unshare -p) knows its
  * threads by the ids of its own namespace, which is what struct pthread
@@ -23,6 +24,7 @@
 #include "lib/py/py_internal.h"
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -33,7 +35,7 @@
 
 #define SEARCH 2048   /* bytes of struct pthread searched */
 #define MAX_CAND 16
-#define MAX_TS 64
+#define MAX_TS PYTID_MAX_THREADS
 
 int64_t pytid_self(void)
 {
@@ -135,7 +137,8 @@ static int list_tasks(pid_t pid, int64_t **out)
     DIR *d;
     struct dirent *e;
     int64_t *t = NULL;
-    int n = 0, cap = 0;
+    int n = 0;
+    size_t cap = 0;
 
     snprintf(fn, sizeof fn, "/proc/%d/task", (int)pid);
     d = opendir(fn);
@@ -144,16 +147,10 @@ static int list_tasks(pid_t pid, int64_t **out)
     while ((e = readdir(d))) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9')
             continue;
-        if (n == cap) {
-            int nc = cap ? cap * 2 : 64;
-            int64_t *nt = trc_realloc(t, (size_t)nc * sizeof *nt);
-            if (!nt) {
-                trc_free(t);
-                closedir(d);
-                return -1;
-            }
-            t = nt;
-            cap = nc;
+        if (trcu_grow((void **)&t, &cap, (size_t)n, sizeof *t) != TRC_OK) {
+            trc_free(t);
+            closedir(d);
+            return -1;
         }
         t[n] = atoll(e->d_name);
         if (nested && (t[n] = py_ns_tid(pid, t[n])) <= 0)
@@ -192,37 +189,13 @@ static int fits(py_proc *p, const uint64_t *pth, int npth, const int64_t *tasks,
     return npth > 0;
 }
 
-/* An offset not found at attach (the program caught while its threads
- * could not be read) is looked for again, every 10 ms at first, backing
- * off to once a second.  Out of process only: trec's handle, used by one
- * thread; the calibration takes the handle's lock itself. */
-void pytid_recalibrate(py_proc *p)
+void pytid_search(py_proc *p, const py_thread_info *ti, int n)
 {
-    if (p->self || p->tid_off >= 0 || p->L.ts_native_thread_id != PY_OFF_NONE)
-        return;
-    uint64_t now = pymem_now_ns();
-    if (now < p->tid_retry_ns)
-        return;
-    p->tid_retry_gap_ns = p->tid_retry_gap_ns ? p->tid_retry_gap_ns * 2 : 10000000;
-    if (p->tid_retry_gap_ns > 1000000000)
-        p->tid_retry_gap_ns = 1000000000;
-    p->tid_retry_ns = now + p->tid_retry_gap_ns;
-    pytid_calibrate(p);
-    if (p->tid_off >= 0)
-        p->lm.full_ns = 0; /* read the list in full: tids with it */
-}
-
-void pytid_calibrate(py_proc *p)
-{
-    py_thread_info ti[MAX_TS];
     uint64_t pth[MAX_TS];
     int64_t cand[MAX_CAND], *tasks = NULL;
     int npth = 0;
 
     p->tid_off = -1;
-    int n = -1;
-    for (int tries = 0; tries < 3 && n < 0; tries++)
-        n = py_proc_threads(p, ti, MAX_TS, 0);
     for (int i = 0; i < n; i++) {
         /* a thread state made for a thread being started holds its
          * creator's pthread_t until the thread runs (3.10 and before):

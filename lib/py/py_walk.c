@@ -1,15 +1,13 @@
 /*
- * py_walk.c — thread state → frames (docs/design/cpython.md §4, §9); the thread list
- * itself is py_threads.c.
+ * py_walk.c — thread state → frames, checked: the walk stage of a tick
+ * (py_tick.c runs the stages; docs/design/cpython.md §4, §9).
  *
- * Each call is one "sample": it plans the reads the previous call for
- * the same thread needed (thread state, the window of the frame chunk
- * or the frame objects, the code objects), fetches them in one batched
- * read, walks, and reads whatever was not foreseen on demand.  In the
- * steady state a stack costs one system call.  py_proc_threads plans the
- * known threads' stacks along with the thread list (pywalk_plan_known),
- * so that the stacks asked for right after it (trec's tick) need no read
- * call of their own.
+ * A walk starts from what the batched read fetched as py_plan.c planned
+ * (thread state, the window of the frame chunk or the frame objects,
+ * the code objects) and reads whatever was not foreseen on demand; what
+ * it touched goes back to the thread's memo for the next plan.  Each
+ * frame's code object and instruction become a name and a line in
+ * py_code.c.
  *
  * Frames:  ≤3.10  PyFrameObject via f_back (ob_type checked);
  *          3.11+  _PyInterpreterFrame via previous; frames whose owner
@@ -56,209 +54,13 @@
  *    state and the leaf frame are read again and must not have changed
  *    meanwhile, like a sequence lock.
  */
-#include "lib/py/py_internal.h"
+#include "lib/py/py_walk.h"
 
 #include "lib/util/alloc.h"
-#include "lib/util/hashtab.h"
 
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
-
-#define CHUNK_WINDOW 32768u   /* most of a frame chunk planned per sample */
-#define WINDOW_SLACK 1024u    /* room planned above the last top */
-#define MEMO_LIMIT 4096       /* thread memos kept before starting over */
-#define TICK_FRESH_NS 500000  /* a thread-list fetch serves stacks this long */
-
-int pywalk_fail(py_proc *p, py_status st)
-{
-    p->last = st;
-    return -1;
-}
-
-py_status pywalk_snap_status(const py_proc *p)
-{
-    return p->snap.hard_errno ? py_status_from_errno(p->snap.hard_errno) : PY_ERR_IO;
-}
-
-/* The memo of tstate, created empty if new.  NULL on ENOMEM. */
-static pymemo *memo_get(py_proc *p, uint64_t tstate)
-{
-    if (p->memocount >= MEMO_LIMIT) {
-        for (size_t i = 0; i < p->memocap; i++)
-            trc_free(p->memo[i].rs);
-        memset(p->memo, 0, p->memocap * sizeof *p->memo);
-        p->memocount = 0;
-    }
-    if ((p->memocount + 1) * 2 > p->memocap) {
-        size_t nc = p->memocap ? p->memocap * 2 : 64;
-        pymemo *nm = trc_calloc(nc, sizeof *nm);
-        if (!nm)
-            return NULL;
-        for (size_t i = 0; i < p->memocap; i++) {
-            if (!p->memo[i].tstate)
-                continue;
-            size_t j = trch_hash_u64(p->memo[i].tstate) & (nc - 1);
-            while (nm[j].tstate)
-                j = (j + 1) & (nc - 1);
-            nm[j] = p->memo[i];
-        }
-        trc_free(p->memo);
-        p->memo = nm;
-        p->memocap = nc;
-    }
-    size_t j = trch_hash_u64(tstate) & (p->memocap - 1);
-    while (p->memo[j].tstate && p->memo[j].tstate != tstate)
-        j = (j + 1) & (p->memocap - 1);
-    if (!p->memo[j].tstate) {
-        memset(&p->memo[j], 0, sizeof p->memo[j]);
-        p->memo[j].tstate = tstate;
-        p->memocount++;
-    }
-    return &p->memo[j];
-}
-
-/* The memo of tstate if there is one (no creation).  Cannot fail. */
-static const pymemo *memo_find(const py_proc *p, uint64_t tstate)
-{
-    if (!p->memocap)
-        return NULL;
-    size_t j = trch_hash_u64(tstate) & (p->memocap - 1);
-    while (p->memo[j].tstate && p->memo[j].tstate != tstate)
-        j = (j + 1) & (p->memocap - 1);
-    return p->memo[j].tstate ? &p->memo[j] : NULL;
-}
-
-int pywalk_ts_place(const py_proc *p)
-{
-    return p->L.frame_objects ? PYSNAP_LATE : PYSNAP_EARLY;
-}
-
-#define PLAN_PAGES 160      /* pages of one stack planned one by one */
-
-/* Plans the page of [lo, hi) that holds addr (clipped to it), unless it
- * is planned already.  pages[] holds those planned so far. */
-static void plan_page(py_proc *p, uint64_t *pages, int *n, uint64_t addr, uint64_t lo, uint64_t hi)
-{
-    uint64_t pg = pysnap_page(addr);
-    for (int i = 0; i < *n; i++)
-        if (pages[i] == pg)
-            return;
-    if (*n == PLAN_PAGES)
-        return;
-    pages[(*n)++] = pg;
-    uint64_t a = pg > lo ? pg : lo, b = pg + 4096 < hi ? pg + 4096 : hi;
-    if (b > a)
-        pysnap_plan_piece(&p->snap, a, b - a, PYSNAP_MIDDLE);
-}
-
-/* The page or two the frame at f lies on: within the window [lo, hi)
- * when it lies there, whole otherwise. */
-static void plan_frame(py_proc *p, const pymemo *m, uint64_t *pages, int *n, uint64_t f)
-{
-    uint64_t lo = 0, hi = UINT64_MAX;
-    if (m->hi > m->lo && f >= m->lo && f < m->hi)
-        lo = m->lo, hi = m->hi;
-    plan_page(p, pages, n, f, lo, hi);
-    if (pysnap_page(f + p->fr_len - 1) != pysnap_page(f))
-        plan_page(p, pages, n, f + p->fr_len - 1, lo, hi);
-}
-
-/* Before 3.11: the pages the last chain's frame objects lie on, from
- * the outermost in, each its own piece of the read.  Whole pages: a
- * frame of a new call is most often allocated next to the frames seen
- * last time (the same free list, the same pool), so it comes with this
- * read instead of a later one of its own.  The pages planned. */
-static int plan_pages_outer_first(py_proc *p, const pymemo *m)
-{
-    uint64_t pages[PLAN_PAGES];
-    int n = 0;
-
-    for (int i = m->nframes; i-- > 0;)
-        plan_frame(p, m, pages, &n, m->frames[i]);
-    return n;
-}
-
-/* 3.11+: the pages a stack lies on, from the newest frames to the
- * oldest: the top of the data-stack window (where new calls go), the
- * last chain's frames innermost first (data stack, generators, entry
- * frames on the C stack), then the rest of the window from its top
- * down.  Each page is its own piece of the read, so the kernel copies
- * them in this order.  The pages planned. */
-static int plan_pages_inner_first(py_proc *p, const pymemo *m)
-{
-    uint64_t pages[PLAN_PAGES];
-    int n = 0;
-
-    if (m->hi > m->lo) {
-        plan_page(p, pages, &n, m->hi - 1, m->lo, m->hi);
-        if (m->hi - m->lo > 4096)
-            plan_page(p, pages, &n, m->hi - 4097, m->lo, m->hi);
-    }
-    for (int i = 0; i < m->nframes; i++)
-        plan_frame(p, m, pages, &n, m->frames[i]);
-    for (uint64_t a = m->hi; a > m->lo; a = pysnap_page(a - 1))
-        plan_page(p, pages, &n, a - 1, m->lo, m->hi);
-    return n;
-}
-
-/* The read order (py_snap.h): code objects, then the current frame
- * pointer where pywalk_ts_place says and the frames in the order the
- * layout wants (see the top of this file): before 3.11 frames from the
- * outermost in, the pointer after them; from 3.11 the pointer first and
- * frames from the innermost out.  Returns about how many bytes that is. */
-static uint64_t plan_stack(py_proc *p, const pymemo *m, uint64_t tstate)
-{
-    for (int i = 0; i < m->ncodes; i++) {
-        pysnap_plan_at(&p->snap, m->codes[i], p->co_len, PYSNAP_FIRST);
-        pycode_plan(p, m->codes[i]);   /* the strings a cache hit checks */
-    }
-    if (m->cframe)
-        pysnap_plan_at(&p->snap, m->cframe + p->L.cf_current_frame, 8, pywalk_ts_place(p));
-    pysnap_plan_at(&p->snap, tstate, p->ts_len, pywalk_ts_place(p));
-    int pages = p->L.frame_objects ? plan_pages_outer_first(p, m) : plan_pages_inner_first(p, m);
-    return (uint64_t)pages * 4096 + (uint64_t)m->ncodes * p->co_len;
-}
-
-uint64_t pywalk_plan_known(py_proc *p, uint64_t tstate)
-{
-    const pymemo *m = memo_find(p, tstate);
-
-    if (!m || m->idle)
-        return 0;
-    return plan_stack(p, m, tstate);
-}
-
-void py_proc_set_idle(py_proc *p, uint64_t tstate, int idle)
-{
-    /* only a thread walked before has a memo, and only its stack is planned */
-    pthread_mutex_lock(&p->lock);
-    pymemo *m = (pymemo *)memo_find(p, tstate);
-    if (m)
-        m->idle = idle;
-    pthread_mutex_unlock(&p->lock);
-}
-
-typedef struct walk {
-    const py_frame_info **out;
-    int max, depth;
-    int trunc_ok, truncated; /* py_proc_stack_trunc: stop at max, not fail */
-    uint64_t leaf, leaf_code, leaf_prev, bottom;  /* first and last frame of the chain */
-    int full;             /* failed for want of room in out[] */
-    uint64_t chunk_data, top, chunk_end;
-    uint64_t flo, fhi;    /* frames seen inside the current chunk */
-    pyrs *rs;             /* the thread's last resolution per depth, or NULL */
-    /* the code object last checked against its bytes in this walk: the
-     * same address met again before any further read (snap.n, the count
-     * of copied ranges, unchanged) would be checked against the same
-     * bytes, with the same cache entry (cc.gen unchanged) */
-    uint64_t vcode, vgen;
-    const struct pycode *vc;
-    int vn;
-    int32_t tlbc_index;   /* free-threaded 3.14+: the frame's bytecode copy */
-    /* last: walk_start clears only its head (see memo_clear) */
-    pymemo next;          /* what this sample touched, for the next plan */
-} walk;
 
 /* Empties a memo without touching its address arrays (1.5 KiB: clearing
  * and copying them whole was a good part of a sample): only the first
@@ -270,60 +72,14 @@ static void memo_clear(pymemo *m)
     m->rs = NULL;
 }
 
-/* *to = *from, copying only the used entries of the arrays. */
-static void memo_commit(pymemo *to, const pymemo *from)
-{
-    memcpy(to, from, offsetof(pymemo, frames));
-    memcpy(to->frames, from->frames, (size_t)from->nframes * sizeof to->frames[0]);
-    memcpy(to->codes, from->codes, (size_t)from->ncodes * sizeof to->codes[0]);
-    to->nframes = from->nframes;
-    to->ncodes = from->ncodes;
-    to->rs = from->rs;
-}
-
-/* After a torn walk: adds what it touched (frame objects, code
- * objects, the frames it saw inside the chunk) to the thread's plan, so
- * that the next try fetches them in its one batched read instead of
- * reading them one by one while the target moves on.  The rest of the
- * memo (the last good stack's bottom) stays. */
-/* Appends what of add[0..nadd) set[0..*n) lacks, up to cap. */
-static void add_missing(uint64_t *set, int *n, int cap, const uint64_t *add, int nadd)
-{
-    for (int i = 0; i < nadd && *n < cap; i++) {
-        int j = 0;
-        while (j < *n && set[j] != add[i])
-            j++;
-        if (j == *n)
-            set[(*n)++] = add[i];
-    }
-}
-
-static void memo_learn(pymemo *m, const walk *w)
-{
-    add_missing(m->frames, &m->nframes, PYMEMO_FRAMES, w->next.frames, w->next.nframes);
-    add_missing(m->codes, &m->ncodes, PYMEMO_CODES, w->next.codes, w->next.ncodes);
-    if (w->fhi > w->flo && w->next.chunk == m->chunk) {
-        uint64_t lo = m->hi > m->lo && m->lo < w->flo ? m->lo : w->flo;
-        uint64_t hi = w->top + WINDOW_SLACK < w->chunk_end ? w->top + WINDOW_SLACK : w->chunk_end;
-        if (m->hi > hi)
-            hi = m->hi;
-        if (hi - lo > CHUNK_WINDOW)
-            lo = hi - CHUNK_WINDOW;
-        m->lo = lo;
-        m->hi = hi;
-    }
-    if (w->next.cframe)
-        m->cframe = w->next.cframe;
-}
-
 /* A walk with nothing found yet. */
-static void walk_start(walk *w)
+static void walk_start(pywalk *w)
 {
-    memset(w, 0, offsetof(walk, next));
+    memset(w, 0, offsetof(pywalk, next));
     memo_clear(&w->next);
 }
 
-static void note_code(walk *w, uint64_t code)
+static void note_code(pywalk *w, uint64_t code)
 {
     for (int i = 0; i < w->next.ncodes; i++)
         if (w->next.codes[i] == code)
@@ -340,7 +96,7 @@ static void note_code(walk *w, uint64_t code)
  * offset (same instruction, same size) and line.  Only the check is
  * redone, on this sample's bytes.  *hdr is set when they were fetched
  * (NULL: not in the snapshot, or not needed). */
-static const py_frame_info *reuse(py_proc *p, walk *w, uint64_t frame, uint64_t code,
+static const py_frame_info *reuse(py_proc *p, pywalk *w, uint64_t frame, uint64_t code,
                                   int64_t instr, const uint8_t **hdr)
 {
     *hdr = NULL;
@@ -422,7 +178,7 @@ static int tlbc_offset(py_proc *p, uint64_t code, const uint8_t *hdr, int32_t in
 /* Resolves one Python frame and appends it.  0, 1 when there is no room
  * left and the caller accepts a truncated stack (the walk stops), or -1
  * (p->last set). */
-static int emit(py_proc *p, walk *w, uint64_t frame, uint64_t code, int64_t lasti_or_instr)
+static int emit(py_proc *p, pywalk *w, uint64_t frame, uint64_t code, int64_t lasti_or_instr)
 {
     const py_layout *L = &p->L;
 
@@ -432,10 +188,10 @@ static int emit(py_proc *p, walk *w, uint64_t frame, uint64_t code, int64_t last
             return 1;
         }
         w->full = 1;   /* deterministic: not worth a retry */
-        return pywalk_fail(p, PY_ERR_IO);
+        return py_fail(p, PY_ERR_IO);
     }
     if (code == 0 || (code & 7))
-        return pywalk_fail(p, PY_ERR_IO);
+        return py_fail(p, PY_ERR_IO);
     const uint8_t *hdr;
     const py_frame_info *same = reuse(p, w, frame, code, lasti_or_instr, &hdr);
     if (same) {
@@ -447,7 +203,7 @@ static int emit(py_proc *p, walk *w, uint64_t frame, uint64_t code, int64_t last
     if (!hdr)
         hdr = pysnap_get(&p->snap, code, p->co_len);
     if (!hdr && !(hdr = pysnap_need_exact(&p->snap, code, p->co_len)))
-        return pywalk_fail(p, pywalk_snap_status(p));
+        return py_fail(p, py_snap_status(p));
     int vn = p->snap.n;
     int64_t addrq;
     if (L->lasti_kind == PY_LASTI_POINTER) {
@@ -460,9 +216,9 @@ static int emit(py_proc *p, walk *w, uint64_t frame, uint64_t code, int64_t last
         else if (L->tlbc && tlbc_offset(p, code, hdr, w->tlbc_index, instr, units, &addrq) == 0)
             hdr = pysnap_get(&p->snap, code, p->co_len);   /* the read may have moved it */
         else
-            return pywalk_fail(p, PY_ERR_IO);        /* instruction of another code object: torn */
+            return py_fail(p, PY_ERR_IO);        /* instruction of another code object: torn */
         if (!hdr)
-            return pywalk_fail(p, PY_ERR_IO);
+            return py_fail(p, PY_ERR_IO);
     } else {
         int64_t lasti = lasti_or_instr;
         addrq = lasti < 0 ? -1 : L->lasti_kind == PY_LASTI_UNITS ? lasti * 2 : lasti;
@@ -485,7 +241,7 @@ static int emit(py_proc *p, walk *w, uint64_t frame, uint64_t code, int64_t last
  * current chunk up to 4 KiB below it (older frames live there);
  * elsewhere the whole pages it lies on (frame objects of other calls
  * share them).  NULL when unreadable. */
-static const uint8_t *frame_need(py_proc *p, const walk *w, uint64_t f)
+static const uint8_t *frame_need(py_proc *p, const pywalk *w, uint64_t f)
 {
     if (w->chunk_data && f >= w->chunk_data && f < w->top)
         return pysnap_need(&p->snap, f, p->fr_len, f - w->chunk_data > 4096 ? f - 4096 : w->chunk_data);
@@ -496,7 +252,7 @@ static const uint8_t *frame_need(py_proc *p, const walk *w, uint64_t f)
 }
 
 /* Sets up chunk bounds from the thread state (3.11+). */
-static void chunk_bounds(py_proc *p, walk *w, const pymemo *m, const uint8_t *ts)
+static void chunk_bounds(py_proc *p, pywalk *w, const pymemo *m, const uint8_t *ts)
 {
     const py_layout *L = &p->L;
     uint64_t chunk = pysnap_u64(ts, L->ts_datastack_chunk), top = pysnap_u64(ts, L->ts_datastack_top);
@@ -524,7 +280,7 @@ static void chunk_bounds(py_proc *p, walk *w, const pymemo *m, const uint8_t *ts
     w->next.chunk_end = end;
 }
 
-static int walk_frames(py_proc *p, walk *w, uint64_t frame)
+static int walk_frames(py_proc *p, pywalk *w, uint64_t frame)
 {
     const py_layout *L = &p->L;
     uint64_t saved = 0;
@@ -534,7 +290,7 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
     w->fhi = 0;
     while (frame) {
         if (frame == saved || ++steps > limit || (frame & 7))
-            return pywalk_fail(p, PY_ERR_IO);   /* cycle, runaway or garbage */
+            return py_fail(p, PY_ERR_IO);   /* cycle, runaway or garbage */
         if (++lam == power) {
             saved = frame;
             power *= 2;
@@ -542,7 +298,7 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
         }
         const uint8_t *fr = pysnap_get(&p->snap, frame, p->fr_len);
         if (!fr && !(fr = frame_need(p, w, frame)))
-            return pywalk_fail(p, pywalk_snap_status(p));
+            return py_fail(p, py_snap_status(p));
         if (w->chunk_data && frame >= w->chunk_data && frame < w->top) {
             if (frame < w->flo)
                 w->flo = frame;
@@ -563,7 +319,7 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
              * object read a moment before the thread state named it may
              * still hold a freed frame's code and instruction. */
             if (pysnap_u64(fr, L->ob_type) != p->frame_type || !running)
-                return pywalk_fail(p, PY_ERR_IO);   /* freed, reused or not running */
+                return py_fail(p, PY_ERR_IO);   /* freed, reused or not running */
             int r = emit(p, w, frame, code, (int32_t)pysnap_u32(fr, L->fo_lasti));
             if (r < 0)
                 return -1;
@@ -572,13 +328,13 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
         } else {
             unsigned owner = fr[L->if_owner];
             if (owner > L->owner_max)
-                return pywalk_fail(p, PY_ERR_IO);
+                return py_fail(p, PY_ERR_IO);
             prev = pysnap_u64(fr, L->if_previous);
             code = pysnap_u64(fr, L->if_code) & L->code_ptr_mask;
             if (w->chunk_data && frame >= w->chunk_data && frame < w->top &&
                 (frame + p->fr_len > w->top ||
                  (prev >= w->chunk_data && prev < w->top && prev >= frame)))
-                return pywalk_fail(p, PY_ERR_IO);   /* callers lie below callees */
+                return py_fail(p, PY_ERR_IO);   /* callers lie below callees */
             if (owner < L->owner_skip_min) {
                 w->tlbc_index = L->tlbc ? (int32_t)pysnap_u32(fr, L->if_tlbc_index) : 0;
                 int r = emit(p, w, frame, code, (int64_t)pysnap_u64(fr, L->if_instr));
@@ -588,7 +344,7 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
                     break; /* truncated */
             }
             if (!prev && !(L->owner_bottom & (1u << owner)))
-                return pywalk_fail(p, PY_ERR_IO);   /* e.g. a generator that just yielded */
+                return py_fail(p, PY_ERR_IO);   /* e.g. a generator that just yielded */
         }
         if (!w->leaf) {
             w->leaf = frame;
@@ -602,7 +358,7 @@ static int walk_frames(py_proc *p, walk *w, uint64_t frame)
 }
 
 /* Current frame pointer from a thread state copy (and its cframe). */
-static int current_frame(py_proc *p, walk *w, const uint8_t *ts, uint64_t *frame)
+static int current_frame(py_proc *p, pywalk *w, const uint8_t *ts, uint64_t *frame)
 {
     const py_layout *L = &p->L;
 
@@ -624,10 +380,10 @@ static int current_frame(py_proc *p, walk *w, const uint8_t *ts, uint64_t *frame
 /* Reads the thread state and the leaf frame again: 1 if the thread is
  * still in the same leaf frame with the same code and caller, 0 if not,
  * -1 if the read failed. */
-static int unchanged(py_proc *p, uint64_t tstate, const walk *w)
+static int unchanged(py_proc *p, uint64_t tstate, const pywalk *w)
 {
     const py_layout *L = &p->L;
-    walk again;
+    pywalk again;
     uint64_t frame;
 
     walk_start(&again);
@@ -654,59 +410,22 @@ static int unchanged(py_proc *p, uint64_t tstate, const walk *w)
     return code == w->leaf_code && prev == w->leaf_prev;
 }
 
-/* May this stack be walked from the last thread-list fetch?  Yes once
- * per thread, while it is fresh.  Cannot fail. */
-static int tick_take(py_proc *p, uint64_t tstate)
-{
-    if (!p->tick_valid || pymem_now_ns() - p->tick_ns > TICK_FRESH_NS ||
-        !pysnap_get(&p->snap, tstate, p->ts_len))
-        return 0;
-    for (int i = 0; i < p->ntick_used; i++)
-        if (p->tick_used[i] == tstate)
-            return 0;
-    if (p->ntick_used == (int)(sizeof p->tick_used / sizeof p->tick_used[0]))
-        return 0;
-    p->tick_used[p->ntick_used++] = tstate;
-    return 1;
-}
-
-/* One walk of tstate's stack; *full set when it failed for want of
- * room.  trunc: NULL, or where to say whether a stack deeper than max
- * was cut to its innermost max frames (instead of failing).  Caller
- * holds the lock. */
-static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames, int max, int *full,
-                      int *trunc)
+int pywalk_stack(py_proc *p, const pymemo *m, uint64_t tstate, const py_frame_info **frames,
+                 int max, int trunc_ok, pywalk *w)
 {
     const py_layout *L = &p->L;
-    walk w;
 
-    if (!tstate || (tstate & 7) || max < 0)
-        return pywalk_fail(p, PY_ERR_IO);
-    pymemo *m = memo_get(p, tstate);
-    if (!m)
-        return pywalk_fail(p, PY_ERR_NOMEM);
-    walk_start(&w);
-    w.out = frames;
-    w.max = max;
-    w.trunc_ok = trunc != NULL;
-    w.next.tstate = tstate;
-    if (!m->rs)
-        m->rs = trc_calloc(PYMEMO_FRAMES, sizeof *m->rs);   /* none: no reuse */
-    w.rs = w.next.rs = m->rs;
-    /* Right after py_proc_threads, its fetch already holds this stack
-     * (once: a second call for the same thread wants a new sample). */
-    if (!tick_take(p, tstate)) {
-        p->tick_valid = 0;
-        pysnap_reset(&p->snap);
-        plan_stack(p, m, tstate);
-        if (pysnap_fetch(&p->snap) != 0 && p->snap.hard_errno)
-            return pywalk_fail(p, pywalk_snap_status(p));
-    }
+    walk_start(w);
+    w->out = frames;
+    w->max = max;
+    w->trunc_ok = trunc_ok;
+    w->next.tstate = tstate;
+    w->rs = w->next.rs = m->rs;
     /* A copy: later reads may move the snapshot's buffer. */
     uint8_t ts[PY_TS_MAX];
     const uint8_t *tsp = pysnap_need_exact(&p->snap, tstate, p->ts_len);
     if (!tsp)
-        return pywalk_fail(p, pywalk_snap_status(p));
+        return py_fail(p, py_snap_status(p));
     memcpy(ts, tsp, p->ts_len);
     if (p->lm.ninterp > 0 && !p->lm.interp_more) {
         /* A thread state names one of the interpreters seen last time:
@@ -716,156 +435,38 @@ static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames,
         for (int i = 0; i < p->lm.ninterp; i++)
             known |= p->lm.interp[i] == interp;
         if (!known)
-            return pywalk_fail(p, PY_ERR_IO);
+            return py_fail(p, PY_ERR_IO);
     }
     uint64_t frame;
     if (!L->frame_objects)
-        chunk_bounds(p, &w, m, ts);
-    if (current_frame(p, &w, ts, &frame) != 0)
-        return pywalk_fail(p, pywalk_snap_status(p));
+        chunk_bounds(p, w, m, ts);
+    if (current_frame(p, w, ts, &frame) != 0)
+        return py_fail(p, py_snap_status(p));
     /* Frames on the data stack but no current frame: the interpreter is
      * between making a new C-level frame record current and pointing it
      * at its first frame (3.11-3.12; the record lives on the C stack and
      * starts out as whatever was there).  Not an empty stack. */
-    if (!frame && w.chunk_data && w.top - w.chunk_data >= p->fr_len)
-        return pywalk_fail(p, PY_ERR_IO);
-    if (walk_frames(p, &w, frame) != 0) {
-        *full = w.full;
-        memo_learn(m, &w);
+    if (!frame && w->chunk_data && w->top - w->chunk_data >= p->fr_len)
+        return py_fail(p, PY_ERR_IO);
+    if (walk_frames(p, w, frame) != 0) {
+        w->frames_failed = 1;
         return -1;
     }
     /* 3.15+: every thread's frames end at its base frame; a walk that
      * ends elsewhere (and was not cut short) read frames being rewritten.
      * The base frame alone is a thread with no Python frames. */
     uint64_t base = L->ts_base_frame ? pysnap_u64(ts, L->ts_base_frame) : 0;
-    if (base && w.bottom && !w.truncated && w.bottom != base)
-        return pywalk_fail(p, PY_ERR_IO);
-    int base_only = base && w.bottom == base && w.leaf == base;
+    if (base && w->bottom && !w->truncated && w->bottom != base)
+        return py_fail(p, PY_ERR_IO);
+    int base_only = base && w->bottom == base && w->leaf == base;
     /* Entry frames and no Python frame: read while a call from C was
      * being set up or torn down (3.12+), not a thread without Python. */
-    if (w.bottom && w.depth == 0 && !base_only)
-        return pywalk_fail(p, PY_ERR_IO);
-    if (w.bottom && w.bottom != m->bottom) {
-        int same = unchanged(p, tstate, &w);
+    if (w->bottom && w->depth == 0 && !base_only)
+        return py_fail(p, PY_ERR_IO);
+    if (w->bottom && w->bottom != m->bottom) {
+        int same = unchanged(p, tstate, w);
         if (same <= 0)
-            return pywalk_fail(p, same < 0 ? pywalk_snap_status(p) : PY_ERR_IO);
+            return py_fail(p, same < 0 ? py_snap_status(p) : PY_ERR_IO);
     }
-    w.next.bottom = w.bottom;
-    if (w.fhi > w.flo) {
-        uint64_t hi = w.top + WINDOW_SLACK < w.chunk_end ? w.top + WINDOW_SLACK : w.chunk_end;
-        uint64_t lo = hi - w.flo > CHUNK_WINDOW ? hi - CHUNK_WINDOW : w.flo;
-        w.next.lo = lo;
-        w.next.hi = hi;
-    }
-    memo_commit(m, &w.next);
-    if (trunc)
-        *trunc = w.truncated;
-    return w.depth;
-}
-
-/* A walk that met an inconsistent (torn) read is tried again at once:
- * the target moved while we read, and a fresh read usually succeeds. */
-static int stack_locked(py_proc *p, uint64_t tstate, const py_frame_info **frames, int max,
-                        int *trunc)
-{
-    int n = -1, full = 0;
-
-    for (int t = 0; t < PY_STACK_TRIES; t++) {
-        n = stack_once(p, tstate, frames, max, &full, trunc);
-        if (n >= 0 || full || p->last != PY_ERR_IO)
-            break;
-        p->stats.torn_retries++;
-        p->tick_valid = 0;   /* read afresh */
-    }
-    return n;
-}
-
-int py_proc_stack(py_proc *p, uint64_t tstate, const py_frame_info **frames, int max)
-{
-    pthread_mutex_lock(&p->lock);
-    int n = stack_locked(p, tstate, frames, max, NULL);
-    if (n < 0)
-        p->stats.invalid_stacks++;
-    pthread_mutex_unlock(&p->lock);
-    return n;
-}
-
-int py_proc_stack_trunc(py_proc *p, uint64_t tstate, const py_frame_info **frames, int max,
-                        int *truncated)
-{
-    int t = 0;
-
-    pthread_mutex_lock(&p->lock);
-    int n = stack_locked(p, tstate, frames, max, &t);
-    if (n < 0)
-        p->stats.invalid_stacks++;
-    pthread_mutex_unlock(&p->lock);
-    *truncated = n >= 0 && t;
-    return n;
-}
-
-/* ---- the calling thread (py_proc_attach_self) -------------------------- */
-
-#define SELF_SCAN 512
-
-/* The calling thread's thread state, remembered per thread: thread-local
- * storage dies with its thread, so an entry is never another thread's.
- * Keyed by the handle's id (a freed handle's address may come back). */
-static __thread struct {
-    uint64_t proc_id, tstate;
-} self_cache;
-
-int py_proc_stack_self_thread(py_proc *p, const py_frame_info **frames, int max)
-{
-    int64_t tid = pytid_self();   /* not cached: a fork changes it */
-    uint64_t me = (uint64_t)pthread_self();
-    const py_layout *L = &p->L;
-    int n = -1;
-
-    pthread_mutex_lock(&p->lock);
-    uint64_t ts = 0;
-    if (self_cache.proc_id == p->id && self_cache.tstate) {
-        /* Still ours?  The state this thread found before is read like
-         * the rest of its own stack (memcpy): it lives while the thread
-         * runs Python, and is checked to still name this thread. */
-        uint8_t b[1024];
-        p->mem.careful = 0;
-        if (p->ts_len <= sizeof b && pymem_read(&p->mem, self_cache.tstate, b, p->ts_len) == 0 &&
-            pysnap_u64(b, L->ts_thread_id) == me &&
-            (L->ts_native_thread_id == PY_OFF_NONE ||
-             (int64_t)pysnap_u64(b, L->ts_native_thread_id) == tid))
-            ts = self_cache.tstate;
-        p->mem.careful = p->self;
-        p->tick_valid = 0;   /* another thread's thread-list fetch is not now */
-    }
-    if (!ts) {
-        /* Other threads' states may be freed while we look: careful reads. */
-        py_thread_info *all = trc_malloc(SELF_SCAN * sizeof *all);
-        if (!all) {
-            p->last = PY_ERR_NOMEM;
-            goto out;
-        }
-        int k = pythreads_list_locked(p, all, SELF_SCAN, 0);
-        for (int i = 0; i < k && !ts; i++)
-            if (all[i].pthread_id == me && (L->ts_native_thread_id == PY_OFF_NONE || all[i].tid == tid))
-                ts = all[i].tstate;
-        trc_free(all);
-        if (!ts) {
-            if (k >= 0)
-                n = 0;    /* not a Python thread: no Python frames */
-            goto out;
-        }
-        self_cache.proc_id = p->id;
-        self_cache.tstate = ts;
-    }
-    /* Our own thread state and everything our live frames hold stay
-     * mapped while we are in this call. */
-    p->mem.careful = 0;
-    n = stack_locked(p, ts, frames, max, NULL);
-out:
-    p->mem.careful = p->self;
-    if (n < 0)
-        p->stats.invalid_stacks++;
-    pthread_mutex_unlock(&p->lock);
-    return n;
+    return w->depth;
 }

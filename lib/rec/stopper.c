@@ -51,6 +51,7 @@
 #include "lib/rec/rec_int.h"
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -110,19 +111,6 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 16;
-    void *nv = trc_realloc(*v, nc * size);
-    if (!nv)
-        return -1;
-    *v = nv;
-    *cap = nc;
-    return 0;
-}
-
 rec_stopper *rec_stopper_new(void)
 {
     rec_stopper *s = trc_calloc(1, sizeof(rec_stopper));
@@ -167,7 +155,7 @@ static void drop(rec_stopper *s, tracee *e)
 
 static void queue_exit(rec_stopper *s, pid_t pid, int status)
 {
-    if (grow((void **)&s->exits, &s->capexit, s->nexit, sizeof *s->exits) != 0)
+    if (trcu_grow((void **)&s->exits, &s->capexit, s->nexit, sizeof *s->exits) != TRC_OK)
         return; /* out of memory: the session's liveness check sees the end */
     s->exits[s->nexit++] = (exit_rec){pid, status};
 }
@@ -212,7 +200,7 @@ int rec_stopper_seize(rec_stopper *s, pid_t pid, pid_t tid)
         return r->err;
     int found;
     size_t at = locate(s, tid, &found);
-    if (grow((void **)&s->v, &s->cap, s->n, sizeof *s->v) != 0)
+    if (trcu_grow((void **)&s->v, &s->cap, s->n, sizeof *s->v) != TRC_OK)
         return ENOMEM;
     if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
         int e = errno;
@@ -222,7 +210,7 @@ int rec_stopper_seize(rec_stopper *s, pid_t pid, pid_t tid)
         rec_stat st;
         int ending = rec_proc_stat(pid, tid, &st) != 0 || st.state == 'Z' || st.state == 'X';
         if (e != ESRCH && !ending && !has_pid(s, pid) &&
-            grow((void **)&s->ref, &s->capref, s->nref, sizeof *s->ref) == 0)
+            trcu_grow((void **)&s->ref, &s->capref, s->nref, sizeof *s->ref) == TRC_OK)
             s->ref[s->nref++] = (refusal){pid, e, 0};
         return e;
     }

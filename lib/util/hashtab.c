@@ -170,6 +170,12 @@ trc_status trch_u64map_put(trch_u64map *m, uint64_t key, uint32_t val_if_new, ui
     return TRC_OK;
 }
 
+void trch_u64map_clear(trch_u64map *m)
+{
+    trch_clear(&m->idx);
+    m->n = 0;
+}
+
 void trch_u64map_cleanup(trch_u64map *m)
 {
     trch_index_cleanup(&m->idx);

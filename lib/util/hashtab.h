@@ -177,6 +177,10 @@ static inline uint32_t trch_u64map_count(const trch_u64map *m)
     return m->n;
 }
 
+/* Forget every key but keep the memory, so that refilling the map up to
+ * its former size allocates nothing.  Cannot fail. */
+void trch_u64map_clear(trch_u64map *m);
+
 /* Free the map; a zeroed struct is an empty map, and so is this one
  * afterwards. */
 void trch_u64map_cleanup(trch_u64map *m);

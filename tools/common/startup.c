@@ -17,6 +17,11 @@
  *    While either is set, libxml2 (the SVG timeline) allocates through
  *    the same wrapper, so its failures are counted and injected too.
  *    Unset, nothing changes.
+ *    The hooks are in the released tools on purpose, not in a test
+ *    build only: the sweep proves the failure paths (exit 2, one line,
+ *    no half-written output) of the very binaries that are installed,
+ *    which a second build would not, and they cost two getenv calls
+ *    per run (the wrapper counts allocations in every build anyway; alloc.c).
  */
 #include "tools/common/cli.h"
 

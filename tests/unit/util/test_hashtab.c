@@ -1,8 +1,8 @@
 /*
  * test_hashtab.c — the shared hash index and u64 map (lib/util/hashtab.c):
  * insert/find/grow/remove with every key colliding (a degenerate hash),
- * backward-shift removal across the table's wrap-around, failure of
- * every allocation, and a long random mix of operations checked against
+ * backward-shift removal across the table's wrap-around, clearing a
+ * map without giving back its memory, failure of every allocation, and a long random mix of operations checked against
  * a plain array.
  */
 #include <setjmp.h>
@@ -139,6 +139,42 @@ static void test_u64map(void **state)
 
 /* Fail allocation N for N = 1, 2, ...: each put either succeeds or
  * reports NOMEM leaving the map as it was; the map always ends right. */
+/* Clearing forgets every key, keeps the memory (refilling to the same
+ * size allocates nothing) and leaves a map that works as before. */
+static void test_u64map_clear(void **state)
+{
+    trch_u64map m = {0};
+    uint32_t v;
+    int added;
+
+    (void)state;
+    for (uint64_t k = 1; k <= 500; k++)
+        assert_int_equal(trch_u64map_put(&m, k << 3, (uint32_t)k, &v, &added), TRC_OK);
+    trch_u64map_clear(&m);
+    assert_int_equal(trch_u64map_count(&m), 0);
+    for (uint64_t k = 1; k <= 500; k++)
+        assert_int_equal(trch_u64map_get(&m, k << 3, &v), 0);
+    trc_alloc_fail_after(1);
+    for (uint64_t k = 1; k <= 500; k++) {
+        assert_int_equal(trch_u64map_put(&m, k << 4, (uint32_t)k + 1000, &v, &added), TRC_OK);
+        assert_int_equal(added, 1);
+        assert_int_equal(v, k + 1000);
+    }
+    assert_int_equal(trc_alloc_count(), 0);
+    trc_alloc_fail_after(-1);
+    assert_int_equal(trch_u64map_count(&m), 500);
+    for (uint64_t k = 1; k <= 500; k++) {
+        assert_int_equal(trch_u64map_get(&m, k << 4, &v), 1);
+        assert_int_equal(v, k + 1000);
+        /* of the keys before the clear, only those put again are back */
+        int again = (k & 1) == 0;
+        assert_int_equal(trch_u64map_get(&m, k << 3, &v), again);
+        if (again)
+            assert_int_equal(v, k / 2 + 1000);
+    }
+    trch_u64map_cleanup(&m);
+}
+
 static void test_alloc_failure(void **state)
 {
     for (long n = 1;; n++) {
@@ -220,7 +256,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_collisions), cmocka_unit_test(test_wrap),
         cmocka_unit_test(test_hashes),     cmocka_unit_test(test_u64map),
-        cmocka_unit_test(test_alloc_failure), cmocka_unit_test(test_random),
+        cmocka_unit_test(test_u64map_clear), cmocka_unit_test(test_alloc_failure),
+        cmocka_unit_test(test_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
