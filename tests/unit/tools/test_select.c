@@ -1,6 +1,7 @@
 /*
  * test_select.c — the converters' shared selections
- * (tools/common/select.c) and loss accounting (tools/common/losses.c):
+ * (tools/common/select.c over the pipeline stage lib/export/pipeline/select.c)
+ * and loss accounting (lib/export/pipeline/losses.c):
  * on-CPU default, --idle, --gil, --thread by name, pattern and tid (and
  * renames), --pid by id and name, --from/--to clipping folded samples,
  * the line for a selection that matches nothing, the loss summary line.

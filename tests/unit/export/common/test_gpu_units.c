@@ -1,5 +1,5 @@
 /*
- * test_nvvp_units — nvprof-style number formatting (lib/export/common/gpu_units.c)
+ * test_gpu_units — nvprof-style number formatting (lib/export/common/gpu_units.c)
  * and the string pool (lib/export/common/name_pool.c).  Expected strings follow
  * what nvprof prints: 5 significant digits with a unit suffix, integers
  * below 1 us / 1 KB.
