@@ -40,6 +40,8 @@ typedef struct cupti_api {
     CUptiResult (*ActivityGetNumDroppedRecords)(CUcontext, uint32_t, size_t *);
     CUptiResult (*SetThreadIdType)(CUpti_ActivityThreadIdType);
     CUptiResult (*GetTimestamp)(uint64_t *);
+    /* optional: the run-time API version (lib/cupti/version.h) */
+    CUptiResult (*GetVersion)(uint32_t *);
     /* optional: libcupti's NVTX injection entry points, forwarded to */
     int (*InitializeInjectionNvtx)(void *);
     int (*InitializeInjectionNvtx2)(void *);

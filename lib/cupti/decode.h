@@ -27,6 +27,7 @@ typedef struct cupti_decode_stats {
     uint64_t devices, contexts;
     uint64_t filtered;       /* noisy API calls not recorded */
     uint64_t bad_time;       /* records dropped for missing/reversed timestamps */
+    uint64_t zero_kernels;   /* of those, kernels with a zero start or end */
     uint64_t dropped;        /* records CUPTI reported dropped */
     uint64_t unknown;        /* kinds this decoder does not handle */
     uint64_t launch_stacks;  /* launch API records that got a parked stack */

@@ -36,6 +36,7 @@
 #include "lib/cupti/apinames.h"
 #include "lib/cupti/decode.h"
 #include "lib/cupti/launch.h"
+#include "lib/cupti/version.h"
 #include "trc/trc.h"
 
 #define BUF_BYTES (4u << 20)           /* one activity buffer */
@@ -61,6 +62,8 @@ static struct {
     CUpti_SubscriberHandle sub;
     int subscribed;
     int ts_callback;               /* CUPTI reports on our clock */
+    atomic_int ts_realtime;        /* the callback gave up: it hands out CLOCK_REALTIME */
+    uint32_t version;              /* cuptiGetVersion, 0 = unknown */
     int standalone;                /* not under trec: describe process and threads */
     int64_t last_sync_ns;
     /* flusher */
@@ -103,16 +106,16 @@ static void warn(const char *fmt, ...)
         fprintf(stderr, "trec: %s\n", line);
 }
 
-static uint64_t CUPTIAPI timestamp_cb(void)
-{
-    return (uint64_t)g_clock();
-}
-
 static int64_t realtime_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static uint64_t CUPTIAPI timestamp_cb(void)
+{
+    return (uint64_t)(atomic_load(&g.ts_realtime) ? realtime_ns() : g_clock());
 }
 
 /* Reads /proc/self/cmdline with NULs turned into spaces. */
@@ -188,6 +191,30 @@ static int64_t measure_offset(void)
     return a + (b - a) / 2 - (int64_t)c;
 }
 
+/* Called with g.mu held after each buffer.  Kernels with zero
+ * timestamps while not one kernel has come with good ones: this CUPTI's
+ * timestamp callback is broken (docs/design/cupti.md §7) although its
+ * version was not known to be.  CUPTI cannot unregister the callback
+ * (it refuses NULL), so from now on the callback hands out CUPTI's own
+ * clock and buffers are mapped by offset, as if it had never been
+ * registered.  The kernels already zeroed stay lost (counted). */
+static void check_ts_callback(void)
+{
+    cupti_decode_stats ds;
+    char v[32];
+
+    if (!g.ts_callback)
+        return;
+    cupti_decode_get_stats(g.dec, &ds);
+    if (ds.zero_kernels == 0 || ds.kernels > 0)
+        return;
+    g.ts_callback = 0;
+    atomic_store(&g.ts_realtime, 1);
+    cupti_version_text(g.version, v, sizeof v);
+    warn("CUPTI %s gave kernels zero timestamps through the timestamp callback; using its "
+         "own clock from now on (%llu kernels lost)", v, (unsigned long long)ds.zero_kernels);
+}
+
 /* ---- activity buffers ------------------------------------------------ */
 
 static void CUPTIAPI buffer_request(uint8_t **buffer, size_t *size, size_t *max_records)
@@ -232,6 +259,7 @@ static void CUPTIAPI buffer_complete(CUcontext ctx, uint32_t stream, uint8_t *bu
             }
         }
         check(cupti_decode_buffer_end(g.dec, dropped), "writing a loss record");
+        check_ts_callback();
     }
     pthread_mutex_unlock(&g.mu);
     free(buffer);
@@ -497,8 +525,10 @@ static int enable_activity(void)
     CUptiResult r;
     char why[512];
 
-    /* before any kind is enabled, or early records keep CUPTI's clock */
+    /* before any kind is enabled, or early records keep CUPTI's clock;
+     * never on the releases whose callback zeroes kernel timestamps */
     g.ts_callback = g.api.ActivityRegisterTimestampCallback &&
+                    !cupti_version_ts_callback_broken(g.version) &&
                     g.api.ActivityRegisterTimestampCallback(timestamp_cb) == CUPTI_SUCCESS;
     if (!g.ts_callback)
         cupti_decoder_set_clock_offset(g.dec, measure_offset());
@@ -553,6 +583,10 @@ int trec_cupti_init_with_api(const cupti_api *api, const trec_cupti_config *cfg)
     g.pid = g.cfg.pid ? g.cfg.pid : (int64_t)g.owner;
     g.write_failed = 0;
     g.subscribed = 0;
+    g.version = 0;
+    if (g.api.GetVersion && g.api.GetVersion(&g.version) != CUPTI_SUCCESS)
+        g.version = 0;
+    atomic_store(&g.ts_realtime, 0);
     g.fd = -1;
     g.w = NULL;
     if (open_side_trace() != 0)

@@ -35,6 +35,7 @@ static struct {
     size_t dropped;
     uint32_t next_corr;
     unsigned flushes, forced, buffers;
+    unsigned zeroed;             /* kernels delivered zeroed (callback_zero_kernels) */
 } F = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- names ------------------------------------------------------------ */
@@ -181,6 +182,12 @@ static CUptiResult f_GetTimestamp(uint64_t *ts)
     return CUPTI_SUCCESS;
 }
 
+static CUptiResult f_GetVersion(uint32_t *v)
+{
+    *v = F.opts.version;
+    return CUPTI_SUCCESS;
+}
+
 static CUptiResult f_GetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *n)
 {
     pthread_mutex_lock(&F.mu);
@@ -285,6 +292,12 @@ static CUptiResult f_FlushAll(uint32_t flags)
             if (valid + sz > size || (F.opts.buffer_records && count == F.opts.buffer_records))
                 break;
             memcpy(buf + valid, take + off, sz);
+            if (F.ts && F.zeroed < F.opts.callback_zero_kernels &&
+                ((CUpti_Activity *)(buf + valid))->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+                CUpti_ActivityKernel10 *k = (CUpti_ActivityKernel10 *)(buf + valid);
+                k->start = k->end = 0;
+                F.zeroed++;
+            }
             valid += sz;
             off += sz;
             count++;
@@ -328,6 +341,7 @@ void fake_cupti_table(cupti_api *api, const fake_cupti_opts *opts)
     api->ActivityGetNumDroppedRecords = f_GetNumDroppedRecords;
     api->SetThreadIdType = f_SetThreadIdType;
     api->GetTimestamp = f_GetTimestamp;
+    api->GetVersion = F.opts.version ? f_GetVersion : NULL;
 }
 
 uint64_t fake_cupti_now(void)

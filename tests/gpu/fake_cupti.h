@@ -27,6 +27,11 @@ typedef struct fake_cupti_opts {
     int no_timestamp_callback;   /* RegisterTimestampCallback unavailable */
     size_t buffer_records;       /* deliver at most this many records per buffer (0 = no cap) */
     uint32_t pid;                /* process id in records; 0 = getpid() */
+    uint32_t version;            /* cuptiGetVersion's answer; 0 = table without it */
+    /* CUPTI 12.6u2–13.0's bug: the first this many kernel records
+     * delivered while a timestamp callback is registered carry zero
+     * start and end */
+    unsigned callback_zero_kernels;
 } fake_cupti_opts;
 
 /* The process id records carry (opts.pid or getpid()). */

@@ -388,6 +388,135 @@ static void test_context_destroy_flushes(void **state)
     unlink(path);
 }
 
+/* n launches on this thread, each with its kernel record, stamped on
+ * the clock CUPTI would use now. */
+static void launch_kernels(int n)
+{
+    for (int i = 0; i < n; i++) {
+        uint64_t now = fake_cupti_now();
+        uint32_t c = fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, now,
+                                     2000, 0);
+        CUpti_ActivityKernel10 k;
+        memset(&k, 0, sizeof k);
+        k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+        k.start = now + 3000;
+        k.end = now + 9000;
+        k.streamId = 7;
+        k.correlationId = c;
+        k.name = "_Z6kernelv";
+        fake_cupti_add(&k, sizeof k);
+    }
+}
+
+/* Every kernel in t lies within [before, after] on the trace clock (with
+ * slack): CUPTI's stamps were mapped, whatever clock they came on. */
+static void assert_kernels_within(const tc_trace *t, int64_t before, int64_t after)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->ev[i].type == TRC_EV_GPU_KERNEL) {
+            assert_true(t->ev[i].u.kernel.start_ns > before - 50000000);
+            assert_true(t->ev[i].u.kernel.start_ns < after + 50000000);
+        }
+}
+
+/* CUPTI 13.0 (12.6 Update 2 up to 13.1): the timestamp callback zeroes
+ * kernel timestamps, so it is never registered and CUPTI's own clock is
+ * mapped by offset; every launch keeps its kernel. */
+static void test_version_13_0_skips_callback(void **state)
+{
+    char path[128];
+    cupti_api api;
+    tc_trace t;
+    fake_cupti_opts o = { .version = 130001, .callback_zero_kernels = 1000 };
+
+    gput_tmp_path(path, sizeof path, "inject", "v130");
+    fake_cupti_table(&api, &o);
+    trec_cupti_config cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    assert_false(fake_cupti_timestamp_callback_registered());
+    int64_t before = trc_now_ns();
+    launch_kernels(20);
+    trec_cupti_shutdown();
+    int64_t after = trc_now_ns();
+    assert_int_equal(n_warnings, 0);
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    assert_int_equal(tc_count(&t, TRC_EV_GPU_KERNEL), 20);
+    assert_int_equal(tc_count(&t, TRC_EV_LOSS), 0);
+    assert_kernels_within(&t, before, after);
+    tc_free(&t);
+    unlink(path);
+}
+
+/* CUPTI 13.1 has the fix: the callback is registered, CUPTI stamps on
+ * the trace clock. */
+static void test_version_13_1_uses_callback(void **state)
+{
+    char path[128];
+    cupti_api api;
+    tc_trace t;
+    fake_cupti_opts o = { .version = 130100 };
+
+    gput_tmp_path(path, sizeof path, "inject", "v131");
+    fake_cupti_table(&api, &o);
+    trec_cupti_config cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    assert_true(fake_cupti_timestamp_callback_registered());
+    int64_t before = trc_now_ns();
+    assert_true(fake_cupti_now() >= (uint64_t)before);   /* our clock, not CLOCK_REALTIME */
+    assert_true(fake_cupti_now() < (uint64_t)before + 1000000000);
+    launch_kernels(5);
+    trec_cupti_shutdown();
+    int64_t after = trc_now_ns();
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    assert_int_equal(tc_count(&t, TRC_EV_GPU_KERNEL), 5);
+    assert_kernels_within(&t, before, after);
+    tc_free(&t);
+    unlink(path);
+}
+
+/* A CUPTI not known to be affected zeroes kernel timestamps anyway: one
+ * warning, the callback gives way to CUPTI's own clock mapped by offset,
+ * and from then on every launch has its kernel, on the trace clock. */
+static void test_zero_timestamps_fall_back(void **state)
+{
+    char path[128];
+    cupti_api api;
+    tc_trace t;
+    fake_cupti_opts o = { .version = 130100, .callback_zero_kernels = 4, .buffer_records = 3 };
+    uint64_t lost = 0;
+
+    gput_tmp_path(path, sizeof path, "inject", "zerots");
+    fake_cupti_table(&api, &o);
+    trec_cupti_config cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    int warned_at_start = n_warnings;   /* 13.1 is newer than the headers */
+    assert_true(fake_cupti_timestamp_callback_registered());
+    launch_kernels(4);
+    assert_int_equal(trec_cupti_flush(), 0);
+    assert_int_equal(n_warnings, warned_at_start + 1);
+    assert_non_null(strstr(warnings, "zero timestamps"));
+    int64_t before = trc_now_ns();
+    /* CUPTI's clock again: the callback now hands out CLOCK_REALTIME */
+    assert_true(fake_cupti_now() > (uint64_t)before + 1000000000);
+    launch_kernels(10);
+    assert_int_equal(trec_cupti_flush(), 0);
+    launch_kernels(10);
+    trec_cupti_shutdown();
+    int64_t after = trc_now_ns();
+    assert_int_equal(n_warnings, warned_at_start + 1);
+
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    assert_int_equal(tc_count(&t, TRC_EV_GPU_KERNEL), 20);
+    assert_int_equal(tc_count(&t, TRC_EV_API_CALL), 24);
+    assert_kernels_within(&t, before, after);
+    for (size_t i = 0; i < t.n; i++)
+        if (t.ev[i].type == TRC_EV_LOSS)
+            lost += t.ev[i].u.loss.count;
+    assert_int_equal(lost, 4);   /* the zeroed ones, counted, not placed at 0 */
+    tc_free(&t);
+    unlink(path);
+}
+
 static void test_unwritable_side_trace(void **state)
 {
     cupti_api api;
@@ -477,6 +606,9 @@ int main(void)
         cmocka_unit_test_teardown(test_threads, shutdown_after),
         cmocka_unit_test_teardown(test_nested_launch, shutdown_after),
         cmocka_unit_test_teardown(test_context_destroy_flushes, shutdown_after),
+        cmocka_unit_test_teardown(test_version_13_0_skips_callback, shutdown_after),
+        cmocka_unit_test_teardown(test_version_13_1_uses_callback, shutdown_after),
+        cmocka_unit_test_teardown(test_zero_timestamps_fall_back, shutdown_after),
         cmocka_unit_test_teardown(test_unwritable_side_trace, shutdown_after),
         cmocka_unit_test_teardown(test_default_path, shutdown_after),
         cmocka_unit_test_teardown(test_initialize_injection, shutdown_after),
