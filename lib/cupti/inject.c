@@ -338,14 +338,17 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain dom, CUpti
         }
         if (atomic_load(&g.state) != ST_RUNNING || cb->callbackSite != CUPTI_API_ENTER)
             return;
+        /* A normal flush, never a forced one: a forced flush hands back
+         * records still in flight, unfinished, and those are lost; the
+         * forced flush is for exit only (close_injection). */
         if (cls & CUPTI_NAME_LAUNCH)
             on_launch_enter(dom, cb);
         else if (cls & CUPTI_NAME_FLUSH)
-            flush_round(1);
+            flush_round(0);
     } else if (dom == CUPTI_CB_DOMAIN_RESOURCE &&
                cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
         if (atomic_load(&g.state) == ST_RUNNING)
-            flush_round(1);
+            flush_round(0);
     }
 }
 

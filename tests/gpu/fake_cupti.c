@@ -32,6 +32,8 @@ static struct {
     CUpti_TimestampCallbackFunc ts;
     uint8_t *queue;
     size_t queued;
+    CUpti_ActivityKernel10 running[64];   /* fake_cupti_add_unfinished */
+    size_t n_running;
     size_t dropped;
     uint32_t next_corr;
     unsigned flushes, forced, buffers;
@@ -250,6 +252,46 @@ void fake_cupti_add(const void *record, size_t size)
     pthread_mutex_unlock(&F.mu);
 }
 
+void fake_cupti_add_unfinished(const CUpti_ActivityKernel10 *kernel)
+{
+    pthread_mutex_lock(&F.mu);
+    if (F.n_running < sizeof F.running / sizeof F.running[0])
+        F.running[F.n_running++] = *kernel;
+    pthread_mutex_unlock(&F.mu);
+}
+
+/* Moves the running kernels to the queue, unfinished (end 0) or not.
+ * Called with F.mu held. */
+static void take_running(int unfinished)
+{
+    for (size_t i = 0; i < F.n_running; i++) {
+        CUpti_ActivityKernel10 k = F.running[i];
+        if (unfinished)
+            k.end = 0;
+        if (F.queued + sizeof k <= BIG_QUEUE) {
+            memcpy(F.queue + F.queued, &k, sizeof k);
+            F.queued += sizeof k;
+        }
+    }
+    F.n_running = 0;
+}
+
+void fake_cupti_complete(void)
+{
+    pthread_mutex_lock(&F.mu);
+    take_running(0);
+    pthread_mutex_unlock(&F.mu);
+}
+
+size_t fake_cupti_unfinished(void)
+{
+    size_t n;
+    pthread_mutex_lock(&F.mu);
+    n = F.n_running;
+    pthread_mutex_unlock(&F.mu);
+    return n;
+}
+
 void fake_cupti_drop(size_t n)
 {
     pthread_mutex_lock(&F.mu);
@@ -265,8 +307,10 @@ static CUptiResult f_FlushAll(uint32_t flags)
 
     pthread_mutex_lock(&F.mu);
     F.flushes++;
-    if (flags & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)
+    if (flags & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) {
         F.forced++;
+        take_running(1);   /* handed over unfinished: lost to the decoder */
+    }
     n = F.queued;
     take = n ? malloc(n) : NULL;
     if (take)

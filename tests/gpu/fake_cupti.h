@@ -55,6 +55,13 @@ void fake_cupti_resource(CUpti_CallbackId cbid);
 /* Queue one activity record (copied; its size is its struct's size). */
 void fake_cupti_add(const void *record, size_t size);
 
+/* Queue a kernel record (CUpti_ActivityKernel10) of work still running
+ * on the GPU: a normal flush leaves it with CUPTI, a forced flush hands
+ * it over unfinished (end = 0), fake_cupti_complete finishes it. */
+void fake_cupti_add_unfinished(const CUpti_ActivityKernel10 *kernel);
+void fake_cupti_complete(void);
+size_t fake_cupti_unfinished(void);        /* kernels still running */
+
 /* Records CUPTI "dropped": reported by the next GetNumDroppedRecords. */
 void fake_cupti_drop(size_t n);
 

@@ -380,12 +380,67 @@ static void test_context_destroy_flushes(void **state)
     assert_true(fake_cupti_pending() > 0);
     fake_cupti_resource(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
     assert_int_equal(fake_cupti_pending(), 0);
-    assert_int_equal(fake_cupti_forced_flushes(), 1);
+    assert_int_equal(fake_cupti_flushes(), 1);
     /* cudaDeviceReset also tears contexts down */
     fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020, fake_cupti_now(), 10, 0);
-    assert_int_equal(fake_cupti_forced_flushes(), 2);
+    assert_int_equal(fake_cupti_flushes(), 2);
+    assert_int_equal(fake_cupti_forced_flushes(), 0);   /* forced: at exit only */
     trec_cupti_shutdown();
+    assert_int_equal(fake_cupti_forced_flushes(), 1);
     unlink(path);
+}
+
+/* Kernels still running when the program resets the device or destroys
+ * a context: the flush there must leave them with CUPTI (a forced flush
+ * would hand them over unfinished, to be dropped); they arrive once
+ * finished, and nothing is counted lost. */
+static void test_reset_keeps_work_in_flight(void **state)
+{
+    static const struct { CUpti_CallbackDomain dom; CUpti_CallbackId id; } resets[] = {
+        { RT, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 },
+        { DRV, CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2 },
+        { CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING },
+    };
+    for (size_t r = 0; r < sizeof resets / sizeof resets[0]; r++) {
+        char path[128];
+        cupti_api api;
+        tc_trace t;
+        const int n = 6;
+
+        gput_tmp_path(path, sizeof path, "inject", "inflight");
+        fake_cupti_table(&api, NULL);
+        trec_cupti_config cfg = config(path, 0);
+        assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+        for (int i = 0; i < n; i++) {
+            uint64_t now = fake_cupti_now();
+            uint32_t c = fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, now,
+                                         2000, 0);
+            CUpti_ActivityKernel10 k;
+            memset(&k, 0, sizeof k);
+            k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+            k.start = now + 3000;
+            k.end = now + 9000;
+            k.streamId = 7;
+            k.correlationId = c;
+            k.name = "_Z6kernelv";
+            fake_cupti_add_unfinished(&k);
+        }
+        if (resets[r].dom == CUPTI_CB_DOMAIN_RESOURCE)
+            fake_cupti_resource(resets[r].id);
+        else
+            fake_cupti_call(resets[r].dom, resets[r].id, fake_cupti_now(), 10, 0);
+        assert_true(fake_cupti_flushes() >= 1);
+        assert_int_equal(fake_cupti_unfinished(), n);   /* still CUPTI's */
+        fake_cupti_complete();
+        assert_int_equal(trec_cupti_flush(), 0);
+        trec_cupti_shutdown();
+
+        assert_int_equal(tc_load(path, &t), TRC_OK);
+        assert_int_equal(tc_count(&t, TRC_EV_GPU_KERNEL), n);
+        assert_int_equal(tc_count(&t, TRC_EV_LOSS), 0);   /* zero dropped */
+        tc_free(&t);
+        unlink(path);
+    }
 }
 
 /* n launches on this thread, each with its kernel record, stamped on
@@ -606,6 +661,7 @@ int main(void)
         cmocka_unit_test_teardown(test_threads, shutdown_after),
         cmocka_unit_test_teardown(test_nested_launch, shutdown_after),
         cmocka_unit_test_teardown(test_context_destroy_flushes, shutdown_after),
+        cmocka_unit_test_teardown(test_reset_keeps_work_in_flight, shutdown_after),
         cmocka_unit_test_teardown(test_version_13_0_skips_callback, shutdown_after),
         cmocka_unit_test_teardown(test_version_13_1_uses_callback, shutdown_after),
         cmocka_unit_test_teardown(test_zero_timestamps_fall_back, shutdown_after),
