@@ -749,20 +749,42 @@ int InitializeInjection(void)
     return 1;
 }
 
+/* NVTX can initialise before CUDA (a program names a thread or opens a
+ * range before its first CUDA call), and NVTX_INJECTION64_PATH reaches
+ * every descendant, CUDA user or not.  Forwarding NVTX into a libcupti
+ * no CUPTI function has been called in yet can crash CUPTI 13.0 GA
+ * (docs/design/cupti.md §1), so one harmless CUPTI call comes first. */
+static int nvtx_forward(const cupti_api *api, int version, void *get_export_table)
+{
+    int (*fwd)(void *) = version == 1 ? api->InitializeInjectionNvtx
+                                      : api->InitializeInjectionNvtx2;
+    uint64_t ts;
+
+    if (!fwd)
+        return 0;
+    api->GetTimestamp(&ts);
+    return fwd(get_export_table);
+}
+
 int InitializeInjectionNvtx(void *get_export_table)
 {
     pthread_once(&load_once, load_cupti);
-    if (load_rc != 0 || !loaded.InitializeInjectionNvtx)
+    if (load_rc != 0)
         return 0;
-    return loaded.InitializeInjectionNvtx(get_export_table);
+    return nvtx_forward(&loaded, 1, get_export_table);
 }
 
 int InitializeInjectionNvtx2(void *get_export_table)
 {
     pthread_once(&load_once, load_cupti);
-    if (load_rc != 0 || !loaded.InitializeInjectionNvtx2)
+    if (load_rc != 0)
         return 0;
-    return loaded.InitializeInjectionNvtx2(get_export_table);
+    return nvtx_forward(&loaded, 2, get_export_table);
+}
+
+int trec_cupti_test_nvtx_forward(const cupti_api *api, int version, void *get_export_table)
+{
+    return nvtx_forward(api, version, get_export_table);
 }
 
 int trec_cupti_test_capture_stack(const char *path)

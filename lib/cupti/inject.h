@@ -80,4 +80,11 @@ TREC_CUPTI_EXPORT int trec_cupti_active(void);
  * call it from Python through ctypes. */
 TREC_CUPTI_EXPORT int trec_cupti_test_capture_stack(const char *path);
 
+/* What InitializeInjectionNvtx (version 1) or InitializeInjectionNvtx2
+ * (version 2) does with libcupti's table, here with api (a fake): one
+ * CUPTI call first, then forward get_export_table to api's entry point.
+ * Returns its answer, 0 when api has none. */
+TREC_CUPTI_EXPORT int trec_cupti_test_nvtx_forward(const cupti_api *api, int version,
+                                                   void *get_export_table);
+
 #endif

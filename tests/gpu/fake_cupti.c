@@ -37,8 +37,37 @@ static struct {
     size_t dropped;
     uint32_t next_corr;
     unsigned flushes, forced, buffers;
-    unsigned zeroed;             /* kernels delivered zeroed (callback_zero_kernels) */
+    unsigned zeroed;
+    char calls[512];             /* fake_cupti_calls */             /* kernels delivered zeroed (callback_zero_kernels) */
 } F = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/* ---- the call log (fake_cupti_calls) ----------------------------------- */
+
+static void log_call(const char *name)
+{
+    size_t len;
+    pthread_mutex_lock(&F.mu);
+    len = strlen(F.calls);
+    snprintf(F.calls + len, sizeof F.calls - len, "%s%s", len ? " " : "", name);
+    pthread_mutex_unlock(&F.mu);
+}
+
+const char *fake_cupti_calls(void)
+{
+    return F.calls;
+}
+
+static int f_Nvtx(void *get_export_table)
+{
+    log_call("InitializeInjectionNvtx");
+    return 1;
+}
+
+static int f_Nvtx2(void *get_export_table)
+{
+    log_call("InitializeInjectionNvtx2");
+    return 1;
+}
 
 /* ---- names ------------------------------------------------------------ */
 
@@ -79,6 +108,7 @@ static CUptiResult f_GetResultString(CUptiResult r, const char **out)
 static CUptiResult subscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc cb, void *ud,
                              CUpti_SubscriberParams *p)
 {
+    log_call("cuptiSubscribe");
     if (F.opts.refuse_holder || F.subscribed) {
         if (p && p->oldSubscriberName && p->oldSubscriberSize)
             snprintf(p->oldSubscriberName, p->oldSubscriberSize, "%s",
@@ -180,12 +210,14 @@ static CUptiResult f_SetThreadIdType(CUpti_ActivityThreadIdType t)
 
 static CUptiResult f_GetTimestamp(uint64_t *ts)
 {
+    log_call("cuptiGetTimestamp");
     *ts = fake_cupti_now();
     return CUPTI_SUCCESS;
 }
 
 static CUptiResult f_GetVersion(uint32_t *v)
 {
+    log_call("cuptiGetVersion");
     *v = F.opts.version;
     return CUPTI_SUCCESS;
 }
@@ -386,6 +418,8 @@ void fake_cupti_table(cupti_api *api, const fake_cupti_opts *opts)
     api->SetThreadIdType = f_SetThreadIdType;
     api->GetTimestamp = f_GetTimestamp;
     api->GetVersion = F.opts.version ? f_GetVersion : NULL;
+    api->InitializeInjectionNvtx = f_Nvtx;
+    api->InitializeInjectionNvtx2 = f_Nvtx2;
 }
 
 uint64_t fake_cupti_now(void)

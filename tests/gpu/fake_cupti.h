@@ -84,6 +84,11 @@ int fake_cupti_callback_enabled(CUpti_CallbackDomain domain, CUpti_CallbackId cb
 int fake_cupti_api_activity_disabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 int fake_cupti_subscribed(void);
 int fake_cupti_timestamp_callback_registered(void);
+/* The calls made to the entry points that say what CUPTI has been
+ * asked before NVTX reaches it, in order, space-separated:
+ * "cuptiGetVersion", "cuptiGetTimestamp", "cuptiSubscribe",
+ * "InitializeInjectionNvtx", "InitializeInjectionNvtx2". */
+const char *fake_cupti_calls(void);
 unsigned fake_cupti_flushes(void);          /* FlushAll calls */
 unsigned fake_cupti_forced_flushes(void);
 unsigned fake_cupti_buffers(void);          /* buffers delivered */

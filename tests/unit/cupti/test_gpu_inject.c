@@ -572,6 +572,26 @@ static void test_zero_timestamps_fall_back(void **state)
     unlink(path);
 }
 
+/* NVTX may reach the injection before CUDA does (and in descendants
+ * that never use CUDA): libcupti gets one CUPTI call before NVTX is
+ * forwarded to it, in either NVTX entry point. */
+static void test_nvtx_after_a_cupti_call(void **state)
+{
+    cupti_api api;
+    fake_cupti_table(&api, NULL);
+    assert_string_equal(fake_cupti_calls(), "");
+    assert_int_equal(trec_cupti_test_nvtx_forward(&api, 2, NULL), 1);
+    assert_string_equal(fake_cupti_calls(), "cuptiGetTimestamp InitializeInjectionNvtx2");
+    fake_cupti_table(&api, NULL);
+    assert_int_equal(trec_cupti_test_nvtx_forward(&api, 1, NULL), 1);
+    assert_string_equal(fake_cupti_calls(), "cuptiGetTimestamp InitializeInjectionNvtx");
+    /* a libcupti without NVTX support: declined, nothing called */
+    fake_cupti_table(&api, NULL);
+    api.InitializeInjectionNvtx2 = NULL;
+    assert_int_equal(trec_cupti_test_nvtx_forward(&api, 2, NULL), 0);
+    assert_string_equal(fake_cupti_calls(), "");
+}
+
 static void test_unwritable_side_trace(void **state)
 {
     cupti_api api;
@@ -665,6 +685,7 @@ int main(void)
         cmocka_unit_test_teardown(test_version_13_0_skips_callback, shutdown_after),
         cmocka_unit_test_teardown(test_version_13_1_uses_callback, shutdown_after),
         cmocka_unit_test_teardown(test_zero_timestamps_fall_back, shutdown_after),
+        cmocka_unit_test_teardown(test_nvtx_after_a_cupti_call, shutdown_after),
         cmocka_unit_test_teardown(test_unwritable_side_trace, shutdown_after),
         cmocka_unit_test_teardown(test_default_path, shutdown_after),
         cmocka_unit_test_teardown(test_initialize_injection, shutdown_after),
