@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 #include "lib/util/hashtab.h"
 
 /* Calls that start GPU work on a stream: their launch site is the
@@ -120,6 +121,21 @@ unsigned cupti_name_classify(const char *s)
     return c;
 }
 
+/* A libcupti newer than the headers numbers the APIs added since after
+ * the headers' *_CBID_SIZE, so ids past it are asked for their names
+ * too (a new cuLaunch... then gets its stack); the probe ends after
+ * PROBE_GAP unknown ids in a row, or PROBE_MAX past the compiled size. */
+#define PROBE_GAP 64u
+#define PROBE_MAX 4096u
+
+/* 1 while id is still worth asking about: below the compiled size, or
+ * within the probe window after the last id that had a name. */
+static int probe_on(uint32_t id, uint32_t compiled, uint32_t count)
+{
+    uint32_t from = count > compiled ? count : compiled;
+    return id < compiled || (id < compiled + PROBE_MAX && id - from < PROBE_GAP);
+}
+
 cupti_names *cupti_names_new(const cupti_api *api)
 {
     static const CUpti_CallbackDomain doms[2] = { CUPTI_CB_DOMAIN_DRIVER_API,
@@ -130,20 +146,27 @@ cupti_names *cupti_names_new(const cupti_api *api)
     if (!n)
         return NULL;
     for (int d = 0; d < 2; d++) {
-        uint32_t cnt = cupti_names_count(doms[d]);
-        n->count[d] = cnt;
-        n->name[d] = trc_calloc(cnt, sizeof *n->name[d]);
-        n->cls[d] = trc_calloc(cnt, 1);
-        if (!n->name[d] || !n->cls[d])
+        uint32_t compiled = cupti_names_count(doms[d]);
+        size_t name_cap = 0, cls_cap = 0;
+        /* count = highest named id + 1, at least the compiled size so
+         * that every compiled id has a row */
+        if (trcu_grow((void **)&n->name[d], &name_cap, compiled, sizeof *n->name[d]) != TRC_OK ||
+            trcu_grow((void **)&n->cls[d], &cls_cap, compiled, 1) != TRC_OK)
             goto fail;
-        for (uint32_t id = 1; id < cnt; id++) {
+        n->count[d] = compiled;
+        for (uint32_t id = 1; probe_on(id, compiled, n->count[d]); id++) {
             const char *raw = NULL;
             if (api->GetCallbackName(doms[d], id, &raw) != CUPTI_SUCCESS || !raw || !*raw)
                 continue;
+            if (trcu_grow((void **)&n->name[d], &name_cap, id, sizeof *n->name[d]) != TRC_OK ||
+                trcu_grow((void **)&n->cls[d], &cls_cap, id, 1) != TRC_OK)
+                goto fail;
             cupti_name_strip(raw, buf, sizeof buf);
             if (!(n->name[d][id] = trc_strdup(buf)))
                 goto fail;
             n->cls[d][id] = (uint8_t)cupti_name_classify(buf);
+            if (id >= n->count[d])
+                n->count[d] = id + 1;
         }
     }
     return n;
@@ -174,6 +197,12 @@ const char *cupti_names_get(const cupti_names *n, CUpti_CallbackDomain domain, u
         return n->name[d][cbid];
     snprintf(buf, sizeof buf, "cbid %u", cbid);
     return buf;
+}
+
+uint32_t cupti_names_known(const cupti_names *n, CUpti_CallbackDomain domain)
+{
+    int d = dom_index(domain);
+    return n && d >= 0 ? n->count[d] : 0;
 }
 
 unsigned cupti_names_class(const cupti_names *n, CUpti_CallbackDomain domain, uint32_t cbid)

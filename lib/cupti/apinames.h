@@ -21,7 +21,8 @@
 typedef struct cupti_names cupti_names;
 
 /* Build the tables for the runtime and driver domains, asking
- * api->GetCallbackName for every callback id once.  NULL on allocation
+ * api->GetCallbackName for every callback id once, and for ids past the
+ * headers' count until a run of them is unknown.  NULL on allocation
  * failure. Free with cupti_names_free. */
 cupti_names *cupti_names_new(const cupti_api *api);
 void cupti_names_free(cupti_names *n);
@@ -33,9 +34,14 @@ const char *cupti_names_get(const cupti_names *n, CUpti_CallbackDomain domain, u
 /* CUPTI_NAME_* bits of (domain, cbid); 0 for unknown ids. Cannot fail. */
 unsigned cupti_names_class(const cupti_names *n, CUpti_CallbackDomain domain, uint32_t cbid);
 
-/* Number of callback ids of a domain (ids run 1 .. count-1); 0 for a
- * domain other than runtime/driver. */
+/* Number of callback ids of a domain in the headers built with (ids run
+ * 1 .. count-1); 0 for a domain other than runtime/driver. */
 uint32_t cupti_names_count(CUpti_CallbackDomain domain);
+
+/* Number of callback ids n knows for a domain: cupti_names_count, or
+ * more when the run-time libcupti named ids past it (a newer CUPTI's
+ * new APIs).  Ids run 1 .. known-1. */
+uint32_t cupti_names_known(const cupti_names *n, CUpti_CallbackDomain domain);
 
 /* Strip the version and per-thread-stream suffixes: "cudaMemcpyAsync_ptsz_v7000"
  * → "cudaMemcpyAsync", "cuMemcpyHtoD_v2" → "cuMemcpyHtoD".  out gets at

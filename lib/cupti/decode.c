@@ -15,12 +15,110 @@
 
 #include "lib/cupti/decode.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "lib/util/alloc.h"
 #include "lib/util/grow.h"
 #include "lib/util/hashtab.h"
+
+/* The stable prefix.  A libcupti newer than these headers hands longer
+ * records of the same kinds (13.1: Kernel11, Device6, Context4); its
+ * cuptiActivityGetNextRecord steps by their real size, and NVIDIA adds
+ * fields at the end, so every field read here stays where CUPTI 13.0
+ * put it.  These pins make headers that move any of them fail to build
+ * rather than decode the wrong bytes (docs/design/cupti.md §4). */
+#define PIN(type, field, off) \
+    _Static_assert(offsetof(type, field) == (off), #type "." #field " moved")
+PIN(CUpti_ActivityAPI, cbid, 4);
+PIN(CUpti_ActivityAPI, correlationId, 32);
+PIN(CUpti_ActivityAPI, end, 16);
+PIN(CUpti_ActivityAPI, kind, 0);
+PIN(CUpti_ActivityAPI, processId, 24);
+PIN(CUpti_ActivityAPI, returnValue, 36);
+PIN(CUpti_ActivityAPI, start, 8);
+PIN(CUpti_ActivityAPI, threadId, 28);
+PIN(CUpti_ActivityContext3, contextId, 4);
+PIN(CUpti_ActivityContext3, deviceId, 8);
+PIN(CUpti_ActivityContext3, nullStreamId, 14);
+PIN(CUpti_ActivityDevice5, computeCapabilityMajor, 104);
+PIN(CUpti_ActivityDevice5, computeCapabilityMinor, 108);
+PIN(CUpti_ActivityDevice5, globalMemorySize, 16);
+PIN(CUpti_ActivityDevice5, id, 112);
+PIN(CUpti_ActivityDevice5, name, 136);
+PIN(CUpti_ActivityDevice5, numMultiprocessors, 44);
+PIN(CUpti_ActivityDevice5, uuid.bytes, 120);
+PIN(CUpti_ActivityKernel10, blockX, 64);
+PIN(CUpti_ActivityKernel10, blockY, 68);
+PIN(CUpti_ActivityKernel10, blockZ, 72);
+PIN(CUpti_ActivityKernel10, contextId, 44);
+PIN(CUpti_ActivityKernel10, correlationId, 92);
+PIN(CUpti_ActivityKernel10, deviceId, 40);
+PIN(CUpti_ActivityKernel10, dynamicSharedMemory, 80);
+PIN(CUpti_ActivityKernel10, end, 24);
+PIN(CUpti_ActivityKernel10, gridX, 52);
+PIN(CUpti_ActivityKernel10, gridY, 56);
+PIN(CUpti_ActivityKernel10, gridZ, 60);
+PIN(CUpti_ActivityKernel10, name, 104);
+PIN(CUpti_ActivityKernel10, registersPerThread, 6);
+PIN(CUpti_ActivityKernel10, start, 16);
+PIN(CUpti_ActivityKernel10, staticSharedMemory, 76);
+PIN(CUpti_ActivityKernel10, streamId, 48);
+PIN(CUpti_ActivityMarker2, domain, 48);
+PIN(CUpti_ActivityMarker2, flags, 4);
+PIN(CUpti_ActivityMarker2, id, 16);
+PIN(CUpti_ActivityMarker2, name, 40);
+PIN(CUpti_ActivityMarker2, objectId.pt.processId, 24);
+PIN(CUpti_ActivityMarker2, objectId.pt.threadId, 28);
+PIN(CUpti_ActivityMarker2, objectKind, 20);
+PIN(CUpti_ActivityMarker2, timestamp, 8);
+PIN(CUpti_ActivityMarkerData2, color, 24);
+PIN(CUpti_ActivityMarkerData2, flags, 4);
+PIN(CUpti_ActivityMarkerData2, id, 8);
+PIN(CUpti_ActivityMemcpy6, bytes, 8);
+PIN(CUpti_ActivityMemcpy6, contextId, 36);
+PIN(CUpti_ActivityMemcpy6, copyKind, 4);
+PIN(CUpti_ActivityMemcpy6, correlationId, 44);
+PIN(CUpti_ActivityMemcpy6, deviceId, 32);
+PIN(CUpti_ActivityMemcpy6, dstKind, 6);
+PIN(CUpti_ActivityMemcpy6, end, 24);
+PIN(CUpti_ActivityMemcpy6, srcKind, 5);
+PIN(CUpti_ActivityMemcpy6, start, 16);
+PIN(CUpti_ActivityMemcpy6, streamId, 40);
+PIN(CUpti_ActivityMemcpyPtoP4, bytes, 8);
+PIN(CUpti_ActivityMemcpyPtoP4, contextId, 36);
+PIN(CUpti_ActivityMemcpyPtoP4, copyKind, 4);
+PIN(CUpti_ActivityMemcpyPtoP4, correlationId, 60);
+PIN(CUpti_ActivityMemcpyPtoP4, deviceId, 32);
+PIN(CUpti_ActivityMemcpyPtoP4, dstDeviceId, 52);
+PIN(CUpti_ActivityMemcpyPtoP4, dstKind, 6);
+PIN(CUpti_ActivityMemcpyPtoP4, end, 24);
+PIN(CUpti_ActivityMemcpyPtoP4, srcKind, 5);
+PIN(CUpti_ActivityMemcpyPtoP4, start, 16);
+PIN(CUpti_ActivityMemcpyPtoP4, streamId, 40);
+PIN(CUpti_ActivityMemset4, bytes, 8);
+PIN(CUpti_ActivityMemset4, contextId, 36);
+PIN(CUpti_ActivityMemset4, correlationId, 44);
+PIN(CUpti_ActivityMemset4, deviceId, 32);
+PIN(CUpti_ActivityMemset4, end, 24);
+PIN(CUpti_ActivityMemset4, memoryKind, 50);
+PIN(CUpti_ActivityMemset4, start, 16);
+PIN(CUpti_ActivityMemset4, streamId, 40);
+PIN(CUpti_ActivityMemset4, value, 4);
+PIN(CUpti_ActivityOverhead3, end, 32);
+PIN(CUpti_ActivityOverhead3, objectId.pt.processId, 12);
+PIN(CUpti_ActivityOverhead3, objectId.pt.threadId, 16);
+PIN(CUpti_ActivityOverhead3, objectKind, 8);
+PIN(CUpti_ActivityOverhead3, overheadKind, 4);
+PIN(CUpti_ActivityOverhead3, start, 24);
+PIN(CUpti_ActivitySynchronization2, contextId, 28);
+PIN(CUpti_ActivitySynchronization2, correlationId, 24);
+PIN(CUpti_ActivitySynchronization2, end, 16);
+PIN(CUpti_ActivitySynchronization2, start, 8);
+PIN(CUpti_ActivitySynchronization2, streamId, 32);
+PIN(CUpti_ActivitySynchronization2, type, 4);
+#undef PIN
 
 #define MAX_OPEN_RANGES 4096
 

@@ -505,7 +505,7 @@ static void enable_callbacks(void)
     static const CUpti_CallbackDomain doms[2] = { CUPTI_CB_DOMAIN_RUNTIME_API,
                                                   CUPTI_CB_DOMAIN_DRIVER_API };
     for (int d = 0; d < 2; d++) {
-        uint32_t n = cupti_names_count(doms[d]);
+        uint32_t n = cupti_names_known(g.names, doms[d]);   /* past the headers too */
         for (uint32_t id = 1; id < n; id++) {
             unsigned cls = cupti_names_class(g.names, doms[d], id);
             if (cls & (CUPTI_NAME_LAUNCH | CUPTI_NAME_FLUSH))
@@ -555,6 +555,24 @@ static int enable_activity(void)
         }
     }
     return 0;
+}
+
+/* Once per process (init runs once): a libcupti of a later CUDA minor
+ * release than the headers delivers longer records (read by the prefix
+ * these headers know, decode.c) and callback ids past the headers'
+ * (probed by name, apinames.c); say so, since what it added is not
+ * recorded. */
+static void warn_if_newer(void)
+{
+    char v[32], h[32];
+
+    if (!cupti_version_newer_than(g.version, CUPTI_API_VERSION))
+        return;
+    cupti_version_text(g.version, v, sizeof v);
+    cupti_version_text(CUPTI_API_VERSION, h, sizeof h);
+    warn("libcupti %s is newer than the CUPTI %s headers the GPU recorder was built with: "
+         "records are read by the fields %s knows, new launch APIs found by name",
+         v, h, h);
 }
 
 static void free_state(void)
@@ -614,6 +632,7 @@ int trec_cupti_init_with_api(const cupti_api *api, const trec_cupti_config *cfg)
         goto out_writer;
     }
     enable_callbacks();
+    warn_if_newer();
     check(trc_writer_flush(g.w), "flush");
     atomic_store(&g.state, ST_RUNNING);
     if (!handlers_installed) {

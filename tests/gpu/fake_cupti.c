@@ -88,6 +88,11 @@ static const fake_name names[] = {
 
 static CUptiResult f_GetCallbackName(CUpti_CallbackDomain d, uint32_t cbid, const char **out)
 {
+    if (d == CUPTI_CB_DOMAIN_DRIVER_API && F.opts.new_driver_cbid &&
+        cbid == F.opts.new_driver_cbid) {
+        *out = F.opts.new_driver_name;
+        return CUPTI_SUCCESS;
+    }
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (names[i].dom == d && names[i].cbid == cbid) {
             *out = names[i].name;
@@ -260,7 +265,7 @@ CUptiResult fake_cupti_next_record(uint8_t *buffer, size_t valid, CUpti_Activity
         size_t sz = fake_cupti_record_size((*rec)->kind);
         if (!sz)
             return CUPTI_ERROR_INVALID_KIND;
-        off = (size_t)((uint8_t *)*rec - buffer) + sz;
+        off = (size_t)((uint8_t *)*rec - buffer) + sz + F.opts.record_extra;
     }
     if (off + sizeof(CUpti_Activity) > valid)
         return CUPTI_ERROR_MAX_LIMIT_REACHED;
@@ -268,7 +273,7 @@ CUptiResult fake_cupti_next_record(uint8_t *buffer, size_t valid, CUpti_Activity
     size_t sz = fake_cupti_record_size(r->kind);
     if (!sz)
         return CUPTI_ERROR_INVALID_KIND;
-    if (off + sz > valid)
+    if (off + sz + F.opts.record_extra > valid)
         return CUPTI_ERROR_MAX_LIMIT_REACHED;
     *rec = r;
     return CUPTI_SUCCESS;
@@ -365,16 +370,19 @@ static CUptiResult f_FlushAll(uint32_t flags)
         }
         while (off < n) {
             size_t sz = fake_cupti_record_size(((CUpti_Activity *)(take + off))->kind);
-            if (valid + sz > size || (F.opts.buffer_records && count == F.opts.buffer_records))
+            size_t extra = F.opts.record_extra;
+            if (valid + sz + extra > size ||
+                (F.opts.buffer_records && count == F.opts.buffer_records))
                 break;
             memcpy(buf + valid, take + off, sz);
+            memset(buf + valid + sz, 0xA5, extra);   /* a newer CUPTI's added fields */
             if (F.ts && F.zeroed < F.opts.callback_zero_kernels &&
                 ((CUpti_Activity *)(buf + valid))->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
                 CUpti_ActivityKernel10 *k = (CUpti_ActivityKernel10 *)(buf + valid);
                 k->start = k->end = 0;
                 F.zeroed++;
             }
-            valid += sz;
+            valid += sz + extra;
             off += sz;
             count++;
         }

@@ -32,6 +32,14 @@ typedef struct fake_cupti_opts {
      * delivered while a timestamp callback is registered carry zero
      * start and end */
     unsigned callback_zero_kernels;
+    /* a libcupti newer than the headers: every record delivered is this
+     * many bytes longer (filled with 0xA5), and the walker steps by the
+     * longer size */
+    size_t record_extra;
+    /* and it names a driver API the headers do not know (id past
+     * CUPTI_DRIVER_TRACE_CBID_SIZE, below 1024) */
+    uint32_t new_driver_cbid;
+    const char *new_driver_name;
 } fake_cupti_opts;
 
 /* The process id records carry (opts.pid or getpid()). */

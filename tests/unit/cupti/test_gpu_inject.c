@@ -592,6 +592,69 @@ static void test_nvtx_after_a_cupti_call(void **state)
     assert_string_equal(fake_cupti_calls(), "");
 }
 
+/* A libcupti of a later CUDA release than the headers (13.1 against
+ * 13.0 headers): one warning; its longer records (Kernel11, Device6,
+ * Context4 ...) decode exactly as CUPTI 13.0's, the whole scenario
+ * checked record by record. */
+static void test_newer_cupti_longer_records(void **state)
+{
+    char path[128];
+    cupti_api api;
+    fake_scenario sc;
+    tc_trace t;
+    fake_cupti_opts o = { .version = 130100, .record_extra = 24, .buffer_records = 5 };
+
+    gput_tmp_path(path, sizeof path, "inject", "longer");
+    fake_cupti_table(&api, &o);
+    trec_cupti_config cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    assert_int_equal(n_warnings, 1);
+    assert_non_null(strstr(warnings, "libcupti 13.1.0 is newer than the CUPTI 13.0."));
+    fake_cupti_scenario(&sc, 0);
+    trec_cupti_shutdown();
+    assert_int_equal(n_warnings, 1);
+    assert_true(fake_cupti_buffers() > 5);
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    fake_scenario_check(&t, &sc, getpid());
+    tc_free(&t);
+    unlink(path);
+}
+
+/* A launch API added after the headers (its callback id past
+ * CUPTI_DRIVER_TRACE_CBID_SIZE): found by name, its callback enabled, its
+ * API record flagged as a launch and given the Python stack. */
+static void test_launch_api_past_headers(void **state)
+{
+    char path[128];
+    cupti_api api;
+    tc_trace t;
+    const uint32_t id = CUPTI_DRIVER_TRACE_CBID_SIZE + 5;
+    fake_cupti_opts o = { .version = 130100, .new_driver_cbid = id,
+                          .new_driver_name = "cuLaunchKernelFuture_v2" };
+
+    gput_tmp_path(path, sizeof path, "inject", "newcbid");
+    fake_cupti_table(&api, &o);
+    trec_cupti_config cfg = config(path, 0);
+    cfg.capture = counting_capture;
+    n_captures = 0;
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    assert_true(fake_cupti_callback_enabled(DRV, id));
+    assert_false(fake_cupti_callback_enabled(DRV, id + 1));
+    uint32_t corr = fake_cupti_call(DRV, id, fake_cupti_now(), 100, 0);
+    assert_int_equal(n_captures, 1);
+    trec_cupti_shutdown();
+
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    const tc_event *a = tc_api_by_corr(&t, corr);
+    assert_non_null(a);
+    assert_string_equal(a->name, "cuLaunchKernelFuture");
+    assert_int_equal(a->u.api.flags, TRC_API_LAUNCH);
+    assert_int_equal(a->depth, 1);
+    assert_string_equal(a->frames[0].function, "capture1");
+    tc_free(&t);
+    unlink(path);
+}
+
 static void test_unwritable_side_trace(void **state)
 {
     cupti_api api;
@@ -686,6 +749,8 @@ int main(void)
         cmocka_unit_test_teardown(test_version_13_1_uses_callback, shutdown_after),
         cmocka_unit_test_teardown(test_zero_timestamps_fall_back, shutdown_after),
         cmocka_unit_test_teardown(test_nvtx_after_a_cupti_call, shutdown_after),
+        cmocka_unit_test_teardown(test_newer_cupti_longer_records, shutdown_after),
+        cmocka_unit_test_teardown(test_launch_api_past_headers, shutdown_after),
         cmocka_unit_test_teardown(test_unwritable_side_trace, shutdown_after),
         cmocka_unit_test_teardown(test_default_path, shutdown_after),
         cmocka_unit_test_teardown(test_initialize_injection, shutdown_after),
