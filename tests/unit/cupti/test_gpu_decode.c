@@ -1,6 +1,6 @@
 /*
  * tests/unit/cupti/test_gpu_decode.c — the CUPTI record decoder and API names
- * (lib/cupti/decode.c, apinames.c) against CUPTI 13's own structs, read
+ * (lib/cupti/decode.c, apinames.c; version.c's release facts) against CUPTI 13's own structs, read
  * back with the public reader.  Built with the CUPTI headers by
  * mk/cupti.mk; without them it only reports a skip.
  */
@@ -27,6 +27,7 @@ int main(void)
 #include "lib/cupti/apinames.h"
 #include "lib/cupti/decode.h"
 #include "lib/cupti/launch.h"
+#include "lib/cupti/version.h"
 #include "tests/gpu/fake_cupti.h"
 #include "tests/gpu/trace_check.h"
 
@@ -630,9 +631,37 @@ static void test_decode_markers(void **state)
     tc_free(&t);
 }
 
+/* The release facts by cuptiGetVersion number (cupti_version.h's
+ * numbering: a counter up to 12.9, then xxyyzz). */
+static void test_versions(void **state)
+{
+    char buf[32];
+    static const struct { uint32_t v; int broken; const char *text; } cases[] = {
+        { 0, 0, "unknown" },         { 23, 0, "API 23" },          /* 12.5 */
+        { 24, 1, "API 24" },         { 28, 1, "API 28" },          /* 12.6, 12.9u1 */
+        { 130000, 1, "13.0.0" },     { 130001, 1, "13.0.1" },
+        { 130100, 0, "13.1.0" },     { 130200, 0, "13.2.0" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_int_equal(cupti_version_ts_callback_broken(cases[i].v), cases[i].broken);
+        cupti_version_text(cases[i].v, buf, sizeof buf);
+        assert_string_equal(buf, cases[i].text);
+    }
+    /* newer: a later CUDA minor release, not a CUPTI patch */
+    assert_false(cupti_version_newer_than(130001, 130001));
+    assert_false(cupti_version_newer_than(130002, 130001));
+    assert_true(cupti_version_newer_than(130100, 130001));
+    assert_true(cupti_version_newer_than(140000, 130001));
+    assert_false(cupti_version_newer_than(28, 130001));
+    assert_false(cupti_version_newer_than(0, 130001));
+    assert_true(cupti_version_newer_than(130000, 28));
+    assert_true(cupti_version_newer_than(28, 27));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_versions),
         cmocka_unit_test(test_strip),
         cmocka_unit_test(test_classify),
         cmocka_unit_test(test_names_table),
