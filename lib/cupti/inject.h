@@ -8,7 +8,8 @@
  *   InitializeInjectionNvtx{,2}  NVTX_INJECTION64_PATH may name this
  *                                library too: forwarded to libcupti's;
  *   trec_cupti_*                 test hooks (a fake CUPTI table, shutdown,
- *                                flush, the launch-stack capture alone).
+ *                                flush, the launch-stack capture alone,
+ *                                NVTX forwarding with a fake table).
  *
  * Everything else, including the copy of libtrc linked in, is local to
  * the library so it never clashes with the host program.
