@@ -6,26 +6,18 @@
 #include <string.h>
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 trc_status trcf_buf_grow(trcf_buf *b, size_t extra)
 {
-    size_t need, cap;
-    uint8_t *p;
-
     if (extra > SIZE_MAX - b->len)
         return TRC_ERR_LIMIT;
-    need = b->len + extra;
+    size_t need = b->len + extra;
     if (need <= b->cap)
         return TRC_OK;
-    cap = b->cap ? b->cap : 256;
-    while (cap < need)
-        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-    p = trc_realloc(b->data, cap);
-    if (!p)
-        return TRC_ERR_NOMEM;
-    b->data = p;
-    b->cap = cap;
-    return TRC_OK;
+    /* A buffer of need bytes is one whose last byte, need - 1, may be
+     * written: lib/util's grow with one-byte rows. */
+    return trcu_grow((void **)&b->data, &b->cap, need - 1, 1);
 }
 
 trc_status trcf_buf_append(trcf_buf *b, const void *p, size_t n)
