@@ -3,10 +3,9 @@
  *
  * Ownership: a trcf_buf owns its data; zero-initialise it (or use
  * TRCF_BUF_INIT) and release with trcf_buf_free.  Growth goes through
- * lib/util/grow.h (trc_realloc), so allocation-failure tests reach it.
- * Writers reserve the worst-case size of a record once, then use the
- * unchecked trcf_put_* helpers of format/varint.h on buf->data +
- * buf->len.
+ * trc_realloc so allocation-failure tests reach it.  Writers reserve the
+ * worst-case size of a record once, then use the unchecked trcf_put_*
+ * helpers of format/varint.h on buf->data + buf->len.
  */
 #ifndef TRC_FORMAT_BUF_H
 #define TRC_FORMAT_BUF_H
