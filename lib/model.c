@@ -47,10 +47,11 @@ void trcm_cleanup(trcm_model *m)
 }
 
 /* Make arr, one of the model's tables (all arrays of pointers), hold
- * index idx: lib/util's grow, whose new rows are NULL. */
-static trc_status reserve(void *arrp, size_t *cap, size_t idx)
+ * index idx: lib/util's grow, whose new rows are NULL.  Inline, so that
+ * a definition that fits (most) costs no call. */
+static inline trc_status reserve(void *arrp, size_t *cap, size_t idx)
 {
-    return trcu_grow(arrp, cap, idx, sizeof(void *));
+    return idx < *cap ? TRC_OK : trcu_grow(arrp, cap, idx, sizeof(void *));
 }
 
 trc_status trcm_string(trcm_model *m, const char *s, size_t len, uint32_t *gid)

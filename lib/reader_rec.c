@@ -91,8 +91,9 @@ static uint32_t idmap_peek(const trcr_idmap *m, uint64_t id)
 
 static trc_status idmap_set(trcr_idmap *m, uint64_t id, uint32_t gid)
 {
-    /* New rows are zero: "not bound" (idmap_peek). */
-    if (trcu_grow((void **)&m->g, &m->cap, (size_t)id, sizeof *m->g) != TRC_OK)
+    /* New rows are zero: "not bound" (idmap_peek).  Tested here first so
+     * that the common case, a row already there, costs no call. */
+    if (id >= m->cap && trcu_grow((void **)&m->g, &m->cap, (size_t)id, sizeof *m->g) != TRC_OK)
         return TRC_ERR_NOMEM;
     m->g[id] = gid + 1;
     if (id > m->highest)
