@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 #include "format/limits.h"
 
 /* Global string id to C string; id 0 is "" even before any string. */
@@ -45,23 +46,12 @@ void trcm_cleanup(trcm_model *m)
     memset(m, 0, sizeof *m);
 }
 
-/* Make arr (of pointers) hold index idx. */
-static trc_status reserve(void *arrp, size_t *cap, size_t idx)
+/* Make arr, one of the model's tables (all arrays of pointers), hold
+ * index idx: lib/util's grow, whose new rows are NULL.  Inline, so that
+ * a definition that fits (most) costs no call. */
+static inline trc_status reserve(void *arrp, size_t *cap, size_t idx)
 {
-    void ***arr = arrp;
-    size_t n = *cap ? *cap : 64;
-    void **p;
-
-    if (idx < *cap)
-        return TRC_OK;
-    while (n <= idx)
-        n *= 2;
-    p = trc_realloc(*arr, n * sizeof *p);
-    if (!p)
-        return TRC_ERR_NOMEM;
-    *arr = p;
-    *cap = n;
-    return TRC_OK;
+    return idx < *cap ? TRC_OK : trcu_grow(arrp, cap, idx, sizeof(void *));
 }
 
 trc_status trcm_string(trcm_model *m, const char *s, size_t len, uint32_t *gid)

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 #include "format/limits.h"
 
 /* ---- per-chunk drop accounting ---- */
@@ -90,18 +91,10 @@ static uint32_t idmap_peek(const trcr_idmap *m, uint64_t id)
 
 static trc_status idmap_set(trcr_idmap *m, uint64_t id, uint32_t gid)
 {
-    if (id >= m->cap) {
-        size_t cap = m->cap ? m->cap : 256;
-        uint32_t *g;
-        while (cap <= id)
-            cap *= 2;
-        g = trc_realloc(m->g, cap * sizeof *g);
-        if (!g)
-            return TRC_ERR_NOMEM;
-        memset(g + m->cap, 0, (cap - m->cap) * sizeof *g);
-        m->g = g;
-        m->cap = cap;
-    }
+    /* New rows are zero: "not bound" (idmap_peek).  Tested here first so
+     * that the common case, a row already there, costs no call. */
+    if (id >= m->cap && trcu_grow((void **)&m->g, &m->cap, (size_t)id, sizeof *m->g) != TRC_OK)
+        return TRC_ERR_NOMEM;
     m->g[id] = gid + 1;
     if (id > m->highest)
         m->highest = (uint32_t)id;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 #include "format/limits.h"
 
 void dump_strtab_reset(dump_strtab *t)
@@ -40,24 +41,14 @@ trc_status dump_strtab_put(dump_strtab *t, uint64_t id, const char *p, size_t le
     if (id == 0 || id > TRC_MAX_IDS || id >= (uint64_t)t->cap + 65536)
         return TRC_ERR_LIMIT;
     if (id >= t->cap) {
-        size_t cap = t->cap ? t->cap : 64, i;
-        char **s;
-        uint32_t *l;
-        while (cap <= id)
-            cap *= 2;
-        s = trc_realloc(t->s, cap * sizeof *s);
-        if (!s)
+        /* Two columns of one capacity: both grow from t->cap to the same
+         * size, and t->cap moves only once both have (a column that grew
+         * alone keeps NULL / 0 rows past t->cap). */
+        size_t cap_s = t->cap, cap_len = t->cap;
+        if (trcu_grow((void **)&t->s, &cap_s, (size_t)id, sizeof *t->s) != TRC_OK ||
+            trcu_grow((void **)&t->len, &cap_len, (size_t)id, sizeof *t->len) != TRC_OK)
             return TRC_ERR_NOMEM;
-        t->s = s;
-        l = trc_realloc(t->len, cap * sizeof *l);
-        if (!l)
-            return TRC_ERR_NOMEM;
-        t->len = l;
-        for (i = t->cap; i < cap; i++) {
-            s[i] = NULL;
-            l[i] = 0;
-        }
-        t->cap = cap;
+        t->cap = cap_s;
     }
     trc_free(t->s[id]);
     t->s[id] = trc_strndup(p, keep);

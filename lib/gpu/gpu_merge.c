@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 static int is_side_trace(const char *name)
 {
@@ -93,14 +94,8 @@ int trec_gpu_merge(int out_fd, const char *side_dir, trec_gpu_merge_result *res)
     while ((de = readdir(d))) {
         if (!is_side_trace(de->d_name))
             continue;
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            char **nn = trc_realloc(names, nc * sizeof *nn);
-            if (!nn)
-                goto nomem;
-            names = nn;
-            cap = nc;
-        }
+        if (trcu_grow((void **)&names, &cap, n, sizeof *names) != TRC_OK)
+            goto nomem;
         if (!(names[n] = trc_strdup(de->d_name)))
             goto nomem;
         n++;

@@ -18,6 +18,7 @@
 #include "lib/rec/rec_int.h"
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 #include <poll.h>
 #include <string.h>
@@ -35,14 +36,8 @@ rec_target *rec_targets_find(rec_targets *ts, pid_t pid)
 rec_target *rec_targets_add(rec_targets *ts, pid_t pid, int is_root, int launched,
                             int64_t now_ns)
 {
-    if (ts->n == ts->cap) {
-        size_t cap = ts->cap ? ts->cap * 2 : 8;
-        rec_target **v = trc_realloc(ts->v, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        ts->v = v;
-        ts->cap = cap;
-    }
+    if (trcu_grow((void **)&ts->v, &ts->cap, ts->n, sizeof *ts->v) != TRC_OK)
+        return NULL;
     rec_target *t = trc_malloc(sizeof *t);
     if (!t)
         return NULL;
@@ -131,13 +126,8 @@ void rec_children_poll_exits(rec_targets *ts, int64_t now_ns)
     }
     if (n == 0)
         return;
-    if (n > ts->pfd_cap) {
-        struct pollfd *v = trc_realloc(ts->pfd, n * sizeof *v);
-        if (!v)
-            return;
-        ts->pfd = v;
-        ts->pfd_cap = n;
-    }
+    if (trcu_grow((void **)&ts->pfd, &ts->pfd_cap, n - 1, sizeof *ts->pfd) != TRC_OK)
+        return;
     size_t k = 0;
     for (size_t i = 0; i < ts->n; i++) {
         const rec_target *t = ts->v[i];

@@ -30,6 +30,7 @@
 #include "lib/rec/rec_int.h"
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 #define TASKS_NS 10000000LL          /* task list: every 10 ms */
 #define NATIVE_HOLD 3                /* ticks a new native thread may wait */
@@ -49,14 +50,14 @@ static int list_tasks(rec_target *t, rec_tick_ctx *ctx, trc_status *st)
         n = rec_proc_tasks(t->pid, ts->tasks, ts->tasks_cap);
         if (n <= ts->tasks_cap || ts->tasks_cap >= MAX_TASKS)
             break;
-        int cap = n < 64 ? 64 : n + n / 2;
-        pid_t *v = trc_realloc(ts->tasks, (size_t)cap * sizeof *v);
-        if (!v) {
+        /* n tasks, at most the kernel's pid limit (2^22), so the doubled
+         * capacity fits tasks_cap. */
+        size_t cap = (size_t)ts->tasks_cap;
+        if (trcu_grow((void **)&ts->tasks, &cap, (size_t)n - 1, sizeof *ts->tasks) != TRC_OK) {
             *st = TRC_ERR_NOMEM;
             return 0;
         }
-        ts->tasks = v;
-        ts->tasks_cap = cap;
+        ts->tasks_cap = (int)cap;
     }
     if (n < 0 || !rec_target_alive(t)) {
         t->next_check_ns = ctx->now_ns;

@@ -23,6 +23,7 @@
 #include "lib/rec/rec_int.h"
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -38,18 +39,14 @@ static int reserve(rec_stackcache *c, int depth)
 {
     if (depth <= c->cap)
         return 0;
-    int cap = c->cap ? c->cap : 64;
-    while (cap < depth)
-        cap *= 2;
-    const py_frame_info **f = trc_realloc(c->frames, (size_t)cap * sizeof *f);
-    if (!f)
+    /* Two columns of one capacity, which moves once both have grown.
+     * depth counts frames the walker holds in memory, so its doubled
+     * capacity fits an int. */
+    size_t cap_f = (size_t)c->cap, cap_ids = (size_t)c->cap;
+    if (trcu_grow((void **)&c->frames, &cap_f, (size_t)depth - 1, sizeof *c->frames) != TRC_OK ||
+        trcu_grow((void **)&c->ids, &cap_ids, (size_t)depth - 1, sizeof *c->ids) != TRC_OK)
         return -1;
-    c->frames = f;
-    uint32_t *ids = trc_realloc(c->ids, (size_t)cap * sizeof *ids);
-    if (!ids)
-        return -1;
-    c->ids = ids;
-    c->cap = cap;
+    c->cap = (int)cap_f;
     return 0;
 }
 

@@ -44,6 +44,7 @@
 #include "lib/rec/rec_int.h"
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -59,14 +60,8 @@
 /* A new entry at the end of t (zeroed, no fds), or NULL (out of memory). */
 static rec_thread *add_entry(rec_threads *t)
 {
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 8;
-        rec_thread *v = trc_realloc(t->v, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        t->v = v;
-        t->cap = cap;
-    }
+    if (trcu_grow((void **)&t->v, &t->cap, t->n, sizeof *t->v) != TRC_OK)
+        return NULL;
     rec_thread *th = &t->v[t->n];
     memset(th, 0, sizeof *th);
     th->state_fd = -1;
@@ -166,14 +161,8 @@ static int pair_tasks(rec_threads *t, pid_t pid)
         key.ns_tid = old ? old->ns_tid : py_ns_tid(pid, key.tid);
         if (key.ns_tid <= 0)
             continue; /* ended meanwhile */
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            rec_tidpair *nv = trc_realloc(v, nc * sizeof *nv);
-            if (!nv)
-                goto out;
-            v = nv;
-            cap = nc;
-        }
+        if (trcu_grow((void **)&v, &cap, n, sizeof *v) != TRC_OK)
+            goto out;
         v[n++] = key;
     }
     qsort(v, n, sizeof *v, cmp_pair);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 static const cli_option *find_long(const cli_tool *t, const char *name, size_t len)
 {
@@ -52,12 +53,8 @@ static int takes_arg(const cli_option *o)
 static void list_push(const cli_tool *t, cli_list *l, const char *v)
 {
     if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 4;
-        const char **items = trc_realloc(l->items, cap * sizeof *items);
-        if (!items)
+        if (trcu_grow((void **)&l->items, &l->cap, l->n, sizeof *l->items) != TRC_OK)
             cli_die(CLI_EXIT_USAGE, "out of memory");
-        l->items = items;
-        l->cap = cap;
     }
     l->items[l->n++] = v;
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 #include "lib/export/common/name_pool.h"
 #include "lib/export/common/gpu_units.h"
 #include "lib/util/hashtab.h"
@@ -135,12 +136,8 @@ static trc_status new_entry(exp_gpu_callsite *c, int64_t pid, uint32_t corr, ent
         if (c->n_ents == c->cap_ents) {
             if (c->cap_ents >= UINT32_MAX / 2)
                 return TRC_ERR_LIMIT;
-            uint32_t cap = c->cap_ents ? c->cap_ents * 2 : 64;
-            entry *p = trc_realloc(c->ents, (size_t)cap * sizeof *p);
-            if (!p)
+            if (trcu_grow32(&c->ents, &c->cap_ents, c->n_ents, sizeof *c->ents) != TRC_OK)
                 return TRC_ERR_NOMEM;
-            c->ents = p;
-            c->cap_ents = cap;
         }
         idx = c->n_ents++;
     }
@@ -198,12 +195,8 @@ static trc_status add_pact(exp_gpu_callsite *c, entry *e, exp_gpu_kind kind, uin
         if (c->n_acts == c->cap_acts) {
             if (c->cap_acts >= UINT32_MAX / 2)
                 return TRC_ERR_LIMIT;
-            uint32_t cap = c->cap_acts ? c->cap_acts * 2 : 64;
-            pact *p = trc_realloc(c->acts, (size_t)cap * sizeof *p);
-            if (!p)
+            if (trcu_grow32(&c->acts, &c->cap_acts, c->n_acts, sizeof *c->acts) != TRC_OK)
                 return TRC_ERR_NOMEM;
-            c->acts = p;
-            c->cap_acts = cap;
         }
         idx = c->n_acts++;
     }

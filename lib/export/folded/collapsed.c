@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 #include "lib/util/hashtab.h"
 #include "lib/export/common/short_path.h"
 #include "lib/procname.h"
@@ -54,17 +55,10 @@ static void sb_putn(sbuf *b, const char *s, size_t n)
 {
     if (b->nomem)
         return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = trc_realloc(b->p, cap);
-        if (!p) {
-            b->nomem = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
+    /* len + n + 1 bytes: byte len + n (the NUL) may be written. */
+    if (trcu_grow((void **)&b->p, &b->cap, b->len + n, 1) != TRC_OK) {
+        b->nomem = 1;
+        return;
     }
     memcpy(b->p + b->len, s, n);
     b->len += n;

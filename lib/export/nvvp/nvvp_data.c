@@ -81,15 +81,8 @@ uint32_t nvvp_data_top_frame(nvvp_data *d, trc_reader *r, uint32_t stack)
         s = st->parent;
     }
     if (stack >= d->n_top && stack < TOP_CACHE_MAX) {
-        uint32_t n = d->n_top ? d->n_top : 1024;
-        while (n <= stack)
-            n *= 2;
-        uint32_t *nt = trc_realloc(d->top_frame, (size_t)n * sizeof *nt);
-        if (nt) {
-            memset(nt + d->n_top, 0, (size_t)(n - d->n_top) * sizeof *nt);
-            d->top_frame = nt;
-            d->n_top = n;
-        }
+        /* Failure leaves the cache as it was: only slower. */
+        (void)trcu_grow32(&d->top_frame, &d->n_top, stack, sizeof *d->top_frame);
     }
     if (stack < d->n_top)
         d->top_frame[stack] = found + 1;
@@ -202,15 +195,8 @@ static trc_status add_sample(nvvp_data *d, trc_reader *r, const trc_sample *s)
     if (s->thread >= TOP_CACHE_MAX)
         return TRC_ERR_LIMIT;
     if (s->thread >= d->n_runs) {
-        uint32_t n = d->n_runs ? d->n_runs : 16;
-        while (n <= s->thread)
-            n *= 2;
-        nvvp_runs *nr = trc_realloc(d->runs, (size_t)n * sizeof *nr);
-        if (!nr)
+        if (trcu_grow32(&d->runs, &d->n_runs, s->thread, sizeof *d->runs) != TRC_OK)
             return TRC_ERR_NOMEM;
-        memset(nr + d->n_runs, 0, (size_t)(n - d->n_runs) * sizeof *nr);
-        d->runs = nr;
-        d->n_runs = n;
     }
     nvvp_runs *rs = &d->runs[s->thread];
     uint32_t frame = nvvp_data_top_frame(d, r, s->stack);
@@ -250,10 +236,8 @@ static struct nvvp_open *open_stack(nvvp_data *d, uint32_t thread)
     for (i = 0; i < d->n_open; i++)
         if (d->open[i].thread == thread)
             return &d->open[i];
-    struct nvvp_open *no = trc_realloc(d->open, (d->n_open + 1) * sizeof *d->open);
-    if (!no)
+    if (trcu_grow((void **)&d->open, &d->cap_open, d->n_open, sizeof *d->open) != TRC_OK)
         return NULL;
-    d->open = no;
     memset(&d->open[i], 0, sizeof d->open[i]);
     d->open[i].thread = thread;
     d->n_open++;
@@ -308,15 +292,8 @@ static trc_status add_counter(nvvp_data *d, const trc_counter_value *c)
     if (c->counter >= TOP_CACHE_MAX)
         return TRC_ERR_LIMIT;
     if (c->counter >= d->n_series) {
-        uint32_t n = d->n_series ? d->n_series : 16;
-        while (n <= c->counter)
-            n *= 2;
-        nvvp_series *ns = trc_realloc(d->series, (size_t)n * sizeof *ns);
-        if (!ns)
+        if (trcu_grow32(&d->series, &d->n_series, c->counter, sizeof *d->series) != TRC_OK)
             return TRC_ERR_NOMEM;
-        memset(ns + d->n_series, 0, (size_t)(n - d->n_series) * sizeof *ns);
-        d->series = ns;
-        d->n_series = n;
     }
     nvvp_series *s = &d->series[c->counter];
     if (trcu_grow((void **)&s->v, &s->cap, s->n, sizeof *s->v) != TRC_OK)
@@ -528,15 +505,8 @@ const char *nvvp_data_frame_site(nvvp_data *d, trc_reader *r, uint32_t frame)
     if (st != TRC_OK)
         return "";
     if (frame >= d->n_site && frame < TOP_CACHE_MAX) {
-        uint32_t n = d->n_site ? d->n_site : 256;
-        while (n <= frame)
-            n *= 2;
-        uint32_t *ns = trc_realloc(d->site, (size_t)n * sizeof *ns);
-        if (ns) {
-            memset(ns + d->n_site, 0, (size_t)(n - d->n_site) * sizeof *ns);
-            d->site = ns;
-            d->n_site = n;
-        }
+        /* Failure leaves the cache as it was: only slower. */
+        (void)trcu_grow32(&d->site, &d->n_site, frame, sizeof *d->site);
     }
     if (frame < d->n_site)
         d->site[frame] = id + 1;

@@ -125,7 +125,7 @@ typedef struct nvvp_data {
     uint32_t *top_frame; uint32_t n_top;     /* stack id -> top Python frame + 1 (0 = not computed) */
     uint32_t *site; uint32_t n_site;         /* frame id -> pool id of its call site + 1 */
     struct nvvp_open { uint32_t thread; size_t *v; size_t n, cap; } *open; /* PUSH stacks per thread */
-    size_t n_open;
+    size_t n_open, cap_open;
     struct nvvp_corr { int64_t pid; uint32_t corr, api; } *corr_ix;
     size_t n_corr;            /* (pid, correlation) -> API call, sorted */
     int64_t trace_start;      /* start_ns of the first segment, 0 = none seen */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 #define MAX_LANES 64
 
@@ -63,14 +64,8 @@ static void count_key(nvvp_box *b, uint32_t key)
 
 static int emit(nvvp_boxes *out, const nvvp_box *b)
 {
-    if (out->n == out->cap) {
-        size_t cap = out->cap ? out->cap * 2 : 256;
-        nvvp_box *nv = trc_realloc(out->v, cap * sizeof *nv);
-        if (!nv)
-            return -1;
-        out->v = nv;
-        out->cap = cap;
-    }
+    if (trcu_grow((void **)&out->v, &out->cap, out->n, sizeof *out->v) != TRC_OK)
+        return -1;
     nvvp_box *d = &out->v[out->n++];
     *d = *b;
     if (d->x1 - d->x0 < 1.0)

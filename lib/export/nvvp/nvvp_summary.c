@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 #include "lib/export/common/name_pool.h"
 #include "lib/export/common/gpu_units.h"
 
@@ -79,17 +80,8 @@ static void see_pid(nvvp_summary *s, int64_t pid)
 static trc_status count(nvvp_summary *s, int sec, uint32_t id, int64_t start, int64_t end)
 {
     sec_agg *x = &s->sec[sec];
-    if (id >= x->cap) {
-        uint32_t cap = x->cap ? x->cap : 64;
-        while (cap <= id)
-            cap *= 2;
-        agg *nv = trc_realloc(x->v, (size_t)cap * sizeof *nv);
-        if (!nv)
-            return TRC_ERR_NOMEM;
-        memset(nv + x->cap, 0, (size_t)(cap - x->cap) * sizeof *nv);
-        x->v = nv;
-        x->cap = cap;
-    }
+    if (trcu_grow32(&x->v, &x->cap, id, sizeof *x->v) != TRC_OK)
+        return TRC_ERR_NOMEM;
     int64_t d = end > start ? gpu_tsub(end, start) : 0;
     agg *a = &x->v[id];
     if (a->calls == 0 || d < a->min)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 #include "lib/export/nvvp/nvvp_lanes.h"
 #include "lib/export/nvvp/nvvp_svgdoc.h"
 #include "lib/export/nvvp/nvvp_svgtip.h"
@@ -42,15 +43,9 @@ typedef struct view {
 
 static void add_span(view *v, int64_t a, int64_t b, uint32_t ref, uint32_t key)
 {
-    if (v->n_spans == v->cap_spans) {
-        size_t cap = v->cap_spans ? v->cap_spans * 2 : 4096;
-        nvvp_span *ns = trc_realloc(v->spans, cap * sizeof *ns);
-        if (!ns) {
-            v->oom = 1;
-            return;
-        }
-        v->spans = ns;
-        v->cap_spans = cap;
+    if (trcu_grow((void **)&v->spans, &v->cap_spans, v->n_spans, sizeof *v->spans) != TRC_OK) {
+        v->oom = 1;
+        return;
     }
     nvvp_span *s = &v->spans[v->n_spans++];
     s->start = a;
@@ -311,15 +306,9 @@ static void stream_rows(view *v, uint32_t device)
                 break;
         if (j > 0)
             continue;
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            stream_key *nk = trc_realloc(keys, nc * sizeof *nk);
-            if (!nk) {
-                v->oom = 1;
-                break;
-            }
-            keys = nk;
-            cap = nc;
+        if (trcu_grow((void **)&keys, &cap, n, sizeof *keys) != TRC_OK) {
+            v->oom = 1;
+            break;
         }
         keys[n].pid = a->pid;
         keys[n++].stream = a->stream;
@@ -523,15 +512,9 @@ static void id_add(view *v, idlist *l, int64_t id)
     for (size_t i = l->n; i > 0; i--)
         if (l->v[i - 1] == id)
             return;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        int64_t *nv = trc_realloc(l->v, cap * sizeof *nv);
-        if (!nv) {
-            v->oom = 1;
-            return;
-        }
-        l->v = nv;
-        l->cap = cap;
+    if (trcu_grow((void **)&l->v, &l->cap, l->n, sizeof *l->v) != TRC_OK) {
+        v->oom = 1;
+        return;
     }
     l->v[l->n++] = id;
 }

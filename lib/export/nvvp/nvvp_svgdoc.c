@@ -24,6 +24,7 @@
 #include <libxml/xmlmemory.h>
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 #define HEAD_TITLE_Y 16.0
 #define HEAD_DETAIL_Y 31.0
@@ -506,15 +507,10 @@ typedef struct sbuf {
 
 static void sb_point(sbuf *b, double x, double y)
 {
-    if (b->n + 48 > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 4096;
-        char *np = trc_realloc(b->p, cap);
-        if (!np) {
-            b->oom = 1;
-            return;
-        }
-        b->p = np;
-        b->cap = cap;
+    /* Room for one point, at most 48 bytes with its NUL. */
+    if (trcu_grow((void **)&b->p, &b->cap, b->n + 47, 1) != TRC_OK) {
+        b->oom = 1;
+        return;
     }
     b->n += (size_t)snprintf(b->p + b->n, b->cap - b->n, "%s%.1f,%.1f", b->n ? " " : "", x, y);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 #include "lib/export/common/gpu_units.h"
 
 #define MAX_DEV_CACHE 64
@@ -25,17 +26,10 @@ typedef struct line {
 
 static void put(line *l, const char *s, size_t n)
 {
-    if (l->n + n + 1 > l->cap) {
-        size_t cap = l->cap ? l->cap : 1024;
-        while (cap < l->n + n + 1)
-            cap *= 2;
-        char *np = trc_realloc(l->p, cap);
-        if (!np) {
-            l->oom = 1;
-            return;
-        }
-        l->p = np;
-        l->cap = cap;
+    /* l->n + n + 1 bytes: byte l->n + n (the NUL) may be written. */
+    if (trcu_grow((void **)&l->p, &l->cap, l->n + n, 1) != TRC_OK) {
+        l->oom = 1;
+        return;
     }
     memcpy(l->p + l->n, s, n);
     l->n += n;

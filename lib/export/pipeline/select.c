@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 enum { VERDICT_UNKNOWN = 0, VERDICT_KEEP = 1, VERDICT_DROP = 2 };
 
@@ -122,17 +123,9 @@ static int thread_ok(conv_filter *sel, trc_reader *r, uint32_t id)
     int keep = t ? pid_ok(sel, r, t->pid) && thread_matches(sel, t) : 0;
     if (keep)
         sel->seen_thread = 1;
-    if (id >= sel->n_thread_verdict) {
-        size_t n = sel->n_thread_verdict ? sel->n_thread_verdict : 64;
-        while (n <= id)
-            n *= 2;
-        unsigned char *v = trc_realloc(sel->thread_verdict, n);
-        if (!v)
-            return keep; /* no cache: still correct, only slower */
-        memset(v + sel->n_thread_verdict, 0, n - sel->n_thread_verdict);
-        sel->thread_verdict = v;
-        sel->n_thread_verdict = n;
-    }
+    /* New rows are 0, "unknown". */
+    if (trcu_grow((void **)&sel->thread_verdict, &sel->n_thread_verdict, id, 1) != TRC_OK)
+        return keep; /* no cache: still correct, only slower */
     sel->thread_verdict[id] = keep ? VERDICT_KEEP : VERDICT_DROP;
     return keep;
 }
