@@ -643,6 +643,9 @@ static py_status attach(pid_t pid, int self, const py_image *img, py_proc **out,
         p->code_type = img->code_type;
         p->unicode_type = img->unicode_type;
         p->bytes_type = img->bytes_type;
+        p->dict_type = img->dict_type;
+        p->module_type = img->module_type;
+        p->long_type = img->long_type;
         snprintf(p->version, sizeof p->version, "3.%u (image)", (unsigned)p->L.minor);
         snprintf(f.path, sizeof f.path, "the image");
     } else {

@@ -252,6 +252,7 @@ int pythreads_list_locked(py_proc *p, py_thread_info *out, int max, int want_gil
 typedef struct py_image {
     const py_layout *L;
     uint64_t runtime, code_type, unicode_type, bytes_type;
+    uint64_t dict_type, module_type, long_type;   /* 0: none (no thread names) */
 } py_image;
 py_status py_proc_attach_image(const py_image *img, py_proc **out, char *err, size_t errlen);
 

@@ -12,13 +12,13 @@
  *      thread enters _active).  Threads are matched by _native_id only;
  *      one without it (still starting) is skipped until the next scan.
  *
- * Dicts: every layout of 3.8–3.13 (py_objlayout.h): combined and split
+ * Dicts: every layout of 3.8–3.15 (py_objlayout.h): combined and split
  * tables; ≤3.10 entries with hashes and index widths by size; 3.11+
  * dk_log2_* and dk_kind (unicode entries without hash).  Instance
  * attributes: the dict at tp_dictoffset (≤3.10); the managed dict or
  * the values block before the object with the type's shared keys
  * (ht_cached_keys) in 3.11 (two words) and 3.12 (one tagged word); the
- * managed dict or the inline values inside the object in 3.13.  Keys
+ * managed dict or the inline values inside the object in 3.13–3.15.  Keys
  * are compared as str by content (exact str type, compact ASCII).
  *
  * Validation: every object's ob_type is compared with the target's
@@ -26,9 +26,10 @@
  * sizes, entry counts, index widths and digit counts are bounded; every
  * loop is bounded.  A torn read fails the scan (the previous names are
  * kept) or skips the one Thread it concerns; nothing is ever invented.
- * Unsupported (always NULL): 3.14+ (no object table), free-threaded
+ * Unsupported (always NULL): 3.16+ (no object table), free-threaded
  * builds (another object header), a build whose table does not match
- * its _Py_DebugOffsets (3.13), a target without the type symbols.
+ * its _Py_DebugOffsets (3.13) or whose _Py_DebugOffsets contradict the
+ * facts 3.14/3.15 take from 3.13, a target without the type symbols.
  *
  * Cost and refresh policy: one scan reads all names at once into a
  * cache (tid -> name).  A call for a tid in the cache re-scans only when
@@ -95,6 +96,7 @@ typedef struct ntype {
 
 struct pynames {
     const py_objlayout *O;
+    py_objlayout own;      /* 3.14+: built from the debug block; O points here */
     int state;             /* 0 not checked yet, 1 usable, -1 never */
     uint64_t module_doff;  /* PyModule_Type.tp_dictoffset */
     ntable cur;            /* the cache */
@@ -704,10 +706,20 @@ static int check(py_proc *p, pynames *n)
 {
     const py_objlayout *O = py_objlayout_for_minor(p->L.minor);
 
-    if (!O || O->ob_type != p->L.ob_type || !p->dict_type || !p->module_type ||
-        !p->long_type || !p->unicode_type)
+    if (!p->dict_type || !p->module_type || !p->long_type || !p->unicode_type)
         return -1;
-    if (p->L.minor >= 13) {
+    if (p->L.minor >= 14) {
+        /* 3.13's table with what the build publishes of itself */
+        uint8_t blk[PY_DEBUG_READ];
+        if (rd(p, p->runtime, blk, sizeof blk) != 0)
+            return 0;
+        if (py_objlayout_from_debug(blk, sizeof blk, &n->own) != 0)
+            return -1;
+        O = &n->own;
+    }
+    if (!O || O->ob_type != p->L.ob_type)
+        return -1;
+    if (p->L.minor == 13) {
         /* the table must agree with what the build says of itself */
         uint8_t blk[PY_DEBUG_READ];
         uint64_t ft, mods, keys, vals;

@@ -373,10 +373,15 @@ static int cmp_idpos(const void *a, const void *b)
  * created carries no id (3.12+) or, until its thread starts, the id of
  * the thread that created it (3.8-3.11).  Sampled, they would add a
  * thread under a stand-in id, or a second sample (of an empty stack) to
- * the creator.  So, once lib/py has told ids of this process (a dying
- * process's threads lose theirs: glibc clears them on exit), this tick
- * drops (tstate 0) an id-less state, and of several states with one id
- * all but the one that thread had before (all, if it had none). */
+ * the creator.  3.12's subinterpreters likewise each keep a state with
+ * the id of the thread that made them, idle.  So, once lib/py has told
+ * ids of this process (a dying process's threads lose theirs: glibc
+ * clears them on exit), this tick drops (tstate 0) an id-less state,
+ * and of several states with one id all but the one that thread had
+ * before.  A thread seen for the first time (trec attaching) keeps its
+ * oldest state: lib/py lists interpreters and their states newest
+ * first, and a thread's own state, in its first interpreter, is older
+ * than the states it creates for new threads or subinterpreters. */
 static void drop_unborn(rec_target *t, int n)
 {
     int states = 0;
@@ -409,6 +414,11 @@ static void drop_unborn(rec_target *t, int n)
             for (size_t j = 0; j < t->threads.n; j++)
                 if (t->threads.v[j].ns_tid == t->dup[a].tid)
                     had = t->threads.v[j].tstate;
+            int known = 0;
+            for (int c = a; c < b; c++)
+                known |= had && t->tinfo[t->dup[c].at].tstate == had;
+            if (!known) /* sorted by place in the list: the oldest is last */
+                had = t->tinfo[t->dup[b - 1].at].tstate;
             for (int c = a; c < b; c++) {
                 py_thread_info *ti = &t->tinfo[t->dup[c].at];
                 if (ti->tstate != had)

@@ -2,8 +2,9 @@
 # A program with more idle subinterpreters (12) than trc used to
 # remember (8): the main thread's stack must still be recorded, both
 # when trec starts the program and when it attaches (--pid) after the
-# subinterpreters exist (3.13+: the newest interpreter, first in
-# CPython's list, then has no thread state).  Interpreters without a
+# subinterpreters exist (3.12: each has a state of the main thread's
+# id; 3.13+: the newest interpreter, first in CPython's list, then has
+# no thread state).  Interpreters without a
 # subinterpreter module (before 3.12) are skipped.
 # retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
@@ -39,11 +40,11 @@ one() {
   dump_trace "$out" || return 1
   check_spin "$out.txt" "started by trec" || return 1
 
-  # 3.12's subinterpreters each keep a thread state of the thread that
-  # made them (the main thread's id): trec, attaching then, cannot tell
-  # which of those states is the thread's own (lib/rec/target.c keeps
-  # none).  From 3.13 an idle subinterpreter has no thread state.
-  "$py" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 13) else 1)' || return 0
+  # Attached after they exist.  3.12's subinterpreters each keep a
+  # thread state with the id of the thread that made them (the main
+  # thread's): of those the thread's own, its oldest, must be the one
+  # sampled (lib/rec/target.c).  From 3.13 an idle subinterpreter has no
+  # thread state.
   local ready="$TMPD/$tag/ready"
   "$py" "$FIXTURE" 4 $NSUB "$ready" &
   local target=$!

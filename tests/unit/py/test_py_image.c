@@ -21,7 +21,11 @@
  * copy lies remembered and looked up again once the frame runs
  * elsewhere; and an
  * instruction pointer inside neither copy, which must read as torn; on
- * 3.15 the base frame every walk must end at.
+ * 3.15 the base frame every walk must end at.  Thread names: with the
+ * threading module's objects added to the image, 3.13 (generated
+ * table), 3.14 and 3.15 (layout from the debug block) name both
+ * threads; free-threaded builds, and a block contradicting what 3.14
+ * takes from 3.13, name none.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -50,6 +54,8 @@ typedef struct image {
     uint64_t code_type, unicode_type, bytes_type;
     uint64_t runtime, main_interp, gil, ts[2], frames[2][3], codes[2], copy, copies;
     uint32_t next_version;
+    uint8_t blk[PY_DEBUG_READ];   /* the debug block, also at the runtime's start */
+    size_t blen;
 } image;
 
 static uint64_t take(image *im, size_t n)
@@ -206,7 +212,13 @@ static void build(image *im, const char *raw, int gil_enabled)
     im->bytes_type = take(im, 512);
     const py_layout *L = &im->L;
 
+    /* _PyRuntime starts with the debug block (the thread-name reader
+     * takes its object layout from it) */
+    assert_true(L->rt_interp_head >= n);
     im->runtime = take(im, L->rt_interp_head + 8);
+    memcpy(im->blk, blk, n);
+    im->blen = n;
+    memcpy((void *)(uintptr_t)im->runtime, blk, n);
     im->main_interp = make_interp(im, 0);
     uint64_t head = im->main_interp;
     for (int i = 0; i < IDLE_INTERPS; i++)
@@ -235,7 +247,7 @@ static void build(image *im, const char *raw, int gil_enabled)
 
 static py_proc *attach(image *im)
 {
-    py_image img = { &im->L, im->runtime, im->code_type, im->unicode_type, im->bytes_type };
+    py_image img = { &im->L, im->runtime, im->code_type, im->unicode_type, im->bytes_type, 0, 0, 0 };
     py_proc *p = NULL;
     char err[256] = "";
 
@@ -368,6 +380,190 @@ static void test_image_315t(void **state)
     walk_image(RAW_315T, 1);
 }
 
+/* ---- thread names -------------------------------------------------------
+ * The threading module's objects, laid out by the facts of CPython's
+ * headers written here (GIL builds, 64-bit), not by lib/py's tables:
+ * PyObject {ob_refcnt, ob_type}; PyDictObject {head, ma_used, tag,
+ * ma_keys, ma_values}; PyDictKeysObject {dk_refcnt, dk_log2_size at 8,
+ * dk_log2_index_bytes 9, dk_kind 10, dk_version, dk_usable, dk_nentries
+ * at 24, dk_indices at 32}, entries {hash, key, value} (kind 0) or {key,
+ * value} (unicode 1, split 2); PyTypeObject tp_basicsize at 32,
+ * tp_flags 168, tp_dictoffset 288; Py_TPFLAGS_HEAPTYPE 1 << 9,
+ * MANAGED_DICT 1 << 4, INLINE_VALUES 1 << 2; the managed dict three
+ * words before an object and a plain class's PyDictValues {capacity,
+ * size, embedded, valid, values[]} right after its header.  The rest
+ * (ma_keys, ma_values, imports.modules, lv_tag, ob_digit) comes from
+ * the version's debug block as CPython fills it. */
+
+static uint64_t blk_field(const image *im, const char *name)
+{
+    uint64_t v;
+    if (py_debugoff_field(im->blk, im->blen, name, &v) != 0)
+        fail_msg("no %s in the 3.%u block", name, (unsigned)im->L.minor);
+    return v;
+}
+
+/* A dict of n pairs in a combined table of kind (0 general, 1 unicode). */
+static uint64_t make_dict(image *im, uint64_t dict_type, int kind, int n, const uint64_t *keys,
+                          const uint64_t *vals)
+{
+    uint32_t esize = kind == 0 ? 24 : 16, koff = kind == 0 ? 8 : 0;
+    uint64_t d = take(im, 64), k = take(im, 40 + 8 * esize);
+
+    assert_true(n <= 5);
+    put64(d + 8, dict_type);
+    put64(d + 16, (uint64_t)n);
+    put64(d + blk_field(im, "di.ma_keys"), k);
+    put64(d + blk_field(im, "di.ma_values"), 0);
+    put64(k, 1);
+    put8(k + 8, 3);   /* 8 slots, 1-byte indices */
+    put8(k + 9, 3);
+    put8(k + 10, (uint8_t)kind);
+    put64(k + 24, (uint64_t)n);
+    for (int i = 0; i < n; i++) {
+        put8(k + 32 + (uint64_t)i, (uint8_t)i);
+        put64(k + 40 + (uint64_t)i * esize + koff, keys[i]);
+        put64(k + 40 + (uint64_t)i * esize + koff + 8, vals[i]);
+    }
+    return d;
+}
+
+static uint64_t make_int(image *im, uint64_t long_type, uint32_t v)
+{
+    uint64_t o = take(im, 32);
+    put64(o + 8, long_type);
+    put64(o + blk_field(im, "lo.lv_tag"), 1u << 3);   /* one digit, positive */
+    put32(o + blk_field(im, "lo.ob_digit"), v);
+    return o;
+}
+
+/* A Thread instance of cls (its attributes inline) named name, tid. */
+static uint64_t make_thread_obj(image *im, uint64_t cls, uint64_t long_type, const char *name,
+                                uint32_t tid)
+{
+    uint64_t pre = take(im, 96), obj = pre + 32;   /* room for the managed dict word */
+
+    put64(obj + 8, cls);
+    put64(obj - 24, 0);   /* no dict: the values are inline */
+    put8(obj + 16, 4);    /* capacity */
+    put8(obj + 17, 2);    /* size */
+    put8(obj + 18, 1);    /* embedded */
+    put8(obj + 19, 1);    /* valid */
+    put64(obj + 24, make_str(im, name));
+    put64(obj + 32, make_int(im, long_type, tid));
+    return obj;
+}
+
+/* What the image's two threads are called, after the threading module's
+ * objects are added; ht_cached_keys: PyHeapTypeObject's field, from the
+ * version's headers. */
+static void names_of(const char *raw, uint32_t ht_cached_keys, const char **name0,
+                     const char **name1, int corrupt_flags)
+{
+    image im;
+    build(&im, raw, 0);
+    uint64_t dict_type = take(&im, 512), module_type = take(&im, 512);
+    uint64_t long_type = take(&im, 512), cls = take(&im, 1024);
+
+    put64(module_type + 288, 16);   /* tp_dictoffset: md_dict after the header */
+    put64(cls + 32, 16);            /* tp_basicsize: a plain class */
+    put64(cls + 168, (1u << 9) | (1u << 4) | (1u << 2));
+    put64(cls + 288, (uint64_t)-1); /* managed */
+    uint64_t shared = take(&im, 40 + 8 * 16);
+    put64(cls + ht_cached_keys, shared);
+    put64(shared, 1);
+    put8(shared + 8, 3);
+    put8(shared + 9, 3);
+    put8(shared + 10, 2);           /* split */
+    put64(shared + 24, 2);
+    put64(shared + 40, make_str(&im, "_name"));
+    put64(shared + 56, make_str(&im, "_native_id"));
+
+    uint64_t t0 = make_thread_obj(&im, cls, long_type, "MainThread", 1001);
+    uint64_t t1 = make_thread_obj(&im, cls, long_type, "worker-1", 1002);
+    uint64_t idents[2] = { make_int(&im, long_type, 77), make_int(&im, long_type, 78) };
+    uint64_t threads[2] = { t0, t1 };
+    uint64_t active = make_dict(&im, dict_type, 0, 2, idents, threads);
+    uint64_t limbo = make_dict(&im, dict_type, 0, 0, NULL, NULL);
+    uint64_t mkeys[2] = { make_str(&im, "_active"), make_str(&im, "_limbo") };
+    uint64_t mvals[2] = { active, limbo };
+    uint64_t module = take(&im, 64);
+    put64(module + 8, module_type);
+    put64(module + 16, make_dict(&im, dict_type, 1, 2, mkeys, mvals));
+    uint64_t skey = make_str(&im, "threading");
+    put64(im.main_interp + blk_field(&im, "is.imports_modules"),
+          make_dict(&im, dict_type, 1, 1, &skey, &module));
+    if (corrupt_flags) {
+        /* tp_flags published 8 bytes further on: PyTypeObject's start is
+         * not 3.13's any more, and nothing is guessed */
+        uint8_t *b = (uint8_t *)(uintptr_t)im.runtime;
+        uint64_t v, w;
+        int moved = 0;
+        for (size_t at = 16; at + 8 <= im.blen && !moved; at += 8) {
+            memcpy(&v, b + at, 8);
+            w = v + 8;
+            memcpy(b + at, &w, 8);
+            moved = py_debugoff_field(b, im.blen, "ty.tp_flags", &w) == 0 && w == 176;
+            if (!moved)
+                memcpy(b + at, &v, 8);
+        }
+        assert_true(moved);
+    }
+
+    py_image img = { &im.L, im.runtime, im.code_type, im.unicode_type, im.bytes_type,
+                     dict_type, module_type, long_type };
+    py_proc *p = NULL;
+    char err[256] = "";
+    if (py_proc_attach_image(&img, &p, err, sizeof err) != PY_OK)
+        fail_msg("attach 3.%u: %s", (unsigned)im.L.minor, err);
+    static char got[2][64];
+    const char *n0 = py_proc_thread_name(p, 1001);
+    snprintf(got[0], sizeof got[0], "%s", n0 ? n0 : "(none)");
+    const char *n1 = py_proc_thread_name(p, 1002);
+    snprintf(got[1], sizeof got[1], "%s", n1 ? n1 : "(none)");
+    *name0 = n0 ? got[0] : NULL;
+    *name1 = n1 ? got[1] : NULL;
+    py_proc_free(p);
+    free(im.mem);
+}
+
+static void expect_names(const char *raw, uint32_t ht_cached_keys)
+{
+    const char *a, *b;
+    names_of(raw, ht_cached_keys, &a, &b, 0);
+    if (!a || !b || strcmp(a, "MainThread") != 0 || strcmp(b, "worker-1") != 0)
+        fail_msg("names: '%s', '%s'", a ? a : "(none)", b ? b : "(none)");
+}
+
+static void test_names_313(void **state)
+{
+    expect_names(RAW_313, 880);   /* the generated table, checked against the block */
+}
+
+static void test_names_314(void **state)
+{
+    expect_names(RAW_314, 880);   /* sizeof(PyTypeObject) 416 + 58 pointers */
+}
+
+static void test_names_315(void **state)
+{
+    expect_names(RAW_315, 888);   /* published in the block */
+}
+
+/* Free-threaded builds, and a block contradicting what 3.14 takes from
+ * 3.13: no names rather than guessed ones. */
+static void test_names_refused(void **state)
+{
+    const char *a, *b;
+    names_of(RAW_314T, 880, &a, &b, 0);
+    assert_null(a);
+    assert_null(b);
+    names_of(RAW_315T, 888, &a, &b, 0);
+    assert_null(a);
+    names_of(RAW_314, 880, &a, &b, 1);
+    assert_null(a);
+}
+
 /* No interpreter has a thread yet: attach says retry, naming none as
  * broken. */
 static void test_image_no_thread(void **state)
@@ -379,7 +575,7 @@ static void test_image_no_thread(void **state)
 
     build(&im, RAW_314, 0);
     put64(im.main_interp + im.L.is_tstate_head, 0);
-    img = (py_image){ &im.L, im.runtime, im.code_type, im.unicode_type, im.bytes_type };
+    img = (py_image){ &im.L, im.runtime, im.code_type, im.unicode_type, im.bytes_type, 0, 0, 0 };
     assert_int_equal(py_proc_attach_image(&img, &p, err, sizeof err), PY_ERR_NOT_READY);
     assert_null(p);
     assert_non_null(strstr(err, "retry"));
@@ -395,6 +591,10 @@ int main(void)
         cmocka_unit_test(test_image_315),
         cmocka_unit_test(test_image_315t),
         cmocka_unit_test(test_image_no_thread),
+        cmocka_unit_test(test_names_313),
+        cmocka_unit_test(test_names_314),
+        cmocka_unit_test(test_names_315),
+        cmocka_unit_test(test_names_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
