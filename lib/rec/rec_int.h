@@ -474,9 +474,9 @@ typedef struct rec_target {
     rec_threads threads;
     uint32_t gen;
     py_thread_info *tinfo;
-    int tcap;
+    uint32_t tcap;           /* rows of tinfo (trcu_grow32) */
     rec_idpos *dup;          /* scratch: tinfo's ids with their places, sorted (target.c) */
-    int dupcap;
+    uint32_t dupcap;
     int ids_seen;            /* lib/py has told thread ids of this image */
     int unborn;              /* thread states of this tick's list dropped as not started */
     const py_frame_info **frames;

@@ -60,6 +60,7 @@
 #include "lib/rec/stopper.h"
 
 #include "lib/util/alloc.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -339,15 +340,12 @@ static trc_status step_attach(rec_target *t, rec_tick_ctx *ctx)
 static int read_threads(rec_target *t, int gil)
 {
     for (;;) {
-        int n = py_proc_threads(t->py, t->tinfo, t->tcap, gil);
-        if (n < t->tcap || t->tcap >= MAX_THREADS)
+        int n = py_proc_threads(t->py, t->tinfo, (int)t->tcap, gil);
+        if (n < (int)t->tcap || t->tcap >= MAX_THREADS)
             return n;
-        int cap = t->tcap * 2;
-        py_thread_info *v = trc_realloc(t->tinfo, (size_t)cap * sizeof *v);
-        if (!v)
+        /* room for one row past the full list: the capacity doubles */
+        if (trcu_grow32(&t->tinfo, &t->tcap, t->tcap, sizeof *t->tinfo) != TRC_OK)
             return n;
-        t->tinfo = v;
-        t->tcap = cap;
     }
 }
 
@@ -392,14 +390,9 @@ static void drop_unborn(rec_target *t, int n)
         t->ids_seen = t->tinfo[i].tid > 0;
     if (!t->ids_seen)
         return; /* ids unknown here: every state stands for itself */
-    if (n > 1 && t->dupcap < n) {
-        rec_idpos *v = trc_realloc(t->dup, (size_t)n * sizeof *v);
-        if (v) {
-            t->dup = v;
-            t->dupcap = n;
-        }
-    }
-    if (n > 1 && t->dupcap >= n) {
+    if (n > 1 && t->dupcap < (uint32_t)n)
+        (void)trcu_grow32(&t->dup, &t->dupcap, (uint32_t)n - 1, sizeof *t->dup); /* on failure, no dedup this tick */
+    if (n > 1 && t->dupcap >= (uint32_t)n) {
         int k = 0;
         for (int i = 0; i < n; i++)
             if (t->tinfo[i].tid > 0)

@@ -17,7 +17,6 @@ cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 
 ALLOW=(
   "format/buf.c: the codec's byte buffer; trcu_grow would zero megabytes that inflate overwrites at once (its comment has the figures)"
-  "lib/rec/target.c: read_threads and drop_unborn, not converted yet (the file is being changed for the newest CPythons); convert them to trcu_grow and drop this line"
 )
 
 allowed() {
