@@ -221,13 +221,6 @@ int main(int argc, char **argv)
      * setenv fails only for want of memory, which costs only the quiet */
     if (quiet)
         (void)setenv("TREC_GPU_QUIET", "1", 1);
-    if (pid > 0 && npos > 0)
-        cli_die(CLI_EXIT_USAGE, "give either --pid or a program to run, not both");
-    if (pid <= 0 && npos == 0)
-        cli_die(CLI_EXIT_USAGE, "nothing to record: give a program to run or --pid PID "
-                                "(try 'trec --help')");
-    if (subprocesses && no_subprocesses)
-        cli_die(CLI_EXIT_USAGE, "give either --subprocesses or --no-subprocesses, not both");
     if (json && !dump)
         cli_die(CLI_EXIT_USAGE, "--json goes with --dump");
     if (dump) {
@@ -237,6 +230,13 @@ int main(int argc, char **argv)
         free(pos);
         return rec_dump_run((pid_t)pid, subprocesses, json, stdout, on_message, NULL);
     }
+    if (pid > 0 && npos > 0)
+        cli_die(CLI_EXIT_USAGE, "give either --pid or a program to run, not both");
+    if (pid <= 0 && npos == 0)
+        cli_die(CLI_EXIT_USAGE, "nothing to record: give a program to run or --pid PID "
+                                "(try 'trec --help')");
+    if (subprocesses && no_subprocesses)
+        cli_die(CLI_EXIT_USAGE, "give either --subprocesses or --no-subprocesses, not both");
 
     char *cmdline = join_args(argc, argv);
     rec_config cfg = {
