@@ -53,6 +53,31 @@ one() {
 
 for_each_python one
 
+# --subprocesses: a shell that is not Python leads to the Python process
+# it started, found as a recording finds descendants
+subs() {
+  local d="$TMPD/subs" i rc=0
+  mkdir -p "$d"
+  bash -c '"$1" "$2" "$3" & wait' sh "$CHECK_PY" "$WL" "$d/ready" &
+  local shell=$!
+  for i in $(seq 100); do [ -e "$d/ready" ] && break; sleep 0.1; done
+  sleep 0.2
+  local py
+  py=$(cat /proc/$shell/task/*/children 2>/dev/null | tr ' ' '\n' | grep . | head -n1)
+  timed_dump "$d/text" "$d/text.err" --subprocesses --pid $shell &&
+    timed_dump "$d/json" "$d/json.err" --subprocesses --json --pid $shell &&
+    "$CHECK_PY" "$TRC_ROOT/tests/e2e/lib/dump_check.py" "$WL" "$d/text" "$d/json" &&
+    grep -q "^Process $py: " "$d/text" || rc=1
+  [ -n "$py" ] && kill "$py"
+  wait $shell 2>/dev/null
+  [ $rc -eq 0 ] || { cat "$d/text" "$d/text.err"; return 1; }
+}
+if subs >"$TMPD/subs.log" 2>&1; then
+  RESULTS="$RESULTS  ok    --subprocesses through a shell"$'\n'
+else
+  fail "--subprocesses through a shell: $(cat "$TMPD/subs.log")"
+fi
+
 # errors: one line on stderr, nothing on stdout, exit 2
 expect_error() {
   local what=$1 pattern=$2 rc=0
