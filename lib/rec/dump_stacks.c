@@ -18,7 +18,6 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* An interpreter still starting is retried for at most this long, so
