@@ -6,6 +6,7 @@
  *   trec -o run.trc -- cmd ...              the same, options end at "--"
  *   trec -o run.trc --pid 1234              attach; Ctrl-C stops, target untouched
  *   trec -o - python x.py | trc2collapsed   stream to a pipe
+ *   trec --dump --pid 1234                  print every thread's stack now, once
  *
  * A thin main: the option table, then rec_run, then the summary line.
  * Exit status: the program's (128 + signal if it died of one); with
@@ -14,6 +15,7 @@
  */
 #include "lib/gpu/trec_gpu.h"
 #include "lib/lossrule.h"
+#include "lib/rec/dump.h"
 #include "lib/rec/rec.h"
 #include "tools/common/cli.h"
 
@@ -69,7 +71,13 @@ static const char details[] =
     "children) loads trec's CUPTI library, which records kernels, copies and\n"
     "CUDA API calls with the Python line that launched them (docs/gpu.md);\n"
     "GPU counters come from NVML.  --no-gpu turns both off.  An attached\n"
-    "process (--pid) gets GPU counters only.";
+    "process (--pid) gets GPU counters only.\n"
+    "\n"
+    "--dump --pid PID prints the stack of every Python thread of PID once (with\n"
+    "--subprocesses also of its descendants), innermost frame last, and exits:\n"
+    "the same reads as a recording's, so the program is never stopped and a\n"
+    "stuck one answers too.  --json prints one JSON document instead (its shape:\n"
+    "docs/trec.md).  Exit 0 when stacks were printed, 2 when PID cannot be read.";
 
 static void on_message(void *ctx, rec_msg_level level, const char *text)
 {
@@ -163,7 +171,7 @@ int main(int argc, char **argv)
     long pid = 0;
     double rate = 1000.0, duration = 0.0;
     int subprocesses = 0, no_subprocesses = 0, gil = 0, quiet = 0, verbose = 0, no_gpu = 0, spin = 0,
-        blocking = 0;
+        blocking = 0, dump = 0, json = 0;
     double gpu_rate = 10.0;
     const cli_option options[] = {
         {"output", 'o', CLI_STRING, &output, "FILE",
@@ -187,6 +195,10 @@ int main(int argc, char **argv)
         {"no-gpu", 0, CLI_FLAG, &no_gpu, NULL, "do not record CUDA activity or GPU counters", 0, 0},
         {"gpu-rate", 0, CLI_DOUBLE, &gpu_rate, "HZ", "GPU counter (NVML) samples per second (10)",
          0.1, 1000},
+        {"dump", 0, CLI_FLAG, &dump, NULL,
+         "with --pid: print every thread's Python stack once, record nothing", 0, 0},
+        {"json", 0, CLI_FLAG, &json, NULL, "with --dump: print one JSON document, not text", 0,
+         0},
         {"quiet", 'q', CLI_FLAG, &quiet, NULL, "no summary line and no warnings", 0, 0},
         {"verbose", 'v', CLI_FLAG, &verbose, NULL,
          "say how each process is read: its CPython and where its memory layout comes from", 0, 0},
@@ -194,7 +206,8 @@ int main(int argc, char **argv)
     };
     const cli_tool tool = {
         .name = "trec",
-        .usage = "[options] (PROGRAM [ARG...] | -- PROGRAM [ARG...] | --pid PID)",
+        .usage = "[options] (PROGRAM [ARG...] | -- PROGRAM [ARG...] | --pid PID)\n"
+                 "       trec --dump --pid PID [--subprocesses] [--json]",
         .summary = "Record the Python stacks of every thread of a program into a .trc trace.",
         .details = details,
         .options = options,
@@ -208,6 +221,15 @@ int main(int argc, char **argv)
      * setenv fails only for want of memory, which costs only the quiet */
     if (quiet)
         (void)setenv("TREC_GPU_QUIET", "1", 1);
+    if (json && !dump)
+        cli_die(CLI_EXIT_USAGE, "--json goes with --dump");
+    if (dump) {
+        if (pid <= 0 || npos > 0)
+            cli_die(CLI_EXIT_USAGE, "--dump reads a running process: give --pid PID and no "
+                                    "program");
+        free(pos);
+        return rec_dump_run((pid_t)pid, subprocesses, json, stdout, on_message, NULL);
+    }
     if (pid > 0 && npos > 0)
         cli_die(CLI_EXIT_USAGE, "give either --pid or a program to run, not both");
     if (pid <= 0 && npos == 0)

@@ -1,0 +1,64 @@
+/*
+ * dump.h — `trec --dump`: every Python thread of a running process (and
+ * with subprocesses of its descendants), its name, state and stack, read
+ * once and printed instead of written to a trace.
+ *
+ * The reads are a recording's (lib/rec/target.c attaches, lib/py reads
+ * one tick from outside: nothing is stopped, nothing needs the GIL), so
+ * a wedged or stopped target answers as fast as a running one.  The
+ * printing is dump_text.c (a traceback per thread) or dump_json.c (one
+ * document, its shape in docs/trec.md).  Internal API, not installed.
+ */
+#ifndef TRC_LIB_REC_DUMP_H
+#define TRC_LIB_REC_DUMP_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "lib/py/pyproc.h"
+#include "lib/rec/rec.h"
+
+/* The thread's scheduler state when its stack was read. */
+typedef enum rec_dump_state {
+    REC_DUMP_RUNNING,        /* runnable ('R'): what a sample flags as on CPU */
+    REC_DUMP_IDLE,           /* blocked, sleeping or stopped */
+    REC_DUMP_UNKNOWN         /* its /proc state could not be read */
+} rec_dump_state;
+
+typedef struct rec_dump_thread {
+    int64_t tid;             /* OS thread id as trec sees it (-1 unknown) */
+    char name[256];          /* threading's name, else the OS name, else "" */
+    rec_dump_state state;
+    int holds_gil;           /* 1 / 0, -1 unknown */
+    int depth;               /* frames read; -1: the stack read was inconsistent */
+    int truncated;           /* deeper than the frames kept: the innermost are */
+    const py_frame_info **frames; /* LEAF FIRST, borrowed from the process's reader */
+} rec_dump_thread;
+
+typedef struct rec_dump_proc {
+    pid_t pid, ppid;
+    const char *command;     /* its command line (or executable) */
+    const char *version;     /* "3.12.1" */
+    rec_dump_thread *threads;
+    int n_threads;
+} rec_dump_proc;
+
+/* Read and print the stacks of pid (and its descendants when
+ * subprocesses) to out, as text or (json) one JSON document.  Returns
+ * 0 when stacks were printed, 2 when pid cannot be read (no such
+ * process, not Python, refused: the same cases and messages as
+ * recording with --pid, given through msg), 1 when out could not be
+ * written.  Prints nothing on failure. */
+int rec_dump_run(pid_t pid, int subprocesses, int json, FILE *out, rec_message_fn msg,
+                 void *msg_ctx);
+
+/* The printers: every process of procs[0..n) to out. */
+void rec_dump_text(FILE *out, const rec_dump_proc *procs, int n);
+/* 0, or -1 on allocation failure (nothing written). */
+int rec_dump_json(FILE *out, const rec_dump_proc *procs, int n);
+
+/* "running", "idle" or "unknown". */
+const char *rec_dump_state_name(rec_dump_state s);
+
+#endif /* TRC_LIB_REC_DUMP_H */

@@ -1,0 +1,73 @@
+/*
+ * dump_json.c — `trec --dump --json`: one JSON document (its shape is
+ * documented in docs/trec.md), written with the converters' JSON writer
+ * so strings are escaped and always valid UTF-8.
+ */
+#include "lib/export/common/json_out.h"
+#include "lib/rec/dump.h"
+
+static void frame(jsonw *w, const py_frame_info *f)
+{
+    jsonw_raw(w, "{\"function\":");
+    jsonw_str(w, f->function);
+    jsonw_raw(w, ",\"file\":");
+    jsonw_str(w, f->file);
+    jsonw_raw(w, ",\"line\":");
+    jsonw_u64(w, f->line);
+    jsonw_putc(w, '}');
+}
+
+static void thread(jsonw *w, const rec_dump_thread *d)
+{
+    jsonw_raw(w, "{\"tid\":");
+    jsonw_i64(w, d->tid);
+    jsonw_raw(w, ",\"name\":");
+    jsonw_str(w, d->name);
+    jsonw_raw(w, ",\"state\":");
+    jsonw_str(w, rec_dump_state_name(d->state));
+    jsonw_raw(w, ",\"holds_gil\":");
+    jsonw_raw(w, d->holds_gil < 0 ? "null" : d->holds_gil ? "true" : "false");
+    jsonw_raw(w, ",\"valid\":");
+    jsonw_raw(w, d->depth < 0 ? "false" : "true");
+    jsonw_raw(w, ",\"truncated\":");
+    jsonw_raw(w, d->truncated ? "true" : "false");
+    jsonw_raw(w, ",\"frames\":[");
+    /* innermost last, as in the text */
+    for (int i = d->depth - 1; i >= 0; i--) {
+        frame(w, d->frames[i]);
+        if (i)
+            jsonw_putc(w, ',');
+    }
+    jsonw_raw(w, "]}");
+}
+
+int rec_dump_json(FILE *out, const rec_dump_proc *procs, int n)
+{
+    jsonw w;
+    if (jsonw_open(&w, out) != 0)
+        return -1;
+    jsonw_raw(&w, "{\"processes\":[");
+    for (int i = 0; i < n; i++) {
+        const rec_dump_proc *p = &procs[i];
+        if (i)
+            jsonw_putc(&w, ',');
+        jsonw_raw(&w, "{\"pid\":");
+        jsonw_i64(&w, p->pid);
+        jsonw_raw(&w, ",\"ppid\":");
+        jsonw_i64(&w, p->ppid);
+        jsonw_raw(&w, ",\"command\":");
+        jsonw_str(&w, p->command);
+        jsonw_raw(&w, ",\"python\":");
+        jsonw_str(&w, p->version);
+        jsonw_raw(&w, ",\"threads\":[");
+        for (int j = 0; j < p->n_threads; j++) {
+            if (j)
+                jsonw_putc(&w, ',');
+            thread(&w, &p->threads[j]);
+        }
+        jsonw_raw(&w, "]}");
+    }
+    jsonw_raw(&w, "]}\n");
+    jsonw_close(&w);
+    return 0;
+}
