@@ -82,6 +82,7 @@ static struct {
 
 /* Per thread: a launch call nests another (cudaLaunchKernel calls
  * cuLaunchKernel): reuse the outer capture instead of walking again. */
+/* stack: the outer capture's ref (or, under a capture hook, its stack id) */
 static __thread struct { int depth; uint32_t stack, flags; } tls_launch;
 
 static int64_t (*volatile g_clock)(void) = trc_now_ns;
@@ -251,6 +252,8 @@ static void CUPTIAPI buffer_complete(CUcontext ctx, uint32_t stream, uint8_t *bu
         CUpti_Activity *rec = NULL;
         if (!g.ts_callback)
             cupti_decoder_set_clock_offset(g.dec, measure_offset());
+        /* stacks captured at the launches whose API records follow */
+        check(cupti_launch_resolve(g.launch, g.w), "writing a launch stack");
         while (valid && g.api.ActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
             trc_status ws = cupti_decode_record(g.dec, rec);
             if (ws != TRC_OK) {
@@ -303,25 +306,42 @@ static void *flusher_main(void *arg)
 
 /* ---- API callbacks --------------------------------------------------- */
 
+/* The launch path: capture and park under the launch module's own small
+ * lock, never g.mu, so a launch does not wait while the flusher decodes
+ * a buffer or compresses a chunk; the stack is interned later, by
+ * whoever decodes (buffer_complete).  Only the fixture generator's
+ * capture hook writes to the writer directly and takes g.mu. */
 static void on_launch_enter(CUpti_CallbackDomain dom, const CUpti_CallbackData *cb)
 {
-    uint32_t stack = 0, flags = 0;
+    uint32_t ref = 0, flags = 0;
 
-    pthread_mutex_lock(&g.mu);
-    if (atomic_load(&g.state) == ST_RUNNING && !g.write_failed) {
+    (void)dom;
+    if (g.cfg.capture) {
+        uint32_t stack = 0;
+        pthread_mutex_lock(&g.mu);
+        if (atomic_load(&g.state) == ST_RUNNING && !g.write_failed) {
+            if (tls_launch.depth > 0) {
+                stack = tls_launch.stack;
+                flags = tls_launch.flags;
+            } else {
+                check(g.cfg.capture(g.w, &stack, &flags), "writing a launch stack");
+                tls_launch.stack = stack;
+                tls_launch.flags = flags;
+            }
+            cupti_launch_put(g.launch, cb->correlationId, stack, flags);
+        }
+        pthread_mutex_unlock(&g.mu);
+    } else if (atomic_load(&g.state) == ST_RUNNING) {
         if (tls_launch.depth > 0) {
-            stack = tls_launch.stack;
+            ref = tls_launch.stack;
             flags = tls_launch.flags;
         } else {
-            check(g.cfg.capture ? g.cfg.capture(g.w, &stack, &flags)
-                                : cupti_launch_capture(g.launch, g.w, &stack, &flags),
-                  "writing a launch stack");
-            tls_launch.stack = stack;
+            cupti_launch_capture(g.launch, &ref, &flags);
+            tls_launch.stack = ref;
             tls_launch.flags = flags;
         }
-        cupti_launch_put(g.launch, cb->correlationId, stack, flags);
+        cupti_launch_park(g.launch, cb->correlationId, ref, flags);
     }
-    pthread_mutex_unlock(&g.mu);
     tls_launch.depth++;
 }
 
@@ -425,7 +445,9 @@ static int open_writer(void)
     o.metadata = meta;
     o.start_ns = g_clock();
     o.wall_ns = g.cfg.wall_ns;
-    o.compression_level = -1;
+    /* fast deflate: the flusher compresses under g.mu, and the side
+     * trace is merged into trec's own trace at the end anyway */
+    o.compression_level = 1;
     g.w = trc_writer_open_callback(fd_write, &g.fd, &o, &st);
     if (!g.w) {
         warn("GPU recording off: cannot start the GPU trace %s: %s", g.path, trc_status_str(st));
@@ -812,7 +834,7 @@ int trec_cupti_test_capture_stack(const char *path)
     cupti_launch *l = NULL;
     trc_status st;
     trc_api_call a;
-    uint32_t stack = 0, flags = 0;
+    uint32_t stack = 0, ref = 0, flags = 0;
     int fd, rc = -1;
     int64_t t;
 
@@ -825,8 +847,11 @@ int trec_cupti_test_capture_stack(const char *path)
         goto out;
     memset(&a, 0, sizeof a);
     t = trc_now_ns();
-    if (cupti_launch_capture(l, w, &stack, &flags) != TRC_OK)
+    cupti_launch_capture(l, &ref, &flags);
+    cupti_launch_park(l, 1, ref, flags);
+    if (cupti_launch_resolve(l, w) != TRC_OK)
         goto out;
+    cupti_launch_take(l, 1, &stack, &flags);
     if (trc_writer_thread(w, getpid(), gettid(), "", &a.thread) != TRC_OK)
         goto out;
     a.start_ns = t;

@@ -258,9 +258,20 @@ size_t fake_cupti_record_size(CUpti_ActivityKind kind)
     }
 }
 
+static void busy_wait_ns(uint64_t ns)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &b);
+    while ((uint64_t)((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec)) < ns);
+}
+
 CUptiResult fake_cupti_next_record(uint8_t *buffer, size_t valid, CUpti_Activity **rec)
 {
     size_t off = 0;
+    if (F.opts.next_record_delay_ns)
+        busy_wait_ns(F.opts.next_record_delay_ns);
     if (*rec) {
         size_t sz = fake_cupti_record_size((*rec)->kind);
         if (!sz)

@@ -40,6 +40,9 @@ typedef struct fake_cupti_opts {
      * CUPTI_DRIVER_TRACE_CBID_SIZE, below 1024) */
     uint32_t new_driver_cbid;
     const char *new_driver_name;
+    /* a slow GetNextRecord: it busy-waits this long per record (what a
+     * big buffer costs the thread that decodes it) */
+    uint64_t next_record_delay_ns;
 } fake_cupti_opts;
 
 /* The process id records carry (opts.pid or getpid()). */
