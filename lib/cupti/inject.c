@@ -871,3 +871,32 @@ out:
     close(fd);
     return rc;
 }
+
+int trec_cupti_test_launches(const char *path)
+{
+    const int n = 10000;
+    cupti_launch *l = cupti_launch_new();
+    cupti_launch_stats a, b;
+    uint32_t ref, flags, no_python = 0;
+    long allocs;
+    FILE *f;
+
+    if (!l)
+        return -1;
+    cupti_launch_capture(l, &ref, &flags);
+    cupti_launch_get_stats(l, &a);
+    allocs = trc_alloc_count();
+    for (int i = 0; i < n; i++) {
+        cupti_launch_capture(l, &ref, &flags);
+        no_python += (flags & TRC_API_NO_PYTHON) != 0;
+    }
+    allocs = trc_alloc_count() - allocs;
+    cupti_launch_get_stats(l, &b);
+    cupti_launch_free(l);
+    f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "captures %d no_python %u thread_lists %llu allocs %ld\n", n, no_python,
+            (unsigned long long)(b.thread_lists - a.thread_lists), allocs);
+    return fclose(f) == 0 ? 0 : -1;
+}

@@ -20,6 +20,7 @@
 #include "lib/cupti/launch.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "lib/util/alloc.h"
@@ -31,6 +32,7 @@
 #define PARK_SLOTS (1u << PARK_BITS)
 #define CACHE_SLOTS 8192         /* distinct launch stacks remembered */
 #define RETRY_NS 100000000LL     /* runtime not initialised yet: look again later */
+#define NO_PYTHON_RECHECK_NS 100000000LL   /* a thread without Python: look again after */
 
 typedef struct park_slot {
     uint32_t corr;               /* 0 = empty */
@@ -61,7 +63,21 @@ typedef struct launch_stack {
     copied_frame *frames;        /* NULL once resolved */
 } launch_stack;
 
+/* Per thread: "no Python here", as found by the last walk.  Threads that
+ * never run Python (autograd's workers, NCCL's) launch often, and each
+ * walk of theirs reads the whole thread list to learn again that they
+ * are not in it; a thread may start running Python later (a C thread
+ * calling PyGILState_Ensure), hence the recheck.  Keyed by the launch
+ * module's id, so a new one starts afresh. */
+static __thread struct {
+    uint64_t owner;
+    int64_t until_ns;
+} tls_no_python;
+
+static atomic_uint_fast64_t next_id = 1;
+
 struct cupti_launch {
+    uint64_t id;                 /* for tls_no_python */
     pthread_mutex_t mu;          /* everything below */
     launch_stack *stacks;
     size_t n_stacks, cap_stacks, resolved;   /* stacks[0..resolved) have ids */
@@ -81,6 +97,7 @@ cupti_launch *cupti_launch_new(void)
     cupti_launch *l = trc_calloc(1, sizeof *l);
     if (!l)
         return NULL;
+    l->id = atomic_fetch_add(&next_id, 1);
     pthread_mutex_init(&l->mu, NULL);
     l->park = trc_calloc(PARK_SLOTS, sizeof *l->park);
     l->cache = trc_calloc(CACHE_SLOTS, sizeof *l->cache);
@@ -234,7 +251,8 @@ static void capture_locked(cupti_launch *l, uint32_t *ref, uint32_t *flags)
     int n;
     uint64_t h;
 
-    if (!ensure_python(l)) {
+    if (!ensure_python(l) ||
+        (tls_no_python.owner == l->id && trc_now_ns() < tls_no_python.until_ns)) {
         *flags = TRC_API_NO_PYTHON;
         l->st.no_python++;
         return;
@@ -246,6 +264,8 @@ static void capture_locked(cupti_launch *l, uint32_t *ref, uint32_t *flags)
         return;
     }
     if (n == 0) {
+        tls_no_python.owner = l->id;
+        tls_no_python.until_ns = trc_now_ns() + NO_PYTHON_RECHECK_NS;
         *flags = TRC_API_NO_PYTHON;
         l->st.no_python++;
         return;
@@ -347,6 +367,11 @@ void cupti_launch_get_stats(cupti_launch *l, cupti_launch_stats *out)
 {
     pthread_mutex_lock(&l->mu);
     *out = l->st;
+    if (l->py) {
+        py_proc_stats ps;
+        py_proc_get_stats(l->py, &ps);
+        out->thread_lists = ps.thread_lists_full + ps.thread_lists_steady;
+    }
     pthread_mutex_unlock(&l->mu);
 }
 

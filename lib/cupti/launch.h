@@ -29,6 +29,7 @@ typedef struct cupti_launch_stats {
     uint64_t no_python;      /* launches from threads without Python frames */
     uint64_t invalid;        /* walker reported an inconsistent stack */
     uint64_t overwritten;    /* parked stacks lost before their API record came */
+    uint64_t thread_lists;   /* thread lists the walker read (lib/py's stats) */
 } cupti_launch_stats;
 
 /* New, empty state; the Python runtime is looked for at the first
@@ -38,6 +39,7 @@ cupti_launch *cupti_launch_new(void);
 void cupti_launch_free(cupti_launch *l);
 
 /* Stack of the calling thread, not yet interned: sets *ref (0 = none;
+ * a thread found without Python is believed for ~100 ms, without a walk;
  * a stack that cannot be copied for lack of memory goes without) and
  * *flags (TRC_API_NO_PYTHON when the thread has no Python frames or the
  * process has no usable Python).  Never touches a writer. */
