@@ -42,6 +42,10 @@
 #define BUF_BYTES (4u << 20)           /* one activity buffer */
 #define FLUSH_PERIOD_NS 200000000LL     /* flusher round */
 #define SYNC_PERIOD_NS 1000000000LL     /* clock-sync pairs */
+/* a launch this old with not one record delivered since: another CUPTI
+ * client gets the records (longer than any single synchronous copy is
+ * expected to take, since its API record only comes at its exit) */
+#define TAKEOVER_NS 10000000000LL
 
 enum { ST_OFF = 0, ST_RUNNING = 1, ST_CLOSED = 2, ST_CHILD = 3 };
 
@@ -63,6 +67,9 @@ static struct {
     int subscribed;
     int ts_callback;               /* CUPTI reports on our clock */
     atomic_int ts_realtime;        /* the callback gave up: it hands out CLOCK_REALTIME */
+    /* another CUPTI client took the records (docs/design/cupti.md §2) */
+    atomic_llong unanswered_ns;    /* first launch since the last records arrived; 0 = none */
+    atomic_int taken;              /* found taken over: CUPTI is not called again */
     uint32_t version;              /* cuptiGetVersion, 0 = unknown */
     int standalone;                /* not under trec: describe process and threads */
     int64_t last_sync_ns;
@@ -221,7 +228,7 @@ static void check_ts_callback(void)
 static void CUPTIAPI buffer_request(uint8_t **buffer, size_t *size, size_t *max_records)
 {
     *max_records = 0;
-    if (atomic_load(&g.state) != ST_RUNNING) {
+    if (atomic_load(&g.state) != ST_RUNNING || atomic_load(&g.taken)) {
         *buffer = NULL;   /* CUPTI drops what it cannot store: right when closed */
         *size = 0;
         return;
@@ -248,12 +255,15 @@ static void CUPTIAPI buffer_complete(CUcontext ctx, uint32_t stream, uint8_t *bu
         g.api.ActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS)
         dropped = 0;
     pthread_mutex_lock(&g.mu);
-    if (atomic_load(&g.state) == ST_RUNNING && !g.write_failed && buffer) {
+    if (atomic_load(&g.state) == ST_RUNNING && !g.write_failed && buffer &&
+        !atomic_load(&g.taken)) {
         CUpti_Activity *rec = NULL;
         if (!g.ts_callback)
             cupti_decoder_set_clock_offset(g.dec, measure_offset());
         /* stacks captured at the launches whose API records follow */
         check(cupti_launch_resolve(g.launch, g.w), "writing a launch stack");
+        if (valid)
+            atomic_store(&g.unanswered_ns, 0);   /* records still come to us */
         while (valid && g.api.ActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
             trc_status ws = cupti_decode_record(g.dec, rec);
             if (ws != TRC_OK) {
@@ -268,13 +278,37 @@ static void CUPTIAPI buffer_complete(CUcontext ctx, uint32_t stream, uint8_t *bu
     free(buffer);
 }
 
+static void record_off(const char *why);
+
+/* Called with g.mu held after a flush.  Another CUPTI client in the
+ * program (torch.profiler's Kineto: its subscribe fails, but it
+ * registers its own buffer callbacks, disables the activity kinds and
+ * may call cuptiFinalize) takes every record from then on, while our
+ * launch callbacks may still fire.  The sign: launches, flushes, and
+ * not one record for TAKEOVER_NS.  Then GPU recording stops for good,
+ * said once in a loss record, and CUPTI is not called again (it may be
+ * finalized); the program and trec's CPU recording go on. */
+static void check_takeover(void)
+{
+    static const char why[] = "GPU recording taken over by another CUPTI client (such as "
+                              "torch.profiler); CPU recording continues";
+    int64_t t = atomic_load(&g.unanswered_ns);
+
+    if (!t || g_clock() - t < TAKEOVER_NS || atomic_exchange(&g.taken, 1))
+        return;
+    warn("%s", why);
+    record_off(why);
+}
+
 /* Flush CUPTI's buffers (never with g.mu held), then the writer. */
 static void flush_round(int forced)
 {
-    if (atomic_load(&g.state) != ST_RUNNING)
+    if (atomic_load(&g.state) != ST_RUNNING || atomic_load(&g.taken))
         return;
     g.api.ActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
     pthread_mutex_lock(&g.mu);
+    if (atomic_load(&g.state) == ST_RUNNING && !g.write_failed && !atomic_load(&g.taken))
+        check_takeover();
     if (atomic_load(&g.state) == ST_RUNNING && !g.write_failed) {
         if (g_clock() - g.last_sync_ns >= SYNC_PERIOD_NS)
             clock_sync();
@@ -314,8 +348,11 @@ static void *flusher_main(void *arg)
 static void on_launch_enter(CUpti_CallbackDomain dom, const CUpti_CallbackData *cb)
 {
     uint32_t ref = 0, flags = 0;
+    long long none = 0;
 
     (void)dom;
+    if (!atomic_load(&g.unanswered_ns))
+        atomic_compare_exchange_strong(&g.unanswered_ns, &none, (long long)g_clock());
     if (g.cfg.capture) {
         uint32_t stack = 0;
         pthread_mutex_lock(&g.mu);
@@ -356,7 +393,8 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain dom, CUpti
                 tls_launch.depth--;
             return;
         }
-        if (atomic_load(&g.state) != ST_RUNNING || cb->callbackSite != CUPTI_API_ENTER)
+        if (atomic_load(&g.state) != ST_RUNNING || atomic_load(&g.taken) ||
+            cb->callbackSite != CUPTI_API_ENTER)
             return;
         /* A normal flush, never a forced one: a forced flush hands back
          * records still in flight, unfinished, and those are lost; the
@@ -367,7 +405,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain dom, CUpti
             flush_round(0);
     } else if (dom == CUPTI_CB_DOMAIN_RESOURCE &&
                cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
-        if (atomic_load(&g.state) == ST_RUNNING)
+        if (atomic_load(&g.state) == ST_RUNNING && !atomic_load(&g.taken))
             flush_round(0);
     }
 }
@@ -630,6 +668,8 @@ int trec_cupti_init_with_api(const cupti_api *api, const trec_cupti_config *cfg)
     if (g.api.GetVersion && g.api.GetVersion(&g.version) != CUPTI_SUCCESS)
         g.version = 0;
     atomic_store(&g.ts_realtime, 0);
+    atomic_store(&g.unanswered_ns, 0);
+    atomic_store(&g.taken, 0);
     g.fd = -1;
     g.w = NULL;
     if (open_side_trace() != 0)
@@ -704,9 +744,11 @@ static void close_injection(int full)
         pthread_join(g.flusher, NULL);
         g.flusher_on = 0;
     }
-    g.api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    if (g.api.ActivityGetNumDroppedRecords(NULL, 0, &dropped) != CUPTI_SUCCESS)
-        dropped = 0;
+    if (!atomic_load(&g.taken)) {   /* else CUPTI may be finalized */
+        g.api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        if (g.api.ActivityGetNumDroppedRecords(NULL, 0, &dropped) != CUPTI_SUCCESS)
+            dropped = 0;
+    }
     pthread_mutex_lock(&g.mu);
     atomic_store(&g.state, ST_CLOSED);
     if (!g.write_failed) {
@@ -732,9 +774,9 @@ static void close_injection(int full)
     close(g.fd);
     g.fd = -1;
     if (full) {
-        for (size_t i = 0; i < N_KINDS; i++)
+        for (size_t i = 0; i < N_KINDS && !atomic_load(&g.taken); i++)
             g.api.ActivityDisable(activity_kinds[i]);
-        if (g.subscribed)
+        if (g.subscribed && !atomic_load(&g.taken))
             g.api.Unsubscribe(g.sub);
         g.subscribed = 0;
         free_state();

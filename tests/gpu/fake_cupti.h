@@ -90,6 +90,17 @@ uint32_t fake_cupti_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uin
                          uint64_t dur, uint32_t tid);
 
 /* Inspection. */
+/* Another CUPTI client in the program (torch.profiler's Kineto):
+ * registers its own buffer callbacks, which take every record from then
+ * on (counted by fake_cupti_other_records), and disables every activity
+ * kind.  fake_cupti_finalize: cuptiFinalize, as that client may call it:
+ * subscriber, callbacks, buffer callbacks and kinds all gone; every
+ * CUPTI call after it is counted (fake_cupti_calls_after_finalize). */
+void fake_cupti_other_client(void);
+void fake_cupti_finalize(void);
+size_t fake_cupti_other_records(void);
+unsigned fake_cupti_calls_after_finalize(void);
+
 int fake_cupti_kind_enabled(CUpti_ActivityKind kind);
 int fake_cupti_callback_enabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 int fake_cupti_api_activity_disabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);

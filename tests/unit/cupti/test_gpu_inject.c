@@ -379,6 +379,65 @@ static void test_launch_not_blocked_by_flush(void **state)
     unlink(path);
 }
 
+/* Another CUPTI client (torch.profiler) in the program: its subscribe
+ * fails, but it registers its own buffer callbacks, disables the kinds
+ * and finalizes.  Launches go on, records go to it; after TAKEOVER_NS
+ * (lib/cupti/inject.c, 10 s on the trace clock, which the test moves on)
+ * the injection says so once, in a warning and a loss record, and calls
+ * CUPTI no more. */
+static atomic_llong clock_skew;
+
+static int64_t skewed_clock(void)
+{
+    return trc_now_ns() + atomic_load(&clock_skew);
+}
+
+static void test_other_client_takes_over(void **state)
+{
+    char path[128];
+    cupti_api api;
+    tc_trace t;
+
+    gput_tmp_path(path, sizeof path, "inject", "takeover");
+    fake_cupti_table(&api, NULL);
+    atomic_store(&clock_skew, 0);
+    trec_cupti_config cfg = config(path, 0);
+    cfg.clock = skewed_clock;
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    /* ours first: one launch recorded */
+    fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, fake_cupti_now(), 10, 0);
+    assert_int_equal(trec_cupti_flush(), 0);
+    /* then the other client */
+    fake_cupti_other_client();
+    for (int i = 0; i < 5; i++)
+        fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, fake_cupti_now(),
+                        10, 0);
+    assert_int_equal(trec_cupti_flush(), 0);
+    assert_int_equal(fake_cupti_other_records(), 5);
+    assert_int_equal(n_warnings, 0);   /* not yet: records may just be late */
+    atomic_store(&clock_skew, 11000000000LL);
+    assert_int_equal(trec_cupti_flush(), 0);
+    assert_int_equal(n_warnings, 1);
+    assert_non_null(strstr(warnings, "taken over by another CUPTI client"));
+    fake_cupti_finalize();
+    /* the program goes on: more launches, flushes, then exit; never a
+     * CUPTI call after its finalize, never a second warning */
+    fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, fake_cupti_now(), 10, 0);
+    assert_int_equal(trec_cupti_flush(), 0);
+    trec_cupti_shutdown();
+    assert_int_equal(fake_cupti_calls_after_finalize(), 0);
+    assert_int_equal(n_warnings, 1);
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    assert_int_equal(t.reader_losses, 0);
+    assert_int_equal(tc_count(&t, TRC_EV_API_CALL), 1);
+    assert_int_equal(tc_count(&t, TRC_EV_LOSS), 1);
+    const tc_event *l = tc_nth(&t, TRC_EV_LOSS, 0);
+    assert_int_equal(l->u.loss.kind, TRC_LOSS_OTHER);
+    assert_non_null(strstr(l->detail, "GPU recording taken over by another CUPTI client"));
+    tc_free(&t);
+    unlink(path);
+}
+
 /* A capture that names each call's stack after how many captures came
  * before it, so the trace shows which capture a launch got. */
 static int n_captures;
@@ -821,6 +880,7 @@ int main(void)
         cmocka_unit_test_teardown(test_flusher_thread, shutdown_after),
         cmocka_unit_test_teardown(test_threads, shutdown_after),
         cmocka_unit_test_teardown(test_launch_not_blocked_by_flush, shutdown_after),
+        cmocka_unit_test_teardown(test_other_client_takes_over, shutdown_after),
         cmocka_unit_test_teardown(test_nested_launch, shutdown_after),
         cmocka_unit_test_teardown(test_context_destroy_flushes, shutdown_after),
         cmocka_unit_test_teardown(test_reset_keeps_work_in_flight, shutdown_after),
