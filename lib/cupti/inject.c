@@ -65,6 +65,7 @@ static struct {
     cupti_decoder *dec;
     CUpti_SubscriberHandle sub;
     int subscribed;
+    uint8_t kind_on[16];           /* activity_kinds[i] enabled by us */
     int ts_callback;               /* CUPTI reports on our clock */
     atomic_int ts_realtime;        /* the callback gave up: it hands out CLOCK_REALTIME */
     /* another CUPTI client took the records (docs/design/cupti.md §2) */
@@ -421,6 +422,7 @@ static const CUpti_ActivityKind activity_kinds[] = {
     CUPTI_ACTIVITY_KIND_MARKER,       CUPTI_ACTIVITY_KIND_MARKER_DATA,
 };
 #define N_KINDS (sizeof activity_kinds / sizeof activity_kinds[0])
+_Static_assert(N_KINDS <= sizeof g.kind_on, "kind_on holds a flag per kind");
 
 static void atfork_child(void)
 {
@@ -560,16 +562,32 @@ static int subscribe(void)
     return -1;
 }
 
+/* Every kind we enabled, off again: after a failure part-way through
+ * set-up (CUPTI would otherwise fill buffers nobody takes), and at exit
+ * (later exit handlers may still run CUDA work). */
+static void disable_kinds(void)
+{
+    for (size_t i = 0; i < N_KINDS; i++)
+        if (g.kind_on[i]) {
+            g.api.ActivityDisable(activity_kinds[i]);
+            g.kind_on[i] = 0;
+        }
+}
+
 static void enable_callbacks(void)
 {
+    unsigned failed = 0;
+    CUptiResult r, first = CUPTI_SUCCESS;
+
     static const CUpti_CallbackDomain doms[2] = { CUPTI_CB_DOMAIN_RUNTIME_API,
                                                   CUPTI_CB_DOMAIN_DRIVER_API };
     for (int d = 0; d < 2; d++) {
         uint32_t n = cupti_names_known(g.names, doms[d]);   /* past the headers too */
         for (uint32_t id = 1; id < n; id++) {
             unsigned cls = cupti_names_class(g.names, doms[d], id);
-            if (cls & (CUPTI_NAME_LAUNCH | CUPTI_NAME_FLUSH))
-                g.api.EnableCallback(1, g.sub, doms[d], id);
+            if ((cls & (CUPTI_NAME_LAUNCH | CUPTI_NAME_FLUSH)) &&
+                (r = g.api.EnableCallback(1, g.sub, doms[d], id)) != CUPTI_SUCCESS && !failed++)
+                first = r;
             if (cls & CUPTI_NAME_NOISY) {
                 /* stop the records at the source; decode filters them too */
                 if (doms[d] == CUPTI_CB_DOMAIN_RUNTIME_API && g.api.ActivityEnableRuntimeApi)
@@ -579,8 +597,14 @@ static void enable_callbacks(void)
             }
         }
     }
-    g.api.EnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE,
-                         CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+    r = g.api.EnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE,
+                             CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+    if (r != CUPTI_SUCCESS && !failed++)
+        first = r;
+    /* GPU records still come; what is lost is said */
+    if (failed)
+        warn("cuptiEnableCallback failed for %u callbacks (%s): their launches get no Python "
+             "stack, or their flush is missed", failed, cupti_api_result(&g.api, first));
 }
 
 static int enable_activity(void)
@@ -595,7 +619,10 @@ static int enable_activity(void)
                     g.api.ActivityRegisterTimestampCallback(timestamp_cb) == CUPTI_SUCCESS;
     if (!g.ts_callback)
         cupti_decoder_set_clock_offset(g.dec, measure_offset());
-    g.api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    r = g.api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    if (r != CUPTI_SUCCESS)
+        warn("cuptiSetThreadIdType failed (%s): API calls may not land on the threads the "
+             "samples name", cupti_api_result(&g.api, r));
     r = g.api.ActivityRegisterCallbacks(buffer_request, buffer_complete);
     if (r != CUPTI_SUCCESS) {
         snprintf(why, sizeof why, "GPU recording off: cuptiActivityRegisterCallbacks failed: %s",
@@ -606,6 +633,7 @@ static int enable_activity(void)
     }
     for (size_t i = 0; i < N_KINDS; i++) {
         r = g.api.ActivityEnable(activity_kinds[i]);
+        g.kind_on[i] = r == CUPTI_SUCCESS;
         if (r != CUPTI_SUCCESS && activity_kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
             snprintf(why, sizeof why, "GPU recording off: cannot enable kernel records: %s",
                      cupti_api_result(&g.api, r));
@@ -712,6 +740,7 @@ int trec_cupti_init_with_api(const cupti_api *api, const trec_cupti_config *cfg)
     goto out;
 
 out_writer:
+    disable_kinds();
     if (g.subscribed)
         g.api.Unsubscribe(g.sub);
     g.subscribed = 0;
@@ -749,6 +778,8 @@ static void close_injection(int full)
         if (g.api.ActivityGetNumDroppedRecords(NULL, 0, &dropped) != CUPTI_SUCCESS)
             dropped = 0;
     }
+    if (!atomic_load(&g.taken))
+        disable_kinds();   /* what CUDA does after this is not recorded */
     pthread_mutex_lock(&g.mu);
     atomic_store(&g.state, ST_CLOSED);
     if (!g.write_failed) {
@@ -774,8 +805,6 @@ static void close_injection(int full)
     close(g.fd);
     g.fd = -1;
     if (full) {
-        for (size_t i = 0; i < N_KINDS && !atomic_load(&g.taken); i++)
-            g.api.ActivityDisable(activity_kinds[i]);
         if (g.subscribed && !atomic_load(&g.taken))
             g.api.Unsubscribe(g.sub);
         g.subscribed = 0;

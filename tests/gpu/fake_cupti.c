@@ -162,6 +162,8 @@ static CUptiResult f_EnableCallback(uint32_t en, CUpti_SubscriberHandle h, CUpti
     if (!F.subscribed || h != (CUpti_SubscriberHandle)&F || d >= CUPTI_CB_DOMAIN_SIZE ||
         id >= MAX_CBID)
         return CUPTI_ERROR_INVALID_PARAMETER;
+    if (F.opts.fail_enable_callback)
+        return CUPTI_ERROR_NOT_SUPPORTED;
     F.cb_enabled[d][id] = en != 0;
     return CUPTI_SUCCESS;
 }
@@ -171,6 +173,8 @@ static CUptiResult f_ActivityEnable(CUpti_ActivityKind k)
     F.after_finalize += F.finalized;
     if ((unsigned)k >= CUPTI_ACTIVITY_KIND_COUNT)
         return CUPTI_ERROR_INVALID_KIND;
+    if (F.opts.fail_kind && k == F.opts.fail_kind)
+        return CUPTI_ERROR_NOT_COMPATIBLE;
     F.enabled_kind[k] = 1;
     return CUPTI_SUCCESS;
 }
@@ -220,6 +224,8 @@ static CUptiResult f_RegisterTimestampCallback(CUpti_TimestampCallbackFunc f)
 static CUptiResult f_SetThreadIdType(CUpti_ActivityThreadIdType t)
 {
     F.after_finalize += F.finalized;
+    if (F.opts.fail_thread_id_type)
+        return CUPTI_ERROR_NOT_SUPPORTED;
     return CUPTI_SUCCESS;
 }
 
@@ -577,6 +583,14 @@ uint32_t fake_cupti_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uin
 int fake_cupti_kind_enabled(CUpti_ActivityKind kind)
 {
     return (unsigned)kind < CUPTI_ACTIVITY_KIND_COUNT && F.enabled_kind[kind];
+}
+
+int fake_cupti_kinds_enabled(void)
+{
+    int n = 0;
+    for (size_t i = 0; i < CUPTI_ACTIVITY_KIND_COUNT; i++)
+        n += F.enabled_kind[i];
+    return n;
 }
 
 int fake_cupti_callback_enabled(CUpti_CallbackDomain d, CUpti_CallbackId cbid)

@@ -43,6 +43,11 @@ typedef struct fake_cupti_opts {
     /* a slow GetNextRecord: it busy-waits this long per record (what a
      * big buffer costs the thread that decodes it) */
     uint64_t next_record_delay_ns;
+    /* refusals part-way through set-up: ActivityEnable of this kind
+     * (0 = none), every EnableCallback, SetThreadIdType */
+    CUpti_ActivityKind fail_kind;
+    int fail_enable_callback;
+    int fail_thread_id_type;
 } fake_cupti_opts;
 
 /* The process id records carry (opts.pid or getpid()). */
@@ -102,6 +107,7 @@ size_t fake_cupti_other_records(void);
 unsigned fake_cupti_calls_after_finalize(void);
 
 int fake_cupti_kind_enabled(CUpti_ActivityKind kind);
+int fake_cupti_kinds_enabled(void);         /* how many kinds are enabled */
 int fake_cupti_callback_enabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 int fake_cupti_api_activity_disabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 int fake_cupti_subscribed(void);

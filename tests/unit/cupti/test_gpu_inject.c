@@ -438,6 +438,55 @@ static void test_other_client_takes_over(void **state)
     unlink(path);
 }
 
+/* Kernel records refused after DEVICE and CONTEXT were enabled: those
+ * are disabled again and the subscriber removed, so CUPTI fills no
+ * buffers for a recorder that is off. */
+static void test_failed_setup_undone(void **state)
+{
+    char path[128];
+    cupti_api api;
+    fake_cupti_opts o;
+
+    gput_tmp_path(path, sizeof path, "inject", "undone");
+    memset(&o, 0, sizeof o);
+    o.fail_kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    fake_cupti_table(&api, &o);
+    trec_cupti_config cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 1);
+    assert_non_null(strstr(warnings, "cannot enable kernel records"));
+    assert_int_equal(fake_cupti_kinds_enabled(), 0);
+    assert_false(fake_cupti_subscribed());
+    unlink(path);
+}
+
+/* cuptiEnableCallback and cuptiSetThreadIdType refused: recording goes
+ * on (GPU records still come), each refusal said in one warning. */
+static void test_refused_callbacks_warn(void **state)
+{
+    char path[128];
+    cupti_api api;
+    fake_cupti_opts o;
+    tc_trace t;
+
+    gput_tmp_path(path, sizeof path, "inject", "cbrefused");
+    memset(&o, 0, sizeof o);
+    o.fail_enable_callback = 1;
+    o.fail_thread_id_type = 1;
+    fake_cupti_table(&api, &o);
+    trec_cupti_config cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    assert_int_equal(n_warnings, 2);
+    assert_non_null(strstr(warnings, "cuptiEnableCallback failed"));
+    assert_non_null(strstr(warnings, "cuptiSetThreadIdType failed"));
+    fake_cupti_api_record(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, fake_cupti_now(),
+                          1000, 0, 77);
+    trec_cupti_shutdown();
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    assert_int_equal(tc_count(&t, TRC_EV_API_CALL), 1);
+    tc_free(&t);
+    unlink(path);
+}
+
 /* A capture that names each call's stack after how many captures came
  * before it, so the trace shows which capture a launch got. */
 static int n_captures;
@@ -881,6 +930,8 @@ int main(void)
         cmocka_unit_test_teardown(test_threads, shutdown_after),
         cmocka_unit_test_teardown(test_launch_not_blocked_by_flush, shutdown_after),
         cmocka_unit_test_teardown(test_other_client_takes_over, shutdown_after),
+        cmocka_unit_test_teardown(test_failed_setup_undone, shutdown_after),
+        cmocka_unit_test_teardown(test_refused_callbacks_warn, shutdown_after),
         cmocka_unit_test_teardown(test_nested_launch, shutdown_after),
         cmocka_unit_test_teardown(test_context_destroy_flushes, shutdown_after),
         cmocka_unit_test_teardown(test_reset_keeps_work_in_flight, shutdown_after),
