@@ -6,10 +6,13 @@
  * Concurrency.  CUPTI calls us from the application's threads (API
  * callbacks), from its own worker thread and from whoever flushes
  * (buffer callbacks).  One mutex (g.mu) serialises everything that
- * touches the writer, the decoder and the stack walker.  Rule: never
- * call into CUPTI while holding g.mu, except cuptiActivityGetNextRecord
- * (a pure walk over our own buffer) — CUPTI may hold its own locks while
- * it calls us, so the other order could deadlock.
+ * touches the writer and the decoder.  Launch callbacks never take it:
+ * the stack walker, its cache and the parked stacks have their own small
+ * lock (lib/cupti/launch.c), and new stacks are interned by whoever
+ * decodes; the order is g.mu, then that lock.  Rule: never call into
+ * CUPTI while holding g.mu, except cuptiActivityGetNextRecord (a pure
+ * walk over our own buffer) — CUPTI may hold its own locks while it
+ * calls us, so the other order could deadlock.
  *
  * Fork.  A child forked after CUDA initialised inherits CUPTI's state
  * but none of its threads; flushing there can hang and writing would
