@@ -488,8 +488,8 @@ static int open_writer(void)
     o.metadata = meta;
     o.start_ns = g_clock();
     o.wall_ns = g.cfg.wall_ns;
-    /* fast deflate: the flusher compresses under g.mu, and the side
-     * trace is merged into trec's own trace at the end anyway */
+    /* fast deflate: the flusher compresses with g.mu held, and speed
+     * there matters more than the last bytes of the side trace's size */
     o.compression_level = 1;
     g.w = trc_writer_open_callback(fd_write, &g.fd, &o, &st);
     if (!g.w) {
