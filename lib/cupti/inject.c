@@ -6,10 +6,13 @@
  * Concurrency.  CUPTI calls us from the application's threads (API
  * callbacks), from its own worker thread and from whoever flushes
  * (buffer callbacks).  One mutex (g.mu) serialises everything that
- * touches the writer, the decoder and the stack walker.  Rule: never
- * call into CUPTI while holding g.mu, except cuptiActivityGetNextRecord
- * (a pure walk over our own buffer) — CUPTI may hold its own locks while
- * it calls us, so the other order could deadlock.
+ * touches the writer and the decoder.  Launch callbacks never take it:
+ * the stack walker, its cache and the parked stacks have their own small
+ * lock (lib/cupti/launch.c), and new stacks are interned by whoever
+ * decodes; the order is g.mu, then that lock.  Rule: never call into
+ * CUPTI while holding g.mu, except cuptiActivityGetNextRecord (a pure
+ * walk over our own buffer) — CUPTI may hold its own locks while it
+ * calls us, so the other order could deadlock.
  *
  * Fork.  A child forked after CUDA initialised inherits CUPTI's state
  * but none of its threads; flushing there can hang and writing would
@@ -42,6 +45,10 @@
 #define BUF_BYTES (4u << 20)           /* one activity buffer */
 #define FLUSH_PERIOD_NS 200000000LL     /* flusher round */
 #define SYNC_PERIOD_NS 1000000000LL     /* clock-sync pairs */
+/* a launch this old with not one record delivered since: another CUPTI
+ * client gets the records (longer than any single synchronous copy is
+ * expected to take, since its API record only comes at its exit) */
+#define TAKEOVER_NS 10000000000LL
 
 enum { ST_OFF = 0, ST_RUNNING = 1, ST_CLOSED = 2, ST_CHILD = 3 };
 
@@ -61,8 +68,12 @@ static struct {
     cupti_decoder *dec;
     CUpti_SubscriberHandle sub;
     int subscribed;
+    uint8_t kind_on[16];           /* activity_kinds[i] enabled by us */
     int ts_callback;               /* CUPTI reports on our clock */
     atomic_int ts_realtime;        /* the callback gave up: it hands out CLOCK_REALTIME */
+    /* another CUPTI client took the records (docs/design/cupti.md §2) */
+    atomic_llong unanswered_ns;    /* first launch since the last records arrived; 0 = none */
+    atomic_int taken;              /* found taken over: CUPTI is not called again */
     uint32_t version;              /* cuptiGetVersion, 0 = unknown */
     int standalone;                /* not under trec: describe process and threads */
     int64_t last_sync_ns;
@@ -82,6 +93,7 @@ static struct {
 
 /* Per thread: a launch call nests another (cudaLaunchKernel calls
  * cuLaunchKernel): reuse the outer capture instead of walking again. */
+/* stack: the outer capture's ref (or, under a capture hook, its stack id) */
 static __thread struct { int depth; uint32_t stack, flags; } tls_launch;
 
 static int64_t (*volatile g_clock)(void) = trc_now_ns;
@@ -220,7 +232,7 @@ static void check_ts_callback(void)
 static void CUPTIAPI buffer_request(uint8_t **buffer, size_t *size, size_t *max_records)
 {
     *max_records = 0;
-    if (atomic_load(&g.state) != ST_RUNNING) {
+    if (atomic_load(&g.state) != ST_RUNNING || atomic_load(&g.taken)) {
         *buffer = NULL;   /* CUPTI drops what it cannot store: right when closed */
         *size = 0;
         return;
@@ -247,10 +259,15 @@ static void CUPTIAPI buffer_complete(CUcontext ctx, uint32_t stream, uint8_t *bu
         g.api.ActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS)
         dropped = 0;
     pthread_mutex_lock(&g.mu);
-    if (atomic_load(&g.state) == ST_RUNNING && !g.write_failed && buffer) {
+    if (atomic_load(&g.state) == ST_RUNNING && !g.write_failed && buffer &&
+        !atomic_load(&g.taken)) {
         CUpti_Activity *rec = NULL;
         if (!g.ts_callback)
             cupti_decoder_set_clock_offset(g.dec, measure_offset());
+        /* stacks captured at the launches whose API records follow */
+        check(cupti_launch_resolve(g.launch, g.w), "writing a launch stack");
+        if (valid)
+            atomic_store(&g.unanswered_ns, 0);   /* records still come to us */
         while (valid && g.api.ActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
             trc_status ws = cupti_decode_record(g.dec, rec);
             if (ws != TRC_OK) {
@@ -265,13 +282,37 @@ static void CUPTIAPI buffer_complete(CUcontext ctx, uint32_t stream, uint8_t *bu
     free(buffer);
 }
 
+static void record_off(const char *why);
+
+/* Called with g.mu held after a flush.  Another CUPTI client in the
+ * program (torch.profiler's Kineto: its subscribe fails, but it
+ * registers its own buffer callbacks, disables the activity kinds and
+ * may call cuptiFinalize) takes every record from then on, while our
+ * launch callbacks may still fire.  The sign: launches, flushes, and
+ * not one record for TAKEOVER_NS.  Then GPU recording stops for good,
+ * said once in a loss record, and CUPTI is not called again (it may be
+ * finalized); the program and trec's CPU recording go on. */
+static void check_takeover(void)
+{
+    static const char why[] = "GPU recording taken over by another CUPTI client (such as "
+                              "torch.profiler); CPU recording continues";
+    int64_t t = atomic_load(&g.unanswered_ns);
+
+    if (!t || g_clock() - t < TAKEOVER_NS || atomic_exchange(&g.taken, 1))
+        return;
+    warn("%s", why);
+    record_off(why);
+}
+
 /* Flush CUPTI's buffers (never with g.mu held), then the writer. */
 static void flush_round(int forced)
 {
-    if (atomic_load(&g.state) != ST_RUNNING)
+    if (atomic_load(&g.state) != ST_RUNNING || atomic_load(&g.taken))
         return;
     g.api.ActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
     pthread_mutex_lock(&g.mu);
+    if (atomic_load(&g.state) == ST_RUNNING && !g.write_failed && !atomic_load(&g.taken))
+        check_takeover();
     if (atomic_load(&g.state) == ST_RUNNING && !g.write_failed) {
         if (g_clock() - g.last_sync_ns >= SYNC_PERIOD_NS)
             clock_sync();
@@ -303,25 +344,45 @@ static void *flusher_main(void *arg)
 
 /* ---- API callbacks --------------------------------------------------- */
 
+/* The launch path: capture and park under the launch module's own small
+ * lock, never g.mu, so a launch does not wait while the flusher decodes
+ * a buffer or compresses a chunk; the stack is interned later, by
+ * whoever decodes (buffer_complete).  Only the fixture generator's
+ * capture hook writes to the writer directly and takes g.mu. */
 static void on_launch_enter(CUpti_CallbackDomain dom, const CUpti_CallbackData *cb)
 {
-    uint32_t stack = 0, flags = 0;
+    uint32_t ref = 0, flags = 0;
+    long long none = 0;
 
-    pthread_mutex_lock(&g.mu);
-    if (atomic_load(&g.state) == ST_RUNNING && !g.write_failed) {
+    (void)dom;
+    if (!atomic_load(&g.unanswered_ns))
+        atomic_compare_exchange_strong(&g.unanswered_ns, &none, (long long)g_clock());
+    if (g.cfg.capture) {
+        uint32_t stack = 0;
+        pthread_mutex_lock(&g.mu);
+        if (atomic_load(&g.state) == ST_RUNNING && !g.write_failed) {
+            if (tls_launch.depth > 0) {
+                stack = tls_launch.stack;
+                flags = tls_launch.flags;
+            } else {
+                check(g.cfg.capture(g.w, &stack, &flags), "writing a launch stack");
+                tls_launch.stack = stack;
+                tls_launch.flags = flags;
+            }
+            cupti_launch_put(g.launch, cb->correlationId, stack, flags);
+        }
+        pthread_mutex_unlock(&g.mu);
+    } else if (atomic_load(&g.state) == ST_RUNNING) {
         if (tls_launch.depth > 0) {
-            stack = tls_launch.stack;
+            ref = tls_launch.stack;
             flags = tls_launch.flags;
         } else {
-            check(g.cfg.capture ? g.cfg.capture(g.w, &stack, &flags)
-                                : cupti_launch_capture(g.launch, g.w, &stack, &flags),
-                  "writing a launch stack");
-            tls_launch.stack = stack;
+            cupti_launch_capture(g.launch, &ref, &flags);
+            tls_launch.stack = ref;
             tls_launch.flags = flags;
         }
-        cupti_launch_put(g.launch, cb->correlationId, stack, flags);
+        cupti_launch_park(g.launch, cb->correlationId, ref, flags);
     }
-    pthread_mutex_unlock(&g.mu);
     tls_launch.depth++;
 }
 
@@ -336,7 +397,8 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain dom, CUpti
                 tls_launch.depth--;
             return;
         }
-        if (atomic_load(&g.state) != ST_RUNNING || cb->callbackSite != CUPTI_API_ENTER)
+        if (atomic_load(&g.state) != ST_RUNNING || atomic_load(&g.taken) ||
+            cb->callbackSite != CUPTI_API_ENTER)
             return;
         /* A normal flush, never a forced one: a forced flush hands back
          * records still in flight, unfinished, and those are lost; the
@@ -347,7 +409,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain dom, CUpti
             flush_round(0);
     } else if (dom == CUPTI_CB_DOMAIN_RESOURCE &&
                cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
-        if (atomic_load(&g.state) == ST_RUNNING)
+        if (atomic_load(&g.state) == ST_RUNNING && !atomic_load(&g.taken))
             flush_round(0);
     }
 }
@@ -363,6 +425,7 @@ static const CUpti_ActivityKind activity_kinds[] = {
     CUPTI_ACTIVITY_KIND_MARKER,       CUPTI_ACTIVITY_KIND_MARKER_DATA,
 };
 #define N_KINDS (sizeof activity_kinds / sizeof activity_kinds[0])
+_Static_assert(N_KINDS <= sizeof g.kind_on, "kind_on holds a flag per kind");
 
 static void atfork_child(void)
 {
@@ -425,7 +488,9 @@ static int open_writer(void)
     o.metadata = meta;
     o.start_ns = g_clock();
     o.wall_ns = g.cfg.wall_ns;
-    o.compression_level = -1;
+    /* fast deflate: the flusher compresses with g.mu held, and speed
+     * there matters more than the last bytes of the side trace's size */
+    o.compression_level = 1;
     g.w = trc_writer_open_callback(fd_write, &g.fd, &o, &st);
     if (!g.w) {
         warn("GPU recording off: cannot start the GPU trace %s: %s", g.path, trc_status_str(st));
@@ -500,16 +565,32 @@ static int subscribe(void)
     return -1;
 }
 
+/* Every kind we enabled, off again: after a failure part-way through
+ * set-up (CUPTI would otherwise fill buffers nobody takes), and at exit
+ * (later exit handlers may still run CUDA work). */
+static void disable_kinds(void)
+{
+    for (size_t i = 0; i < N_KINDS; i++)
+        if (g.kind_on[i]) {
+            g.api.ActivityDisable(activity_kinds[i]);
+            g.kind_on[i] = 0;
+        }
+}
+
 static void enable_callbacks(void)
 {
+    unsigned failed = 0;
+    CUptiResult r, first = CUPTI_SUCCESS;
+
     static const CUpti_CallbackDomain doms[2] = { CUPTI_CB_DOMAIN_RUNTIME_API,
                                                   CUPTI_CB_DOMAIN_DRIVER_API };
     for (int d = 0; d < 2; d++) {
         uint32_t n = cupti_names_known(g.names, doms[d]);   /* past the headers too */
         for (uint32_t id = 1; id < n; id++) {
             unsigned cls = cupti_names_class(g.names, doms[d], id);
-            if (cls & (CUPTI_NAME_LAUNCH | CUPTI_NAME_FLUSH))
-                g.api.EnableCallback(1, g.sub, doms[d], id);
+            if ((cls & (CUPTI_NAME_LAUNCH | CUPTI_NAME_FLUSH)) &&
+                (r = g.api.EnableCallback(1, g.sub, doms[d], id)) != CUPTI_SUCCESS && !failed++)
+                first = r;
             if (cls & CUPTI_NAME_NOISY) {
                 /* stop the records at the source; decode filters them too */
                 if (doms[d] == CUPTI_CB_DOMAIN_RUNTIME_API && g.api.ActivityEnableRuntimeApi)
@@ -519,8 +600,14 @@ static void enable_callbacks(void)
             }
         }
     }
-    g.api.EnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE,
-                         CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+    r = g.api.EnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE,
+                             CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+    if (r != CUPTI_SUCCESS && !failed++)
+        first = r;
+    /* GPU records still come; what is lost is said */
+    if (failed)
+        warn("cuptiEnableCallback failed for %u callbacks (%s): their launches get no Python "
+             "stack, or their flush is missed", failed, cupti_api_result(&g.api, first));
 }
 
 static int enable_activity(void)
@@ -535,7 +622,10 @@ static int enable_activity(void)
                     g.api.ActivityRegisterTimestampCallback(timestamp_cb) == CUPTI_SUCCESS;
     if (!g.ts_callback)
         cupti_decoder_set_clock_offset(g.dec, measure_offset());
-    g.api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    r = g.api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    if (r != CUPTI_SUCCESS)
+        warn("cuptiSetThreadIdType failed (%s): API calls may not land on the threads the "
+             "samples name", cupti_api_result(&g.api, r));
     r = g.api.ActivityRegisterCallbacks(buffer_request, buffer_complete);
     if (r != CUPTI_SUCCESS) {
         snprintf(why, sizeof why, "GPU recording off: cuptiActivityRegisterCallbacks failed: %s",
@@ -546,6 +636,7 @@ static int enable_activity(void)
     }
     for (size_t i = 0; i < N_KINDS; i++) {
         r = g.api.ActivityEnable(activity_kinds[i]);
+        g.kind_on[i] = r == CUPTI_SUCCESS;
         if (r != CUPTI_SUCCESS && activity_kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
             snprintf(why, sizeof why, "GPU recording off: cannot enable kernel records: %s",
                      cupti_api_result(&g.api, r));
@@ -608,6 +699,8 @@ int trec_cupti_init_with_api(const cupti_api *api, const trec_cupti_config *cfg)
     if (g.api.GetVersion && g.api.GetVersion(&g.version) != CUPTI_SUCCESS)
         g.version = 0;
     atomic_store(&g.ts_realtime, 0);
+    atomic_store(&g.unanswered_ns, 0);
+    atomic_store(&g.taken, 0);
     g.fd = -1;
     g.w = NULL;
     if (open_side_trace() != 0)
@@ -650,6 +743,7 @@ int trec_cupti_init_with_api(const cupti_api *api, const trec_cupti_config *cfg)
     goto out;
 
 out_writer:
+    disable_kinds();
     if (g.subscribed)
         g.api.Unsubscribe(g.sub);
     g.subscribed = 0;
@@ -682,9 +776,13 @@ static void close_injection(int full)
         pthread_join(g.flusher, NULL);
         g.flusher_on = 0;
     }
-    g.api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    if (g.api.ActivityGetNumDroppedRecords(NULL, 0, &dropped) != CUPTI_SUCCESS)
-        dropped = 0;
+    if (!atomic_load(&g.taken)) {   /* else CUPTI may be finalized */
+        g.api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        if (g.api.ActivityGetNumDroppedRecords(NULL, 0, &dropped) != CUPTI_SUCCESS)
+            dropped = 0;
+    }
+    if (!atomic_load(&g.taken))
+        disable_kinds();   /* what CUDA does after this is not recorded */
     pthread_mutex_lock(&g.mu);
     atomic_store(&g.state, ST_CLOSED);
     if (!g.write_failed) {
@@ -710,9 +808,7 @@ static void close_injection(int full)
     close(g.fd);
     g.fd = -1;
     if (full) {
-        for (size_t i = 0; i < N_KINDS; i++)
-            g.api.ActivityDisable(activity_kinds[i]);
-        if (g.subscribed)
+        if (g.subscribed && !atomic_load(&g.taken))
             g.api.Unsubscribe(g.sub);
         g.subscribed = 0;
         free_state();
@@ -812,7 +908,7 @@ int trec_cupti_test_capture_stack(const char *path)
     cupti_launch *l = NULL;
     trc_status st;
     trc_api_call a;
-    uint32_t stack = 0, flags = 0;
+    uint32_t stack = 0, ref = 0, flags = 0;
     int fd, rc = -1;
     int64_t t;
 
@@ -825,8 +921,11 @@ int trec_cupti_test_capture_stack(const char *path)
         goto out;
     memset(&a, 0, sizeof a);
     t = trc_now_ns();
-    if (cupti_launch_capture(l, w, &stack, &flags) != TRC_OK)
+    cupti_launch_capture(l, &ref, &flags);
+    cupti_launch_park(l, 1, ref, flags);
+    if (cupti_launch_resolve(l, w) != TRC_OK)
         goto out;
+    cupti_launch_take(l, 1, &stack, &flags);
     if (trc_writer_thread(w, getpid(), gettid(), "", &a.thread) != TRC_OK)
         goto out;
     a.start_ns = t;
@@ -845,4 +944,33 @@ out:
     cupti_launch_free(l);
     close(fd);
     return rc;
+}
+
+int trec_cupti_test_launches(const char *path)
+{
+    const int n = 10000;
+    cupti_launch *l = cupti_launch_new();
+    cupti_launch_stats a, b;
+    uint32_t ref, flags, no_python = 0;
+    long allocs;
+    FILE *f;
+
+    if (!l)
+        return -1;
+    cupti_launch_capture(l, &ref, &flags);
+    cupti_launch_get_stats(l, &a);
+    allocs = trc_alloc_count();
+    for (int i = 0; i < n; i++) {
+        cupti_launch_capture(l, &ref, &flags);
+        no_python += (flags & TRC_API_NO_PYTHON) != 0;
+    }
+    allocs = trc_alloc_count() - allocs;
+    cupti_launch_get_stats(l, &b);
+    cupti_launch_free(l);
+    f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "captures %d no_python %u thread_lists %llu allocs %ld\n", n, no_python,
+            (unsigned long long)(b.thread_lists - a.thread_lists), allocs);
+    return fclose(f) == 0 ? 0 : -1;
 }

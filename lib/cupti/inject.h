@@ -81,6 +81,14 @@ TREC_CUPTI_EXPORT int trec_cupti_active(void);
  * call it from Python through ctypes. */
 TREC_CUPTI_EXPORT int trec_cupti_test_capture_stack(const char *path);
 
+/* 10,000 launch-site captures on the calling thread (as from a thread
+ * that runs no Python): one capture first (attaches the walker), then
+ * the 10,000, counting what they cost.  Writes "captures N no_python N
+ * thread_lists N allocs N" to path.  Returns 0, -1 on error.  One
+ * argument, so that it can be a pthread start routine; for the tests
+ * that call it from Python through ctypes. */
+TREC_CUPTI_EXPORT int trec_cupti_test_launches(const char *path);
+
 /* What InitializeInjectionNvtx (version 1) or InitializeInjectionNvtx2
  * (version 2) does with libcupti's table, here with api (a fake): one
  * CUPTI call first, then forward get_export_table to api's entry point.

@@ -8,8 +8,10 @@
  * writer, and parks it under the call's correlation id; when the API
  * activity record with that id is decoded, it takes the stack back.
  *
- * Not thread-safe: the injection calls everything here with its one
- * mutex held (the writer and the walker's caches are shared).  Needs no
+ * Thread-safe with a small lock of its own, so that a launch never waits
+ * for the flusher: capture and park touch only this module; interning
+ * into the writer happens in cupti_launch_resolve, called by whoever
+ * owns the writer (the injection, with its big lock held).  Needs no
  * CUDA headers, so the capture is testable from any Python (ctypes).
  */
 #ifndef TRC_LIB_CUPTI_LAUNCH_H
@@ -27,6 +29,7 @@ typedef struct cupti_launch_stats {
     uint64_t no_python;      /* launches from threads without Python frames */
     uint64_t invalid;        /* walker reported an inconsistent stack */
     uint64_t overwritten;    /* parked stacks lost before their API record came */
+    uint64_t thread_lists;   /* thread lists the walker read (lib/py's stats) */
 } cupti_launch_stats;
 
 /* New, empty state; the Python runtime is looked for at the first
@@ -35,20 +38,28 @@ typedef struct cupti_launch_stats {
 cupti_launch *cupti_launch_new(void);
 void cupti_launch_free(cupti_launch *l);
 
-/* Stack of the calling thread, interned into w.  Sets *stack (0 = none)
- * and *flags (TRC_API_NO_PYTHON when the thread has no Python frames or
- * the process has no usable Python).  Returns TRC_OK or the writer's
- * error (then *stack = 0). */
-trc_status cupti_launch_capture(cupti_launch *l, trc_writer *w, uint32_t *stack, uint32_t *flags);
+/* Stack of the calling thread, not yet interned: sets *ref (0 = none;
+ * a thread found without Python is believed for ~100 ms, without a walk;
+ * a stack that cannot be copied for lack of memory goes without) and
+ * *flags (TRC_API_NO_PYTHON when the thread has no Python frames or the
+ * process has no usable Python).  Never touches a writer. */
+void cupti_launch_capture(cupti_launch *l, uint32_t *ref, uint32_t *flags);
 
-/* Park / take the result of a capture under a correlation id.  A slot
- * is reused after 2^18 newer launches (counted as overwritten).
- * cupti_launch_take returns 1 and fills the outputs when found (and
- * forgets it), else 0. Cannot fail. */
+/* Intern into w every stack captured since the last call, so that
+ * cupti_launch_take can give their ids.  Returns TRC_OK or the writer's
+ * first error (those stacks then take as 0). */
+trc_status cupti_launch_resolve(cupti_launch *l, trc_writer *w);
+
+/* Park the result of a capture (park) or an interned stack id (put)
+ * under a correlation id.  A slot is reused after 2^18 newer launches
+ * (counted as overwritten).  cupti_launch_take returns 1 and fills the
+ * outputs when found (and forgets it), else 0; a captured stack not
+ * resolved yet takes as 0.  Cannot fail. */
+void cupti_launch_park(cupti_launch *l, uint32_t corr, uint32_t ref, uint32_t flags);
 void cupti_launch_put(cupti_launch *l, uint32_t corr, uint32_t stack, uint32_t flags);
 int cupti_launch_take(cupti_launch *l, uint32_t corr, uint32_t *stack, uint32_t *flags);
 
-void cupti_launch_get_stats(const cupti_launch *l, cupti_launch_stats *out);
+void cupti_launch_get_stats(cupti_launch *l, cupti_launch_stats *out);
 
 /* Why Python stacks are unavailable ("" while they are, or before the
  * first capture).  Borrowed. */

@@ -38,6 +38,9 @@ static struct {
     uint32_t next_corr;
     unsigned flushes, forced, buffers;
     unsigned zeroed;
+    size_t other_records;        /* taken by another client's buffers */
+    int finalized;
+    unsigned after_finalize;     /* CUPTI calls made after cuptiFinalize */
     char calls[512];             /* fake_cupti_calls */             /* kernels delivered zeroed (callback_zero_kernels) */
 } F = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
@@ -47,6 +50,7 @@ static void log_call(const char *name)
 {
     size_t len;
     pthread_mutex_lock(&F.mu);
+    F.after_finalize += F.finalized;
     len = strlen(F.calls);
     snprintf(F.calls + len, sizeof F.calls - len, "%s%s", len ? " " : "", name);
     pthread_mutex_unlock(&F.mu);
@@ -142,6 +146,7 @@ static CUptiResult f_Subscribe_v2(CUpti_SubscriberHandle *h, CUpti_CallbackFunc 
 
 static CUptiResult f_Unsubscribe(CUpti_SubscriberHandle h)
 {
+    F.after_finalize += F.finalized;
     if (!F.subscribed || h != (CUpti_SubscriberHandle)&F)
         return CUPTI_ERROR_INVALID_PARAMETER;
     F.subscribed = 0;
@@ -153,23 +158,30 @@ static CUptiResult f_Unsubscribe(CUpti_SubscriberHandle h)
 static CUptiResult f_EnableCallback(uint32_t en, CUpti_SubscriberHandle h, CUpti_CallbackDomain d,
                                     CUpti_CallbackId id)
 {
+    F.after_finalize += F.finalized;
     if (!F.subscribed || h != (CUpti_SubscriberHandle)&F || d >= CUPTI_CB_DOMAIN_SIZE ||
         id >= MAX_CBID)
         return CUPTI_ERROR_INVALID_PARAMETER;
+    if (F.opts.fail_enable_callback)
+        return CUPTI_ERROR_NOT_SUPPORTED;
     F.cb_enabled[d][id] = en != 0;
     return CUPTI_SUCCESS;
 }
 
 static CUptiResult f_ActivityEnable(CUpti_ActivityKind k)
 {
+    F.after_finalize += F.finalized;
     if ((unsigned)k >= CUPTI_ACTIVITY_KIND_COUNT)
         return CUPTI_ERROR_INVALID_KIND;
+    if (F.opts.fail_kind && k == F.opts.fail_kind)
+        return CUPTI_ERROR_NOT_COMPATIBLE;
     F.enabled_kind[k] = 1;
     return CUPTI_SUCCESS;
 }
 
 static CUptiResult f_ActivityDisable(CUpti_ActivityKind k)
 {
+    F.after_finalize += F.finalized;
     if ((unsigned)k >= CUPTI_ACTIVITY_KIND_COUNT)
         return CUPTI_ERROR_INVALID_KIND;
     F.enabled_kind[k] = 0;
@@ -193,6 +205,7 @@ static CUptiResult f_EnableDriverApi(CUpti_CallbackId id, uint8_t en)
 static CUptiResult f_RegisterCallbacks(CUpti_BuffersCallbackRequestFunc r,
                                        CUpti_BuffersCallbackCompleteFunc c)
 {
+    F.after_finalize += F.finalized;
     if (!r || !c)
         return CUPTI_ERROR_INVALID_PARAMETER;
     F.req = r;
@@ -210,6 +223,9 @@ static CUptiResult f_RegisterTimestampCallback(CUpti_TimestampCallbackFunc f)
 
 static CUptiResult f_SetThreadIdType(CUpti_ActivityThreadIdType t)
 {
+    F.after_finalize += F.finalized;
+    if (F.opts.fail_thread_id_type)
+        return CUPTI_ERROR_NOT_SUPPORTED;
     return CUPTI_SUCCESS;
 }
 
@@ -229,6 +245,7 @@ static CUptiResult f_GetVersion(uint32_t *v)
 
 static CUptiResult f_GetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *n)
 {
+    F.after_finalize += F.finalized;
     pthread_mutex_lock(&F.mu);
     *n = F.dropped;
     F.dropped = 0;
@@ -258,9 +275,20 @@ size_t fake_cupti_record_size(CUpti_ActivityKind kind)
     }
 }
 
+static void busy_wait_ns(uint64_t ns)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &b);
+    while ((uint64_t)((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec)) < ns);
+}
+
 CUptiResult fake_cupti_next_record(uint8_t *buffer, size_t valid, CUpti_Activity **rec)
 {
     size_t off = 0;
+    if (F.opts.next_record_delay_ns)
+        busy_wait_ns(F.opts.next_record_delay_ns);
     if (*rec) {
         size_t sz = fake_cupti_record_size((*rec)->kind);
         if (!sz)
@@ -339,6 +367,7 @@ void fake_cupti_drop(size_t n)
 /* Hand everything queued to the injection, buffer by buffer. */
 static CUptiResult f_FlushAll(uint32_t flags)
 {
+    F.after_finalize += F.finalized;
     uint8_t *take;
     size_t n, off = 0;
 
@@ -430,6 +459,52 @@ void fake_cupti_table(cupti_api *api, const fake_cupti_opts *opts)
     api->InitializeInjectionNvtx2 = f_Nvtx2;
 }
 
+/* ---- another CUPTI client ---------------------------------------------- */
+
+static void CUPTIAPI other_request(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *buffer = malloc(1u << 20);
+    *size = *buffer ? 1u << 20 : 0;
+    *max_records = 0;
+}
+
+static void CUPTIAPI other_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                    size_t valid)
+{
+    CUpti_Activity *rec = NULL;
+    while (valid && fake_cupti_next_record(buffer, valid, &rec) == CUPTI_SUCCESS)
+        F.other_records++;
+    free(buffer);
+}
+
+void fake_cupti_other_client(void)
+{
+    F.req = other_request;
+    F.done = other_complete;
+    memset(F.enabled_kind, 0, sizeof F.enabled_kind);
+}
+
+void fake_cupti_finalize(void)
+{
+    F.subscribed = 0;
+    F.cb = NULL;
+    memset(F.cb_enabled, 0, sizeof F.cb_enabled);
+    F.req = NULL;
+    F.done = NULL;
+    memset(F.enabled_kind, 0, sizeof F.enabled_kind);
+    F.finalized = 1;
+}
+
+size_t fake_cupti_other_records(void)
+{
+    return F.other_records;
+}
+
+unsigned fake_cupti_calls_after_finalize(void)
+{
+    return F.after_finalize;
+}
+
 uint64_t fake_cupti_now(void)
 {
     struct timespec ts;
@@ -508,6 +583,14 @@ uint32_t fake_cupti_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uin
 int fake_cupti_kind_enabled(CUpti_ActivityKind kind)
 {
     return (unsigned)kind < CUPTI_ACTIVITY_KIND_COUNT && F.enabled_kind[kind];
+}
+
+int fake_cupti_kinds_enabled(void)
+{
+    int n = 0;
+    for (size_t i = 0; i < CUPTI_ACTIVITY_KIND_COUNT; i++)
+        n += F.enabled_kind[i];
+    return n;
 }
 
 int fake_cupti_callback_enabled(CUpti_CallbackDomain d, CUpti_CallbackId cbid)

@@ -40,6 +40,14 @@ typedef struct fake_cupti_opts {
      * CUPTI_DRIVER_TRACE_CBID_SIZE, below 1024) */
     uint32_t new_driver_cbid;
     const char *new_driver_name;
+    /* a slow GetNextRecord: it busy-waits this long per record (what a
+     * big buffer costs the thread that decodes it) */
+    uint64_t next_record_delay_ns;
+    /* refusals part-way through set-up: ActivityEnable of this kind
+     * (0 = none), every EnableCallback, SetThreadIdType */
+    CUpti_ActivityKind fail_kind;
+    int fail_enable_callback;
+    int fail_thread_id_type;
 } fake_cupti_opts;
 
 /* The process id records carry (opts.pid or getpid()). */
@@ -87,7 +95,19 @@ uint32_t fake_cupti_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uin
                          uint64_t dur, uint32_t tid);
 
 /* Inspection. */
+/* Another CUPTI client in the program (torch.profiler's Kineto):
+ * registers its own buffer callbacks, which take every record from then
+ * on (counted by fake_cupti_other_records), and disables every activity
+ * kind.  fake_cupti_finalize: cuptiFinalize, as that client may call it:
+ * subscriber, callbacks, buffer callbacks and kinds all gone; every
+ * CUPTI call after it is counted (fake_cupti_calls_after_finalize). */
+void fake_cupti_other_client(void);
+void fake_cupti_finalize(void);
+size_t fake_cupti_other_records(void);
+unsigned fake_cupti_calls_after_finalize(void);
+
 int fake_cupti_kind_enabled(CUpti_ActivityKind kind);
+int fake_cupti_kinds_enabled(void);         /* how many kinds are enabled */
 int fake_cupti_callback_enabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 int fake_cupti_api_activity_disabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 int fake_cupti_subscribed(void);

@@ -23,6 +23,7 @@ int main(void)
 #else
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -297,6 +298,191 @@ static void test_threads(void **state)
         }
     }
     assert_int_equal(n_tids, LAUNCH_THREADS);
+    tc_free(&t);
+    unlink(path);
+}
+
+/* A launch must not wait while another thread decodes buffers: GetNextRecord
+ * is made slow (the flusher holds the injection's big lock over whole
+ * buffers) and 1,000 launch callbacks fire from a second thread during a
+ * flush of 100k records.  Buffers of 2,000 records: a p99 over 1,000
+ * launches needs more than ten of them to land inside a decode. */
+#define SLOW_RECORDS 100000
+#define SLOW_LAUNCHES 1000
+
+static atomic_int slow_flush_done;
+
+static void *slow_flusher(void *arg)
+{
+    trec_cupti_flush();
+    atomic_store(&slow_flush_done, 1);
+    return arg;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void test_launch_not_blocked_by_flush(void **state)
+{
+    static int64_t lat[SLOW_LAUNCHES];
+    char path[128];
+    cupti_api api;
+    fake_cupti_opts o;
+    pthread_t th;
+    tc_trace t;
+    int n, raced = 0;
+
+    gput_tmp_path(path, sizeof path, "inject", "slowflush");
+    memset(&o, 0, sizeof o);
+    o.next_record_delay_ns = 2000;
+    o.buffer_records = 2000;
+    fake_cupti_table(&api, &o);
+    trec_cupti_config cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    for (uint32_t i = 0; i < SLOW_RECORDS; i++)
+        fake_cupti_api_record(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                              fake_cupti_now(), 1000, 0, 1000000 + i);
+    assert_int_equal(fake_cupti_pending(), SLOW_RECORDS * sizeof(CUpti_ActivityAPI));
+    atomic_store(&slow_flush_done, 0);
+    assert_int_equal(pthread_create(&th, NULL, slow_flusher, NULL), 0);
+    gput_sleep_ms(5);
+    for (n = 0; n < SLOW_LAUNCHES; n++) {
+        int64_t a = mono_ns();
+        raced += !atomic_load(&slow_flush_done);
+        uint32_t c = fake_cupti_api_enter(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+        lat[n] = mono_ns() - a;
+        fake_cupti_api_exit(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, c);
+        struct timespec ts = { 0, 100000 };
+        nanosleep(&ts, NULL);
+    }
+    pthread_join(th, NULL);
+    /* more than 1% of the launches raced the flush, so its p99 counts */
+    assert_true(raced > SLOW_LAUNCHES / 100);
+    qsort(lat, (size_t)n, sizeof lat[0], cmp_i64);
+    printf("launch callback latency (%d launches during the flush): p50 %lld ns, p99 %lld ns, "
+           "max %lld ns\n", raced, (long long)lat[n / 2], (long long)lat[n * 99 / 100], (long long)lat[n - 1]);
+    assert_true(lat[n * 99 / 100] < 1000000);
+    trec_cupti_shutdown();
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    assert_int_equal(tc_count(&t, TRC_EV_API_CALL), SLOW_RECORDS);
+    tc_free(&t);
+    unlink(path);
+}
+
+/* Another CUPTI client (torch.profiler) in the program: its subscribe
+ * fails, but it registers its own buffer callbacks, disables the kinds
+ * and finalizes.  Launches go on, records go to it; after TAKEOVER_NS
+ * (lib/cupti/inject.c, 10 s on the trace clock, which the test moves on)
+ * the injection says so once, in a warning and a loss record, and calls
+ * CUPTI no more. */
+static atomic_llong clock_skew;
+
+static int64_t skewed_clock(void)
+{
+    return trc_now_ns() + atomic_load(&clock_skew);
+}
+
+static void test_other_client_takes_over(void **state)
+{
+    char path[128];
+    cupti_api api;
+    tc_trace t;
+
+    gput_tmp_path(path, sizeof path, "inject", "takeover");
+    fake_cupti_table(&api, NULL);
+    atomic_store(&clock_skew, 0);
+    trec_cupti_config cfg = config(path, 0);
+    cfg.clock = skewed_clock;
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    /* ours first: one launch recorded */
+    fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, fake_cupti_now(), 10, 0);
+    assert_int_equal(trec_cupti_flush(), 0);
+    /* then the other client */
+    fake_cupti_other_client();
+    for (int i = 0; i < 5; i++)
+        fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, fake_cupti_now(),
+                        10, 0);
+    assert_int_equal(trec_cupti_flush(), 0);
+    assert_int_equal(fake_cupti_other_records(), 5);
+    assert_int_equal(n_warnings, 0);   /* not yet: records may just be late */
+    atomic_store(&clock_skew, 11000000000LL);
+    assert_int_equal(trec_cupti_flush(), 0);
+    assert_int_equal(n_warnings, 1);
+    assert_non_null(strstr(warnings, "taken over by another CUPTI client"));
+    fake_cupti_finalize();
+    /* the program goes on: more launches, flushes, then exit; never a
+     * CUPTI call after its finalize, never a second warning */
+    fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, fake_cupti_now(), 10, 0);
+    assert_int_equal(trec_cupti_flush(), 0);
+    trec_cupti_shutdown();
+    assert_int_equal(fake_cupti_calls_after_finalize(), 0);
+    assert_int_equal(n_warnings, 1);
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    assert_int_equal(t.reader_losses, 0);
+    assert_int_equal(tc_count(&t, TRC_EV_API_CALL), 1);
+    assert_int_equal(tc_count(&t, TRC_EV_LOSS), 1);
+    const tc_event *l = tc_nth(&t, TRC_EV_LOSS, 0);
+    assert_int_equal(l->u.loss.kind, TRC_LOSS_OTHER);
+    assert_non_null(strstr(l->detail, "GPU recording taken over by another CUPTI client"));
+    tc_free(&t);
+    unlink(path);
+}
+
+/* Kernel records refused after DEVICE and CONTEXT were enabled: those
+ * are disabled again and the subscriber removed, so CUPTI fills no
+ * buffers for a recorder that is off. */
+static void test_failed_setup_undone(void **state)
+{
+    char path[128];
+    cupti_api api;
+    fake_cupti_opts o;
+
+    gput_tmp_path(path, sizeof path, "inject", "undone");
+    memset(&o, 0, sizeof o);
+    o.fail_kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    fake_cupti_table(&api, &o);
+    trec_cupti_config cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 1);
+    assert_non_null(strstr(warnings, "cannot enable kernel records"));
+    assert_int_equal(fake_cupti_kinds_enabled(), 0);
+    assert_false(fake_cupti_subscribed());
+    unlink(path);
+}
+
+/* cuptiEnableCallback and cuptiSetThreadIdType refused: recording goes
+ * on (GPU records still come), each refusal said in one warning. */
+static void test_refused_callbacks_warn(void **state)
+{
+    char path[128];
+    cupti_api api;
+    fake_cupti_opts o;
+    tc_trace t;
+
+    gput_tmp_path(path, sizeof path, "inject", "cbrefused");
+    memset(&o, 0, sizeof o);
+    o.fail_enable_callback = 1;
+    o.fail_thread_id_type = 1;
+    fake_cupti_table(&api, &o);
+    trec_cupti_config cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    assert_int_equal(n_warnings, 2);
+    assert_non_null(strstr(warnings, "cuptiEnableCallback failed"));
+    assert_non_null(strstr(warnings, "cuptiSetThreadIdType failed"));
+    fake_cupti_api_record(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, fake_cupti_now(),
+                          1000, 0, 77);
+    trec_cupti_shutdown();
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    assert_int_equal(tc_count(&t, TRC_EV_API_CALL), 1);
     tc_free(&t);
     unlink(path);
 }
@@ -742,6 +928,10 @@ int main(void)
         cmocka_unit_test_teardown(test_second_subscriber_refused, shutdown_after),
         cmocka_unit_test_teardown(test_flusher_thread, shutdown_after),
         cmocka_unit_test_teardown(test_threads, shutdown_after),
+        cmocka_unit_test_teardown(test_launch_not_blocked_by_flush, shutdown_after),
+        cmocka_unit_test_teardown(test_other_client_takes_over, shutdown_after),
+        cmocka_unit_test_teardown(test_failed_setup_undone, shutdown_after),
+        cmocka_unit_test_teardown(test_refused_callbacks_warn, shutdown_after),
         cmocka_unit_test_teardown(test_nested_launch, shutdown_after),
         cmocka_unit_test_teardown(test_context_destroy_flushes, shutdown_after),
         cmocka_unit_test_teardown(test_reset_keeps_work_in_flight, shutdown_after),
