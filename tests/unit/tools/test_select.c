@@ -406,7 +406,7 @@ static void test_process_names(void **state)
         {"", NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        trc_process p = {0, 1, 0, "/opt/py/bin/python3.12", "", cases[i].cmd, 0, -1, ""};
+        trc_process p = {0, 1, 0, "/opt/py/bin/python3.12", "", cases[i].cmd, 0, -1, "", ""};
         char names[CONV_PROCESS_NAMES][128];
         int n = conv_process_names(&p, names);
         assert_string_equal(names[0], "python3.12");
@@ -422,7 +422,7 @@ static void test_process_names(void **state)
             assert_string_equal(names[k++], shown);
         assert_int_equal(n, k);
     }
-    trc_process none = {0, 1, 0, "", "", NULL, 0, -1, ""};
+    trc_process none = {0, 1, 0, "", "", NULL, 0, -1, "", ""};
     char names[CONV_PROCESS_NAMES][128];
     assert_int_equal(conv_process_names(&none, names), 0);
 }
