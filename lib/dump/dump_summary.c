@@ -280,8 +280,9 @@ int dump_summary(trc_reader *r, FILE *out, const dump_opts *o)
     if (verdict == DUMP_OK && detected)
         verdict = DUMP_DAMAGED;
     if (s.threads_nomem) {
-        /* a summary missing its thread lines would pass for a whole one */
-        if (o->problem)
+        /* a summary missing its thread or process lines would pass for
+         * a whole one; said once, even when the reader ran out too */
+        if (o->problem && st != TRC_ERR_NOMEM)
             o->problem(o->problem_ctx, "out of memory");
         trc_free(s.threads);
         trc_free(s.procs);
