@@ -309,9 +309,9 @@ static conv_tb *named_processes(void)
 {
     conv_tb *b = conv_tb_new();
     trc_process p10 = {0, 10, 1, "/usr/bin/python3.11", "CPython 3.11",
-                       "python3 -u -W ignore /srv/app/train.py --lr 1", 0, -1, ""};
-    trc_process p20 = {0, 20, 1, "/usr/bin/python3", "CPython 3.11", "python3 -m pkg.serve", 0, -1, ""};
-    trc_process p30 = {0, 30, 1, "/usr/bin/python3", "CPython 3.11", "python3 -c import x", 0, -1, ""};
+                       "python3 -u -W ignore /srv/app/train.py --lr 1", 0, -1, "", ""};
+    trc_process p20 = {0, 20, 1, "/usr/bin/python3", "CPython 3.11", "python3 -m pkg.serve", 0, -1, "", ""};
+    trc_process p30 = {0, 30, 1, "/usr/bin/python3", "CPython 3.11", "python3 -c import x", 0, -1, "", ""};
     assert_int_equal(trc_writer_process(conv_tb_writer(b), &p10), TRC_OK);
     assert_int_equal(trc_writer_process(conv_tb_writer(b), &p20), TRC_OK);
     assert_int_equal(trc_writer_process(conv_tb_writer(b), &p30), TRC_OK);
