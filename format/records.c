@@ -1,5 +1,5 @@
 /*
- * format/records.c — decode and encode the record bodies of format 1.1
+ * format/records.c — decode and encode the record bodies of format 1.2
  * (spec/DESIGN-NOTES.md "Record types"; see format/records.h).  Each
  * pair of functions below follows one row of the table, field by field,
  * so the two directions are easy to check against each other and the
@@ -114,6 +114,8 @@ trc_status trcf_decode(uint64_t type, const uint8_t *body, size_t len, int64_t *
         /* trailing fields of 1.1 ([R-REC-11]): absent in a 1.0 body */
         o->process.rank = c->p < c->end ? trcf_cur_sv(c) : -1;
         o->process.label = c->p < c->end ? trcf_cur_uv(c) : 0;
+        /* trailing field of 1.2 ([R-PROC-2]): absent in a 1.0 or 1.1 body */
+        o->process.layout = c->p < c->end ? trcf_cur_uv(c) : 0;
         break;
     case TRCF_THREAD:
         o->thread.id = trcf_cur_uv(c);
@@ -427,6 +429,7 @@ trc_status trcf_encode(trcf_buf *b, uint64_t type, int64_t *tcur, const trcf_bod
         p = trcf_put_time(p, tcur, in->process.start_ns);
         p = trcf_put_sv(p, in->process.rank);
         p = trcf_put_uv(p, in->process.label);
+        p = trcf_put_uv(p, in->process.layout);
         break;
     case TRCF_THREAD:
         p = trcf_put_uv(p, in->thread.id);

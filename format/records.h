@@ -1,5 +1,5 @@
 /*
- * format/records.h — record bodies of format 1.1 as plain structs, with
+ * format/records.h — record bodies of format 1.2 as plain structs, with
  * one decoder and one encoder for all of them (spec/DESIGN-NOTES.md
  * "Record types"; field order and meaning are the spec's).
  *
@@ -83,6 +83,8 @@ typedef struct trcf_process_def {
     /* 1.1 trailing fields (spec §7.5); a 1.0 body gives -1 and 0 */
     int64_t rank;
     uint64_t label;
+    /* 1.2 trailing field (spec §7.5); a 1.0 or 1.1 body gives 0 */
+    uint64_t layout;
 } trcf_process_def;
 typedef struct trcf_thread_def { uint64_t id; int64_t pid, tid; uint64_t name; } trcf_thread_def;
 

@@ -200,7 +200,8 @@ static int same_process(const trc_process *a, const trc_process *b)
 {
     return a->ppid == b->ppid && a->executable == b->executable &&
            a->interpreter == b->interpreter && a->command_line == b->command_line &&
-           a->start_ns == b->start_ns && a->rank == b->rank && a->label == b->label;
+           a->start_ns == b->start_ns && a->rank == b->rank && a->label == b->label &&
+           a->layout == b->layout;
 }
 
 trc_status trcm_process(trcm_model *m, const trc_process *p, const trc_process **out, int *changed)

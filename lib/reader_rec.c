@@ -331,7 +331,7 @@ static trc_status process_def(trc_reader *r, const trcf_record *rec, const trcf_
 {
     trc_process p;
     const trc_process *out;
-    uint32_t exe, interp, cmd, label;
+    uint32_t exe, interp, cmd, label, layout;
     int ok = 1, changed;
     trc_status st;
 
@@ -339,9 +339,10 @@ static trc_status process_def(trc_reader *r, const trcf_record *rec, const trcf_
     interp = map0(&r->strings, d->interpreter, &ok);
     cmd = map0(&r->strings, d->command_line, &ok);
     label = map0(&r->strings, d->label, &ok);
+    layout = map0(&r->strings, d->layout, &ok);
     if (!ok) {
-        uint64_t refs[4] = { d->executable, d->interpreter, d->command_line, d->label };
-        trcr_undef(r, rec, "string", first_undefined(r, refs, 4));
+        uint64_t refs[5] = { d->executable, d->interpreter, d->command_line, d->label, d->layout };
+        trcr_undef(r, rec, "string", first_undefined(r, refs, 5));
         return TRC_ERR_EOF;
     }
     memset(&p, 0, sizeof p);
@@ -353,6 +354,7 @@ static trc_status process_def(trc_reader *r, const trcf_record *rec, const trcf_
     p.start_ns = d->start_ns;
     p.rank = d->rank < 0 ? -1 : d->rank;
     p.label = str(r, label);
+    p.layout = str(r, layout);
     st = trcm_process(&r->model, &p, &out, &changed);
     if (st != TRC_OK)
         return st;

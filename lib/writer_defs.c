@@ -24,7 +24,7 @@ static int same_process(const trcw_process *a, const trcw_process *b)
 {
     return a->ppid == b->ppid && a->start_ns == b->start_ns && a->executable == b->executable &&
            a->interpreter == b->interpreter && a->command_line == b->command_line &&
-           a->rank == b->rank && a->label == b->label;
+           a->rank == b->rank && a->label == b->label && a->layout == b->layout;
 }
 
 static int same_device(const trcw_device *a, const trcw_device *b)
@@ -235,6 +235,8 @@ trc_status trc_writer_process(trc_writer *w, const trc_process *p)
         st = trcw_cstr(w, p->command_line, &cur.command_line);
     if (st == TRC_OK)
         st = trcw_cstr(w, p->label, &cur.label);
+    if (st == TRC_OK)
+        st = trcw_cstr(w, p->layout, &cur.layout);
     if (st != TRC_OK)
         return st;
     h = trci_hash(&p->pid, sizeof p->pid);
@@ -255,6 +257,7 @@ trc_status trc_writer_process(trc_writer *w, const trc_process *p)
     b.process.start_ns = p->start_ns;
     b.process.rank = cur.rank;
     b.process.label = cur.label;
+    b.process.layout = cur.layout;
     st = trcw_put(w, TRCF_PROCESS, 1, p->start_ns, &b);
     if (st != TRC_OK)
         return st;

@@ -35,7 +35,7 @@ typedef struct trcw_thread {
 /* What was last written for a pid / GPU device, to skip repeats. */
 typedef struct trcw_process {
     int64_t ppid, start_ns, rank;
-    uint32_t executable, interpreter, command_line, label;
+    uint32_t executable, interpreter, command_line, label, layout;
 } trcw_process;
 
 typedef struct trcw_device {

@@ -36,7 +36,7 @@ extern "C" {
 
 #define TRC_VERSION_STRING "0.1.0"
 #define TRC_FORMAT_MAJOR 1
-#define TRC_FORMAT_MINOR 1
+#define TRC_FORMAT_MINOR 2
 
 /* Status codes.  Stable numbers; tools map them to exit codes
  * (see docs/exit-codes.md).  Never renumber, only append. */
@@ -100,6 +100,8 @@ typedef struct trc_process {
     int64_t start_ns;        /* trace clock; 0 = unknown */
     int64_t rank;            /* from RANK & co. in its environment; -1 = unknown (format 1.1) */
     const char *label;       /* what the recorder saw it is, e.g. "DataLoader worker 1"; "" = none */
+    const char *layout;      /* where the recorder's CPython layout came from, e.g.
+                              * "the 3.12 headers"; "" = none or unknown (format 1.2) */
 } trc_process;
 
 typedef struct trc_thread {

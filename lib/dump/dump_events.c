@@ -317,6 +317,7 @@ void dump_event_line(FILE *out, const trc_reader *r, const trc_event *ev)
         k_t(out, "start", p->start_ns);
         k_s(out, "rank", p->rank);
         k_q(out, "label", p->label);
+        k_q(out, "layout", p->layout);
         char name[PROCNAME_MAX];
         procname_base(p, name, sizeof name);
         k_q(out, "name", name); /* what the converters call it, before " (pid N)" */

@@ -185,6 +185,7 @@ void dump_fields(FILE *out, uint64_t type, const trcf_body *b, const dump_strtab
         f_time(out, "start", b->process.start_ns);
         f_s(out, "rank", b->process.rank);
         f_sref(out, "label", b->process.label, t);
+        f_sref(out, "layout", b->process.layout, t);
         break;
     case TRCF_THREAD:
         f_u(out, "id", b->thread.id);

@@ -3,7 +3,8 @@
  * what a trace holds, read with the public reader: the recording(s), the
  * number of events of each type (spec §7), threads, processes, samples,
  * the time covered (on the trace clock and as a wall-clock date, which a
- * person can place), each thread with its samples, and every loss,
+ * person can place), each process with its interpreter and the CPython
+ * layout the recorder read it with, each thread with its samples, and every loss,
  * recorded or detected (spec §8.8).
  */
 #include "lib/dump/dump.h"
@@ -12,12 +13,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/procname.h"
 #include "lib/util/alloc.h"
 #include "lib/util/grow.h"
 
 #define N_EVENT_TYPES (TRC_EV_GPU_STREAM + 1)
 #define N_LOSS_KINDS (TRC_LOSS_OTHER + 1)
 #define MAX_THREAD_LINES 64   /* a summary stays readable; the rest are counted */
+#define MAX_PROCESS_LINES 64
 
 /* Samples of one thread, indexed by the reader's thread id. */
 typedef struct thread_tally {
@@ -35,7 +38,9 @@ typedef struct summary {
     int64_t wall_ns;                        /* of the first segment; 0 = unknown */
     thread_tally *threads;                  /* [thread id], grown as ids appear */
     size_t n_threads;                       /* capacity of threads */
-    int threads_nomem;                      /* a thread's tally could not be kept */
+    int threads_nomem;                      /* a thread's or process's entry could not be kept */
+    const trc_process **procs;              /* [process id]; the reader's, latest description */
+    size_t n_procs;                         /* capacity of procs */
 } summary;
 
 /* Counts a sample for its thread; without memory the summary fails
@@ -51,6 +56,19 @@ static void tally_thread(summary *s, const trc_sample *sm)
     s->threads[sm->thread].samples += sm->count;
     if (sm->flags & TRC_SAMPLE_ON_CPU)
         s->threads[sm->thread].on_cpu += sm->count;
+}
+
+/* Keeps the reader's process (it is updated in place when the pid is
+ * described again, so the summary prints the latest description). */
+static void note_process(summary *s, const trc_process *p)
+{
+    if (s->threads_nomem)
+        return;
+    if (trcu_grow((void **)&s->procs, &s->n_procs, p->id, sizeof *s->procs) != TRC_OK) {
+        s->threads_nomem = 1;
+        return;
+    }
+    s->procs[p->id] = p;
 }
 
 static void tally(summary *s, const trc_event *ev)
@@ -73,6 +91,9 @@ static void tally(summary *s, const trc_event *ev)
         if (ev->u.sample.flags & TRC_SAMPLE_ON_CPU)
             s->on_cpu += ev->u.sample.count;
         tally_thread(s, &ev->u.sample);
+        break;
+    case TRC_EV_PROCESS:
+        note_process(s, ev->u.process);
         break;
     case TRC_EV_LOSS: {
         int fr = ev->u.loss.from_reader ? 1 : 0;
@@ -146,6 +167,41 @@ static void print_threads(FILE *out, const summary *s, trc_reader *r)
         fprintf(out, "  ... and %" PRIu32 " more\n", more);
 }
 
+static void print_q(FILE *out, const char *s)
+{
+    dump_quote(out, s ? s : "", s ? strlen(s) : 0, 200);
+}
+
+/* One line per process, in order of first appearance: its name, its
+ * interpreter, and where the recorder's CPython layout came from (spec
+ * §7.5), which is what a user who sends a trace is asked about. */
+static void print_processes(FILE *out, const summary *s)
+{
+    uint32_t shown = 0, more = 0;
+    char name[PROCNAME_MAX];
+    fprintf(out, "processes: %" PRIu64 "\n", s->by_type[TRC_EV_PROCESS]);
+    for (size_t id = 1; id < s->n_procs; id++) {
+        const trc_process *p = s->procs[id];
+        if (!p)
+            continue;
+        if (shown == MAX_PROCESS_LINES) {
+            more++;
+            continue;
+        }
+        shown++;
+        procname_base(p, name, sizeof name);
+        fprintf(out, "  pid %" PRId64 " ", p->pid);
+        print_q(out, name);
+        fputs(": interpreter ", out);
+        print_q(out, p->interpreter);
+        fputs(", layout ", out);
+        print_q(out, p->layout);
+        fputc('\n', out);
+    }
+    if (more)
+        fprintf(out, "  ... and %" PRIu32 " more\n", more);
+}
+
 static void print_summary(FILE *out, const summary *s, trc_reader *r)
 {
     trc_reader_stats st;
@@ -175,7 +231,7 @@ static void print_summary(FILE *out, const summary *s, trc_reader *r)
     fputs(" s)\n", out);
     if (s->recorder)
         print_wall_start(out, s->wall_ns);
-    fprintf(out, "processes: %" PRIu64 "\n", s->by_type[TRC_EV_PROCESS]);
+    print_processes(out, s);
     print_threads(out, s, r);
     fprintf(out, "frames: %" PRIu32 "\n", trc_reader_frame_count(r));
     fprintf(out, "stacks: %" PRIu32 "\n", trc_reader_stack_count(r));
@@ -218,18 +274,22 @@ int dump_summary(trc_reader *r, FILE *out, const dump_opts *o)
     verdict = dump_status_verdict(st, events > 0);
     if (verdict == DUMP_UNUSABLE && events == 0) {
         trc_free(s.threads);
+        trc_free(s.procs);
         return verdict;
     }
     if (verdict == DUMP_OK && detected)
         verdict = DUMP_DAMAGED;
     if (s.threads_nomem) {
-        /* a summary missing its thread lines would pass for a whole one */
-        if (o->problem)
+        /* a summary missing its thread or process lines would pass for
+         * a whole one; said once, even when the reader ran out too */
+        if (o->problem && st != TRC_ERR_NOMEM)
             o->problem(o->problem_ctx, "out of memory");
         trc_free(s.threads);
+        trc_free(s.procs);
         return DUMP_UNUSABLE;
     }
     print_summary(out, &s, r);
     trc_free(s.threads);
+    trc_free(s.procs);
     return verdict;
 }

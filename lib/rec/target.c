@@ -213,6 +213,8 @@ trc_status rec_target_write_process(rec_target *t, trc_writer *w, int64_t now_ns
         p.start_ns = t->found_ns;
     p.rank = t->rank;
     p.label = t->label;
+    /* the same words `trec -v` says, so a trace tells which layout read it */
+    p.layout = t->py ? py_proc_layout_source(t->py) : "";
     trc_status st = trc_writer_process(w, &p);
     if (st == TRC_OK) {
         t->process_written = 1;

@@ -3,8 +3,9 @@
 # --version/--help, usage errors, a program that cannot be started, a
 # non-Python program (warned about, run to completion, its status
 # passed on), exit status and signal pass-through, "%p" in the output
-# name, --pid errors (no such process, not Python, no permission), and
-# --quiet.
+# name, --pid errors (no such process, not Python, no permission),
+# --quiet, and --verbose's layout line on every interpreter, which
+# `trc-dump --summary` of the trace must repeat.
 # retry-once: records a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 
@@ -196,6 +197,15 @@ while read -r vpy vver; do
     *) want="CPython $vver, layout from _Py_DebugOffsets \($minor list\)" ;;
   esac
   grep -Eq "^trec: pid [0-9]+ \(.*\): $want\$" "$T/err" || fail "--verbose on $vver: want '$want', got: $(head -c 300 "$T/err")"
+  # the trace keeps the same words (PROCESS layout, spec §7.5), and
+  # trc-dump --summary names them on that pid's line
+  vline=$(grep -E "^trec: pid [0-9]+ \(.*\): CPython " "$T/err" | head -n1)
+  vpid=${vline#trec: pid }
+  vpid=${vpid%% *}
+  vlayout=${vline##*, layout from }
+  "$BIN/trc-dump" --summary "$T/verbose.trc" >"$T/summary" 2>&1 || fail "trc-dump --summary on $vver: $(head -c 300 "$T/summary")"
+  grep -E "^  pid $vpid \"" "$T/summary" | grep -qF "\": interpreter \"CPython $vver\", layout \"$vlayout\"" ||
+    fail "trc-dump --summary on $vver: want layout '$vlayout' for pid $vpid, got: $(grep -A3 '^processes:' "$T/summary" | head -c 400)"
 done <<<"$PYTHONS"
 expect_rc 0 "--verbose --quiet" "$TREC" -v -q -o "$T/verbose.trc" -- "$PY" -c pass
 [ ! -s "$T/err" ] || fail "--verbose --quiet printed: $(head -c 200 "$T/err")"

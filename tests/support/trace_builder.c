@@ -498,7 +498,7 @@ trc_status tb_standard_trace(tb_buf *out, int n_samples, uint32_t chunk_bytes, i
             goto out;              \
     } while (0)
     {
-        trc_process p = { 0, 4242, 1, "/usr/bin/python3", "CPython 3.12.1", "python app.py --flag", t, -1, "" };
+        trc_process p = { 0, 4242, 1, "/usr/bin/python3", "CPython 3.12.1", "python app.py --flag", t, -1, "", "" };
         TRY(trc_writer_process(w, &p));
     }
     TRY(trc_writer_thread(w, 4242, 4242, "MainThread", &thr[0]));

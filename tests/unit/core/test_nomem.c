@@ -62,7 +62,7 @@ static int write_all(tb_buf *out)
     CALL(trc_writer_stack(w, 0, fr, &stk));
     CALL(trc_writer_counter_def(w, "rss", "bytes", 1, -1, &cnt));
     {
-        trc_process p = { 0, 1, 0, "/bin/x", "CPython", "x", 5, -1, "" };
+        trc_process p = { 0, 1, 0, "/bin/x", "CPython", "x", 5, -1, "", "" };
         trc_gpu_device d = { 0, "gpu", { 1 }, 1, 2, 3, 4 };
         CALL(trc_writer_process(w, &p));
         CALL(trc_writer_gpu_device(w, &d));

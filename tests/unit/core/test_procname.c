@@ -83,7 +83,7 @@ static void test_table(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         const row *r = &rows[i];
-        trc_process p = { 1, 812, 1, r->exe, r->interp, r->cmd, 0, r->rank, r->label };
+        trc_process p = { 1, 812, 1, r->exe, r->interp, r->cmd, 0, r->rank, r->label, "" };
         char out[PROCNAME_MAX];
         size_t n = procname(&p, 812, out, sizeof out);
         if (strcmp(out, r->want) != 0)
@@ -95,7 +95,7 @@ static void test_table(void **state)
 static void test_null_fields(void **state)
 {
     char out[PROCNAME_MAX];
-    trc_process p = { 1, 9, -1, NULL, NULL, NULL, 0, -1, NULL };
+    trc_process p = { 1, 9, -1, NULL, NULL, NULL, 0, -1, NULL, NULL };
     (void)state;
     procname(&p, 9, out, sizeof out);
     assert_string_equal(out, "process (pid 9)");
@@ -111,7 +111,7 @@ static void test_null_fields(void **state)
 static void test_cut(void **state)
 {
     char cmd[400], out[PROCNAME_MAX], small[8];
-    trc_process p = { 1, 812, 1, PY, CP, cmd, 0, 12, "" };
+    trc_process p = { 1, 812, 1, PY, CP, cmd, 0, 12, "", "" };
     (void)state;
     strcpy(cmd, "python3 ");
     for (int i = 0; i < 60; i++)

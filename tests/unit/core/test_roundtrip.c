@@ -97,7 +97,8 @@ static void test_all_types(void **state)
     w = trc_writer_open_callback(tb_write, &b, &o, &st);
     assert_non_null(w);
     {
-        trc_process p = { 0, INT64_MAX, INT64_MIN, "/usr/bin/python3", "CPython 3.12.1", "python x.py", -77, INT64_MAX, "DataLoader worker 3" };
+        trc_process p = { 0, INT64_MAX, INT64_MIN, "/usr/bin/python3", "CPython 3.12.1", "python x.py", -77, INT64_MAX, "DataLoader worker 3",
+                           "_Py_DebugOffsets (3.14 list)" };
         assert_int_equal(trc_writer_process(w, &p), TRC_OK);
     }
     assert_int_equal(trc_writer_thread(w, INT64_MAX, INT64_MIN, "T\xc3\xa9st", &th), TRC_OK);
@@ -178,7 +179,7 @@ static void test_all_types(void **state)
     assert_int_equal(ev->offset, 0);
     assert_int_equal(ev->u.segment->index, 0);
     assert_int_equal(ev->u.segment->major, 1);
-    assert_int_equal(ev->u.segment->minor, 1); /* format 1.1: PROCESS rank and label */
+    assert_int_equal(ev->u.segment->minor, 2); /* format 1.2: PROCESS layout */
     assert_true(ev->u.segment->start_ns == INT64_MIN + 1);
     assert_true(ev->u.segment->wall_ns == INT64_MAX);
     assert_true(ev->u.segment->period_ns == 250000);
@@ -196,6 +197,7 @@ static void test_all_types(void **state)
     assert_string_equal(ev->u.process->command_line, "python x.py");
     assert_true(ev->u.process->rank == INT64_MAX);
     assert_string_equal(ev->u.process->label, "DataLoader worker 3");
+    assert_string_equal(ev->u.process->layout, "_Py_DebugOffsets (3.14 list)");
     assert_true(ev->u.process->start_ns == -77);
     assert_ptr_equal(trc_reader_process_by_pid(x.r, INT64_MAX), ev->u.process);
 

@@ -68,6 +68,7 @@ static void fill(uint64_t type, trcf_body *b, trc_kv *kv)
         b->process.start_ns = INT64_MAX;
         b->process.rank = 3;   /* one byte each, see test_short_and_long_bodies */
         b->process.label = 4;
+        b->process.layout = 6;
         break;
     case TRCF_THREAD:
         b->thread.id = 9;
@@ -310,8 +311,9 @@ static void test_short_and_long_bodies(void **state)
         memcpy(body, rec.body, rec.len);
         /* every proper prefix of the body is corrupt (never a crash),
          * except one that ends where a minor version's trailing fields
-         * begin: PROCESS's rank and label (1.1) take their defaults */
-        size_t v10 = type == TRCF_PROCESS ? rec.len - 2 : rec.len;
+         * begin: PROCESS's rank and label (1.1) and layout (1.2) take
+         * their defaults */
+        size_t v10 = type == TRCF_PROCESS ? rec.len - 3 : rec.len;
         for (cut = 0; cut < v10; cut++) {
             tcur = 0;
             why = NULL;
@@ -322,8 +324,13 @@ static void test_short_and_long_bodies(void **state)
             tcur = 0;
             assert_int_equal(trcf_decode(type, body, v10, &tcur, &out, &why), TRC_OK);
             assert_true(out.process.rank == -1 && out.process.label == 0);
+            assert_true(out.process.layout == 0);
             assert_int_equal(trcf_decode(type, body, v10 + 1, &tcur, &out, &why), TRC_OK);
             assert_true(out.process.rank == 3 && out.process.label == 0);
+            assert_int_equal(trcf_decode(type, body, v10 + 2, &tcur, &out, &why), TRC_OK);
+            assert_true(out.process.label == 4 && out.process.layout == 0); /* a 1.1 body */
+            assert_int_equal(trcf_decode(type, body, rec.len, &tcur, &out, &why), TRC_OK);
+            assert_true(out.process.layout == 6);
         }
         /* trailing bytes from a newer minor version are ignored */
         memcpy(body + rec.len, "\x01\x02\x03\xff\xff", 5);

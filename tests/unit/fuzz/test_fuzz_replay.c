@@ -305,7 +305,7 @@ static void gpu_trace(tb_buf *b, int level)
     trc_writer *w = open_mem(b, level, 512);
     uint32_t th, fr[3], st[3], cnt;
     int64_t t = 10000;
-    trc_process p = {0, 42, 1, "/usr/bin/python3", "CPython 3.12.1", "python3 train.py", 9000, -1, ""};
+    trc_process p = {0, 42, 1, "/usr/bin/python3", "CPython 3.12.1", "python3 train.py", 9000, -1, "", ""};
     trc_gpu_device d = {0, "Fake GPU", {1, 2, 3}, 80, 1u << 30, 9, 0};
     trc_gpu_context c = {42, 0, 1};
     trc_gpu_stream s = {42, 0, 1, 7, -1, TRC_STREAM_NON_BLOCKING, "main"};

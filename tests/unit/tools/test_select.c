@@ -309,9 +309,9 @@ static conv_tb *named_processes(void)
 {
     conv_tb *b = conv_tb_new();
     trc_process p10 = {0, 10, 1, "/usr/bin/python3.11", "CPython 3.11",
-                       "python3 -u -W ignore /srv/app/train.py --lr 1", 0, -1, ""};
-    trc_process p20 = {0, 20, 1, "/usr/bin/python3", "CPython 3.11", "python3 -m pkg.serve", 0, -1, ""};
-    trc_process p30 = {0, 30, 1, "/usr/bin/python3", "CPython 3.11", "python3 -c import x", 0, -1, ""};
+                       "python3 -u -W ignore /srv/app/train.py --lr 1", 0, -1, "", ""};
+    trc_process p20 = {0, 20, 1, "/usr/bin/python3", "CPython 3.11", "python3 -m pkg.serve", 0, -1, "", ""};
+    trc_process p30 = {0, 30, 1, "/usr/bin/python3", "CPython 3.11", "python3 -c import x", 0, -1, "", ""};
     assert_int_equal(trc_writer_process(conv_tb_writer(b), &p10), TRC_OK);
     assert_int_equal(trc_writer_process(conv_tb_writer(b), &p20), TRC_OK);
     assert_int_equal(trc_writer_process(conv_tb_writer(b), &p30), TRC_OK);
@@ -406,7 +406,7 @@ static void test_process_names(void **state)
         {"", NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        trc_process p = {0, 1, 0, "/opt/py/bin/python3.12", "", cases[i].cmd, 0, -1, ""};
+        trc_process p = {0, 1, 0, "/opt/py/bin/python3.12", "", cases[i].cmd, 0, -1, "", ""};
         char names[CONV_PROCESS_NAMES][128];
         int n = conv_process_names(&p, names);
         assert_string_equal(names[0], "python3.12");
@@ -422,7 +422,7 @@ static void test_process_names(void **state)
             assert_string_equal(names[k++], shown);
         assert_int_equal(n, k);
     }
-    trc_process none = {0, 1, 0, "", "", NULL, 0, -1, ""};
+    trc_process none = {0, 1, 0, "", "", NULL, 0, -1, "", ""};
     char names[CONV_PROCESS_NAMES][128];
     assert_int_equal(conv_process_names(&none, names), 0);
 }

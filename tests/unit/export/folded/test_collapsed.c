@@ -99,7 +99,7 @@ static void test_short_paths(void **state)
 static void test_merge_and_options(void **state)
 {
     conv_tb *b = conv_tb_new();
-    trc_process p = {0, 7, 1, "/usr/bin/python3.11", "CPython 3.11", "python3 x.py", 0, -1, ""};
+    trc_process p = {0, 7, 1, "/usr/bin/python3.11", "CPython 3.11", "python3 x.py", 0, -1, "", ""};
     assert_int_equal(trc_writer_process(conv_tb_writer(b), &p), TRC_OK);
     uint32_t t1 = conv_tb_thread(b, 7, 7, "MainThread"), t2 = conv_tb_thread(b, 7, 8, "");
     uint32_t m10 = conv_tb_frame(b, "main", "/home/u/p/app.py", 10, 1);
