@@ -16,6 +16,9 @@
  *   stackless  pid  tid  n   (on-CPU samples with no Python frame that
  *            fall between two samples of the thread whose stacks hold
  *            $TRC_STACKS_ROOT, FUNC or FUNC@PART-OF-FILE; or have frames)
+ *   span     pid  tid  first_ns  last_ns  samples   (a thread's first and
+ *            last sample times and its samples: with the period, the
+ *            ticks of its life the recorder did not take)
  *   stats    chunks  damaged_chunks  losses
  *
  * Exit status: 0 read cleanly, 1 read with damage/loss reported by the
@@ -44,6 +47,8 @@ typedef struct gap {
     uint32_t thread;
     int seen;               /* a sample with frames came */
     uint64_t pending, between;
+    int64_t first_ns, last_ns; /* its first and last sample times */
+    uint64_t samples;
 } gap;
 
 static gap *gaps;
@@ -111,8 +116,10 @@ static void add_gap(const trc_reader *r, const trc_sample *s, const char *root)
         if (n_gaps == cap_gaps)
             gaps = grow(gaps, &cap_gaps, sizeof *gaps);
         g = &gaps[n_gaps++];
-        *g = (gap){ .thread = s->thread };
+        *g = (gap){ .thread = s->thread, .first_ns = s->time_ns };
     }
+    g->last_ns = s->time_ns + (int64_t)s->span_ns;
+    g->samples += s->count;
     if (holds(r, s->stack, root)) {
         g->between += g->seen ? g->pending : 0;
         g->pending = 0;
@@ -244,6 +251,9 @@ int main(int argc, char **argv)
         const trc_thread *t = trc_reader_thread(r, gaps[i].thread);
         printf("stackless\t%lld\t%lld\t%llu\n", t ? (long long)t->pid : -1LL,
                t ? (long long)t->tid : -1LL, (unsigned long long)gaps[i].between);
+        printf("span\t%lld\t%lld\t%lld\t%lld\t%llu\n", t ? (long long)t->pid : -1LL,
+               t ? (long long)t->tid : -1LL, (long long)gaps[i].first_ns,
+               (long long)gaps[i].last_ns, (unsigned long long)gaps[i].samples);
     }
     trc_reader_stats stats;
     trc_reader_get_stats(r, &stats);
