@@ -46,7 +46,7 @@ int main(int argc, char **argv)
         "  CPU s   on-CPU seconds of the samples executing the line, callees included;\n"
         "  Wall s  the same over every sample, idle ones too;\n"
         "  Share   the line's part of the function's on-CPU time (wall with --idle);\n"
-        "  GPU s   when the trace has GPU activities: GPU time of the kernels, copies\n"
+        "  GPU ms  when the trace has GPU activities: GPU time of the kernels, copies\n"
         "          and memsets launched while the line was executing.\n"
         "Sources are read from the paths recorded (--source-root maps them); a file\n"
         "that is missing or shorter than a recorded line still gets its numbers,\n"

@@ -61,6 +61,11 @@ static int cmp_pick(const void *x, const void *y)
         c = cmp_u64_desc(lines_time_of(&a->own, g_ctx.m), lines_time_of(&b->own, g_ctx.m));
     if (!c)
         c = cmp_u64_desc(lines_time_of(&a->cum, g_ctx.m), lines_time_of(&b->cum, g_ctx.m));
+    /* a trace of GPU work only still has its launching lines */
+    if (!c)
+        c = cmp_u64_desc(a->own.gpu_ns, b->own.gpu_ns);
+    if (!c)
+        c = cmp_u64_desc(a->cum.gpu_ns, b->cum.gpu_ns);
     if (!c)
         c = strcmp(a->file, b->file);
     if (!c)
@@ -104,7 +109,7 @@ trc_status lines_pick(const lines_agg *a, const lines_opts *o, uint32_t **out, s
             continue;
         if (want_fn && !function_matches(f->function, want_fn))
             continue;
-        if (!want_file && !want_fn && !lines_time_of(&f->cum, o->metric))
+        if (!want_file && !want_fn && !lines_time_of(&f->cum, o->metric) && !f->cum.gpu_ns)
             continue;
         v[k++] = (uint32_t)i;
     }

@@ -32,6 +32,8 @@ static const char *col(const text *t, const char *code) { return t->o->color ? c
 #define RESET "\033[0m"
 
 static double sec(uint64_t ns) { return (double)ns / 1e9; }
+/* GPU work is short: milliseconds, where samples are seconds. */
+static double msec(uint64_t ns) { return (double)ns / 1e6; }
 static double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * part / whole : 0.0; }
 
 static const char *metric_name(lines_metric m) { return m == LINES_WALL ? "wall" : "on-CPU"; }
@@ -53,7 +55,7 @@ static void related(const text *t, const lines_func *f, uint32_t fi, int callees
             fprintf(t->out, " (%s:%u)", exp_short_path(g->file), g->first_line);
         fprintf(t->out, "%s %.3f s %.1f %%", col(t, RESET), sec(v), pct(v, whole));
         if (t->gpu && e->t.gpu_ns)
-            fprintf(t->out, " gpu %.3f s", sec(e->t.gpu_ns));
+            fprintf(t->out, " gpu %.3f ms", msec(e->t.gpu_ns));
     }
     fputc('\n', t->out);
 }
@@ -78,7 +80,7 @@ static void row_line(const text *t, const lines_func *f, uint32_t line, const li
         fprintf(t->out, "  %s%9.3f %9.3f %6.1f %%", heat(t, share), sec(row->t.cpu_ns),
                 sec(row->t.wall_ns), share);
         if (t->gpu)
-            fprintf(t->out, " %9.3f", sec(row->t.gpu_ns));
+            fprintf(t->out, " %9.3f", msec(row->t.gpu_ns));
         fputs(col(t, RESET), t->out);
     } else {
         fprintf(t->out, "  %9s %9s %8s", "", "", "");
@@ -127,7 +129,7 @@ static trc_status one_function(const text *t, uint32_t fi)
             pct(lines_time_of(&f->cum, m), lines_time_of(&tot->t, m)),
             sec(lines_time_of(&f->own, m)), sec(f->cum.cpu_ns), sec(f->cum.wall_ns));
     if (t->gpu)
-        fprintf(t->out, "; GPU launched %.3f s", sec(f->cum.gpu_ns));
+        fprintf(t->out, "; GPU launched %.3f ms", msec(f->cum.gpu_ns));
     fputc('\n', t->out);
     related(t, f, fi, 0);
     related(t, f, fi, 1);
@@ -135,7 +137,7 @@ static trc_status one_function(const text *t, uint32_t fi)
         fprintf(t->out, "  %ssource not shown: %s%s\n", col(t, DIM), src.error, col(t, RESET));
     fprintf(t->out, "%s%7s  %9s %9s %8s", col(t, BOLD), "Line", "CPU s", "Wall s", "Share");
     if (t->gpu)
-        fprintf(t->out, " %9s", "GPU s");
+        fprintf(t->out, " %9s", "GPU ms");
     fprintf(t->out, "  Source%s\n", col(t, RESET));
 
     uint32_t r = f->first_row, end = f->first_row + f->n_rows;
@@ -177,8 +179,8 @@ trc_status lines_write_text(const lines_agg *a, const lines_opts *o, FILE *out)
     fprintf(out, "%" PRIu64 " samples: on-CPU %.3f s, wall %.3f s", tot->samples,
             sec(tot->t.cpu_ns), sec(tot->t.wall_ns));
     if (t.gpu)
-        fprintf(out, "; %" PRIu64 " GPU activities, %.3f s (%.3f s without a Python launch site)",
-                tot->gpu_activities, sec(tot->t.gpu_ns), sec(tot->gpu_unattributed_ns));
+        fprintf(out, "; %" PRIu64 " GPU activities, %.3f ms (%.3f ms without a Python launch site)",
+                tot->gpu_activities, msec(tot->t.gpu_ns), msec(tot->gpu_unattributed_ns));
     fputc('\n', out);
     if (o->function || o->file)
         fprintf(out, "functions matching%s%s%s%s: %zu\n", o->function ? " --function " : "",
@@ -188,6 +190,11 @@ trc_status lines_write_text(const lines_agg *a, const lines_opts *o, FILE *out)
         fprintf(out, "the %zu hottest functions by own %s time; per line: time with the line "
                      "executing, callees included\n",
                 n, metric_name(o->metric));
+    if (!n)
+        fputs(o->function || o->file ? "no Python function with samples matches\n"
+                                     : "no Python function has samples (check the selection: "
+                                       "--pid, --thread, --from, --to, --gil)\n",
+              out);
     for (size_t i = 0; i < n && st == TRC_OK; i++)
         st = one_function(&t, pick[i]);
     trc_free(pick);

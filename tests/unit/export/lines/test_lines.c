@@ -314,14 +314,14 @@ static void test_text(void **state)
     const char *want =
         "work  /srv/a.py:8\n"
         "  on-CPU 0.011 s (91.7 % of the trace), own 0.010 s; on-CPU 0.011 s, wall 0.013 s; "
-        "GPU launched 0.001 s\n"
-        "  callers: main (srv/a.py:1) 0.011 s 100.0 % gpu 0.001 s\n"
-        "  callees: helper (srv/b.py:20) 0.001 s 9.1 % gpu 0.000 s\n"
-        "   Line      CPU s    Wall s    Share     GPU s  Source\n"
+        "GPU launched 0.507 ms\n"
+        "  callers: main (srv/a.py:1) 0.011 s 100.0 % gpu 0.507 ms\n"
+        "  callees: helper (srv/b.py:20) 0.001 s 9.1 % gpu 0.007 ms\n"
+        "   Line      CPU s    Wall s    Share    GPU ms  Source\n"
         "      8                                          line 8\n"
         "      9                                          line 9\n"
-        "     10      0.008     0.008   72.7 %     0.001      x = \"h\xc3\xa9\"    # ten\n"
-        "     11      0.003     0.005   27.3 %     0.000  line 11\n"
+        "     10      0.008     0.008   72.7 %     0.500      x = \"h\xc3\xa9\"    # ten\n"
+        "     11      0.003     0.005   27.3 %     0.007  line 11\n"
         "     12      0.001     0.001    9.1 %     0.000  [past the end: the file has 11 lines]\n";
     assert_non_null(strstr(out, want));
     assert_non_null(strstr(out, "15 samples: on-CPU 0.012 s, wall 0.015 s; 4 GPU activities"));
@@ -331,7 +331,7 @@ static void test_text(void **state)
     o.n_roots = 0;
     out = report(w.a, &o);
     assert_non_null(strstr(out, "  source not shown: /srv/a.py: No such file or directory\n"));
-    assert_non_null(strstr(out, "     10      0.008     0.008   72.7 %     0.001  \n"));
+    assert_non_null(strstr(out, "     10      0.008     0.008   72.7 %     0.500  \n"));
     assert_null(strstr(out, "      9  "));
     free(out);
 
