@@ -8,9 +8,11 @@
 #include "lib/export/lines/lines.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/util/alloc.h"
 
@@ -49,13 +51,20 @@ int lines_source_load(lines_source *s, const char *recorded, const char *const *
     map_path(s, recorded, roots, n_roots);
     if (!*recorded || recorded[0] == '<')
         return fail(s, "not a file (code made at run time)");
-    FILE *f = fopen(s->path, "rb");
-    if (!f)
+    /* O_NONBLOCK: a recorded path naming a FIFO must not hang the
+     * report on an open that waits for a writer. */
+    int fd = open(s->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return fail(s, strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
         return fail(s, "not a regular file");
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return -1;
     }
     if ((uint64_t)st.st_size > SOURCE_MAX_BYTES) {
         fclose(f);
