@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -282,6 +283,14 @@ static void test_source(void **state)
     assert_int_equal(lines_source_load(&s, "/srv/a.py", NULL, 0), 0);
     assert_null(s.text);
     assert_string_equal(s.error, "/srv/a.py: No such file or directory");
+    /* a FIFO is refused without waiting for a writer */
+    char fifo[300];
+    snprintf(fifo, sizeof fifo, "%s/fifo.py", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(lines_source_load(&s, fifo, NULL, 0), 0);
+    assert_null(s.text);
+    assert_non_null(strstr(s.error, "not a regular file"));
+    unlink(fifo);
     assert_int_equal(lines_source_load(&s, "<frozen abc>", NULL, 0), 0);
     assert_null(s.text);
     assert_non_null(strstr(s.error, "not a file"));
