@@ -148,12 +148,16 @@ trc_status lines_write_json(const lines_agg *a, const lines_opts *o, FILE *out);
 
 /* One shown function: which source lines are listed.  A line is listed
  * when it has samples, is the def line, or lies within LINES_CONTEXT of
- * a line with samples; every line when the span is short.  (Without
- * the source only the lines with samples are listed.) */
+ * a line with samples; every line when the span is short.  Without the
+ * source (all == 0) only the lines with samples are.  lines_next gives
+ * the first listed line after `after` (0: the first of all), 0 when there
+ * is none, in steps that skip what is not listed: a hostile line number
+ * costs nothing. */
 #define LINES_CONTEXT 2u
 #define LINES_SHOW_ALL_SPAN 40u
-int lines_listed(const lines_agg *a, const lines_func *f, uint32_t line);
-/* The last line number a function's listing may reach. */
+uint32_t lines_next(const lines_agg *a, const lines_func *f, uint32_t after, int all);
+/* The first and last line numbers a function's listing may reach. */
+uint32_t lines_first(const lines_agg *a, const lines_func *f);
 uint32_t lines_last(const lines_agg *a, const lines_func *f);
 
 /* ---- as a sink (lines_sink.c) --------------------------------------- */

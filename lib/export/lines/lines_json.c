@@ -106,17 +106,14 @@ static trc_status one_function(jsonw *w, const lines_agg *a, const lines_opts *o
         row(w, f, o, 0, lines_agg_row(a, r), &src, &first);
         r++;
     }
-    uint32_t from = f->first_line ? f->first_line : 1, last = lines_last(a, f);
-    if (r < end && lines_agg_row(a, r)->line < from)
-        from = lines_agg_row(a, r)->line;
-    for (uint32_t line = from; line && line <= last; line++) {
+    for (uint32_t line = lines_next(a, f, 0, src.text != NULL); line;
+         line = lines_next(a, f, line, src.text != NULL)) {
         const lines_row *lr = NULL;
+        while (r < end && lines_agg_row(a, r)->line < line)
+            r++;
         if (r < end && lines_agg_row(a, r)->line == line)
-            lr = lines_agg_row(a, r++);
-        if (lr || (src.text && lines_listed(a, f, line)))
-            row(w, f, o, line, lr, &src, &first);
-        if (line == UINT32_MAX)
-            break;
+            lr = lines_agg_row(a, r);
+        row(w, f, o, line, lr, &src, &first);
     }
     jsonw_raw(w, "]}");
     lines_source_free(&src);

@@ -190,12 +190,37 @@ uint32_t lines_last(const lines_agg *a, const lines_func *f)
     return last;
 }
 
-int lines_listed(const lines_agg *a, const lines_func *f, uint32_t line)
+uint32_t lines_first(const lines_agg *a, const lines_func *f)
 {
-    uint32_t first = f->first_line ? f->first_line : 1, last = lines_last(a, f);
-    if (line == f->first_line || (line >= first && last - first <= LINES_SHOW_ALL_SPAN))
-        return 1;
-    uint32_t from = line > LINES_CONTEXT ? line - LINES_CONTEXT : 1;
-    uint32_t i = row_at(a, f, from);
-    return i < f->first_row + f->n_rows && lines_agg_row(a, i)->line <= line + LINES_CONTEXT;
+    uint32_t lo = f->first_line, i = row_at(a, f, 1);
+    if (i < f->first_row + f->n_rows) {
+        uint32_t l = lines_agg_row(a, i)->line;
+        if (!lo || l < lo)
+            lo = l; /* a decorator's line comes before the def */
+    }
+    return lo ? lo : 1;
+}
+
+uint32_t lines_next(const lines_agg *a, const lines_func *f, uint32_t after, int all)
+{
+    uint32_t lo = lines_first(a, f), last = lines_last(a, f);
+    if (after >= last)
+        return 0;
+    uint32_t cand = after < lo ? lo : after + 1, best = 0;
+    if (all && last - lo <= LINES_SHOW_ALL_SPAN)
+        return cand;
+    if (all && f->first_line >= cand)
+        best = f->first_line;
+    /* the first row whose window (with context) reaches cand or beyond */
+    uint32_t from = all && cand > LINES_CONTEXT ? cand - LINES_CONTEXT : cand;
+    uint32_t i = row_at(a, f, from ? from : 1);
+    if (i < f->first_row + f->n_rows) {
+        uint32_t l = lines_agg_row(a, i)->line;
+        uint32_t start = all && l > LINES_CONTEXT ? l - LINES_CONTEXT : l;
+        if (start < cand)
+            start = cand;
+        if (!best || start < best)
+            best = start;
+    }
+    return best;
 }

@@ -143,25 +143,17 @@ static trc_status one_function(const text *t, uint32_t fi)
     uint32_t r = f->first_row, end = f->first_row + f->n_rows;
     if (r < end && lines_agg_row(t->a, r)->line == 0)
         row_line(t, f, 0, lines_agg_row(t->a, r++), &src);
-    uint32_t from = f->first_line ? f->first_line : 1, last = lines_last(t->a, f);
-    if (r < end && lines_agg_row(t->a, r)->line < from)
-        from = lines_agg_row(t->a, r)->line;
-    int gap = 0;
-    for (uint32_t line = from; line && line <= last; line++) {
+    uint32_t prev = 0, first = lines_first(t->a, f);
+    for (uint32_t line = lines_next(t->a, f, 0, src.text != NULL); line;
+         prev = line, line = lines_next(t->a, f, line, src.text != NULL)) {
         const lines_row *row = NULL;
+        while (r < end && lines_agg_row(t->a, r)->line < line)
+            r++;
         if (r < end && lines_agg_row(t->a, r)->line == line)
-            row = lines_agg_row(t->a, r++);
-        /* Without the text, a line without samples says nothing. */
-        if (!row && (!src.text || !lines_listed(t->a, f, line))) {
-            gap = 1;
-            continue;
-        }
-        if (gap)
+            row = lines_agg_row(t->a, r);
+        if (prev ? line > prev + 1 : line > first)
             fprintf(t->out, "%7s\n", "...");
-        gap = 0;
         row_line(t, f, line, row, &src);
-        if (line == UINT32_MAX)
-            break;
     }
     lines_source_free(&src);
     return TRC_OK;

@@ -241,6 +241,60 @@ static void test_pick(void **state)
     world_close(&w);
 }
 
+/* The listed lines: lines_next from 0 until 0, into got. */
+static size_t listing(const lines_agg *a, const lines_func *f, int all, uint32_t *got, size_t max)
+{
+    size_t n = 0;
+    for (uint32_t l = lines_next(a, f, 0, all); l; l = lines_next(a, f, l, all)) {
+        assert_true(n < max);
+        got[n++] = l;
+    }
+    return n;
+}
+
+static void test_listing(void **state)
+{
+    world w;
+    world_open(&w, 0);
+    uint32_t got[16];
+    const lines_func *wk = find(w.a, "work", NULL);
+    assert_int_equal(listing(w.a, wk, 1, got, 16), 5); /* short: 8..12 whole */
+    assert_int_equal(got[0], 8);
+    assert_int_equal(got[4], 12);
+    assert_int_equal(listing(w.a, wk, 0, got, 16), 3); /* no source: 10, 11, 12 */
+    assert_int_equal(got[0], 10);
+    world_close(&w);
+
+    /* a long function: def line, the sampled lines with two lines around
+     * each; a line number near 2^32 costs a few steps, not billions */
+    conv_tb *b = conv_tb_new();
+    uint32_t th = conv_tb_thread(b, 1, 1, "t");
+    uint32_t f100 = conv_tb_frame(b, "f", "/x.py", 100, 1);
+    uint32_t f103 = conv_tb_frame(b, "f", "/x.py", 103, 1);
+    uint32_t fbig = conv_tb_frame(b, "f", "/x.py", 4000000000u, 1);
+    conv_tb_sample(b, 0, th, conv_tb_stack(b, 1, &f100), ON, 0);
+    conv_tb_sample(b, 1, th, conv_tb_stack(b, 1, &f103), ON, 0);
+    conv_tb_sample(b, 2, th, conv_tb_stack(b, 1, &fbig), ON, 0);
+    trc_reader *r = conv_tb_reader(b);
+    assert_non_null(r);
+    lines_agg *a = lines_agg_new();
+    const trc_event *ev;
+    while (trc_reader_next(r, &ev) == TRC_OK)
+        if (ev->type == TRC_EV_SAMPLE)
+            assert_int_equal(lines_agg_sample(a, &ev->u.sample), TRC_OK);
+    assert_int_equal(lines_agg_finish(a, r), TRC_OK);
+    const lines_func *f = find(a, "f", NULL);
+    uint32_t want[] = {1, 98, 99, 100, 101, 102, 103, 104, 105,
+                       3999999998u, 3999999999u, 4000000000u};
+    assert_int_equal(listing(a, f, 1, got, 16), 12);
+    assert_memory_equal(got, want, sizeof want);
+    assert_int_equal(listing(a, f, 0, got, 16), 3);
+    assert_int_equal(got[2], 4000000000u);
+    lines_agg_free(a);
+    trc_reader_free(r);
+    conv_tb_free(b);
+}
+
 /* A source directory holding a.py, 11 lines long (work's line 12 is past
  * its end). */
 static char *write_sources(void)
@@ -393,6 +447,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_functions_and_lines),
         cmocka_unit_test(test_pick),
+        cmocka_unit_test(test_listing),
         cmocka_unit_test(test_source),
         cmocka_unit_test(test_text),
         cmocka_unit_test(test_json),
