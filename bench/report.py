@@ -159,6 +159,8 @@ SECTIONS = [
         ("codec: reader speed as % of inflate", "format", "runs_recording_reader_at_ceiling", {}),
         ("trc2pstats file size / cProfile's", "collapsed_stats_pstats", "pstats_size_vs_cprofile", {}),
         ("trc2pstats load time / cProfile's", "collapsed_stats_pstats", "pstats_load_vs_cprofile", {}),
+        ("trc-lines at 1 M samples", "lines", "trc-lines", {"rss": ("lines", "trc-lines.rss")}),
+        ("  trc-lines, peak RSS at 1/4 of the samples", "lines", "trc-lines.rss_n_4", {}),
         ("speedscope: naive JSON size / ours", "speedscope_chrome", "speedscope_naive_vs_ours", {}),
         ("GPU: trc2speedscope CPU (2 s budget at 1 M)", "speedscope_chrome_gpu", "trc2speedscope.cpu",
          {"rss": ("speedscope_chrome_gpu", "trc2speedscope.rss")}),

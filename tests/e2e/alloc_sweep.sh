@@ -133,6 +133,9 @@ sweep o trc2nvvp --print-gpu-trace "$G"
 sweep o trc2nvvp --print-api-trace --csv "$G"
 sweep o trc2nvvp --print-gpu-trace --print-api-trace "$V/gpu.trc"
 sweep svg trc2nvvp "$G"
+sweep o trc-lines "$V/samples.trc"
+sweep o trc-lines --function step --source-root demo.py=fixtures/workloads/lines_hot.py "$V/samples.trc"
+sweep o trc-lines --json --idle "$G"
 echo "$runs runs in $(( $(date +%s) - start )) s"
 
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }

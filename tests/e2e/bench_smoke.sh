@@ -44,6 +44,7 @@ gpu_tools=("trc-dump --check" trc2nvvp "trc2nvvp --print-gpu-trace" trc2chrome t
   printf 'format\truns_recording_bytes\t1.65\tB/sample\t\nformat\trandom_recording_bytes\t4.7\tB/sample\t\n'
   printf 'format\truns_recording_writer\t1e7\tsamples/s\t\nformat\truns_recording_reader_at_ceiling\t60\tpct\t\n'
   printf 'collapsed_stats_pstats\tpstats_size_vs_cprofile\t0.1\tx\t\ncollapsed_stats_pstats\tpstats_load_vs_cprofile\t0.09\tx\t\n'
+  printf 'lines\ttrc-lines\t5000000\tsamples/s\t\nlines\ttrc-lines.rss\t3072\tKiB\t\nlines\ttrc-lines.rss_n_4\t2800\tKiB\t\n'
   printf 'speedscope_chrome\tspeedscope_naive_vs_ours\t3.3\tx\t\n'
   printf 'speedscope_chrome_gpu\ttrc2speedscope.cpu\t0.6\ts\t\nspeedscope_chrome_gpu\ttrc2speedscope.rss\t38000\tKiB\t\n'
   printf 'speedscope_chrome_gpu\ttrc2chrome.cpu\t1.5\ts\t\nspeedscope_chrome_gpu\ttrc2chrome.rss\t9000\tKiB\t\n'
@@ -91,6 +92,9 @@ grep -q 'py walk per tick .*, 3.9.18 .* 7.5 us' "$tmp/full.txt" && grep -q 'py w
   bad "py walk versions out of order"
 n_full=$(wc -l < "$tmp/full.txt")
 
+r=$(row "trc-lines at 1 M samples" "$tmp/full.txt")
+grep -q 'n/a' <<< "$r" && bad "trc-lines row reads n/a with its result present: $r"
+grep -q '3.0 MiB' <<< "$r" || bad "trc-lines row without its peak RSS: $r"
 # A missing result reads n/a on its row; a failed benchmark is named.
 grep -v -e "^trec${T}t1k_s${T}" -e "^decode_cpu${T}trc2chrome${T}" -e "^decode_gpu${T}zlib${T}" -e '^py_walk' "$tmp/full.tsv" > "$tmp/holes.tsv"
 printf '#meta\tfailed\tpy_walk\n' >> "$tmp/holes.tsv"

@@ -78,10 +78,12 @@ while IFS=$'\t' read -r m why; do
   check "$id" "$o/s.json" 1 "$BIN/trc2speedscope" -o "$o/s.json" "$m"
   check "$id" "$o/c.json" 1 "$BIN/trc2chrome" -o "$o/c.json" "$m"
   check "$id" - 0 "$BIN/trc2nvvp" "$m"
+  check "$id" - 0 "$BIN/trc-lines" "$m"
+  check "$id" "$o/l.json" 1 "$BIN/trc-lines" --json -o "$o/l.json" "$m"
   check "$id" - 0 "$BIN/trc2nvvp" --print-gpu-trace --csv "$m"
   check "$id" "$o/t.svg" 0 "$BIN/trc2nvvp" --svg "$o/t.svg" "$m"
   # nothing but the outputs themselves in the -o directory (no temp files)
-  extra=$(ls -A "$o" | grep -vxE 'p\.pstats|s\.json|c\.json|t\.svg')
+  extra=$(ls -A "$o" | grep -vxE 'p\.pstats|s\.json|c\.json|l\.json|t\.svg')
   [ -z "$extra" ] || bad "$id ($why): files left in the output directory: $extra"
   [ $fails -lt 20 ] || { echo "FAIL: too many failures, stopping"; break; }
 done < "$tmp/list"

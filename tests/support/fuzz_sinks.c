@@ -13,6 +13,7 @@
 #include "lib/util/alloc.h"
 #include "lib/export/chrome/chrome.h"
 #include "lib/export/folded/folded.h"
+#include "lib/export/lines/lines.h"
 #include "lib/export/nvvp/nvvp_sink.h"
 #include "lib/export/nvvp/nvvp_summary.h"
 #include "lib/export/pipeline/pipeline.h"
@@ -71,6 +72,11 @@ static const nvvp_sink_options nvvp_tab_opts[2] = {{.gpu_trace = 1, .api_trace =
 static const nvvp_sink_options nvvp_timeline_opts[2] = {
     {.svg = 1, .from_ns = -1, .to_ns = -1}, {.svg = 1, .width = 400, .from_ns = 1000, .to_ns = 1000000000}};
 static stats_table_opts table_opts[2];
+/* Pass 1 maps every recorded source path into a directory that does not
+ * exist: the report's no-source path, and no file of the machine read. */
+static const char *const lines_roots[] = {"/=/nonexistent-trc-fuzz/"};
+static const lines_opts lines_sink_opts[2] = {
+    {0}, {.top = 2, .roots = lines_roots, .n_roots = 1, .metric = LINES_WALL, .json = 1, .color = 1}};
 
 static void table_options(void)
 {
@@ -94,6 +100,8 @@ static const fs_sink stats_sinks[] = {
     {&stats_table_sink, {&table_opts[0], &table_opts[1]}},
     {&exp_sink_pstats, {NULL, NULL}},
     {NULL, {NULL, NULL}}};
+static const fs_sink lines_sinks[] = {
+    {&exp_sink_lines, {&lines_sink_opts[0], &lines_sink_opts[1]}}, {NULL, {NULL, NULL}}};
 static const fs_sink speedscope_sinks[] = {
     {&exp_sink_speedscope, {&sscope_opts[0], &sscope_opts[1]}}, {NULL, {NULL, NULL}}};
 static const fs_sink chrome_sinks[] = {
@@ -141,6 +149,7 @@ SINK_TARGET(t_speedscope, speedscope_sinks)
 SINK_TARGET(t_chrome, chrome_sinks)
 SINK_TARGET(t_nvvp, nvvp_sinks)
 SINK_TARGET(t_gpu, gpu_sinks)
+SINK_TARGET(t_lines, lines_sinks)
 
 /* ---- the table ---- */
 
@@ -148,6 +157,7 @@ const fs_target fs_targets[] = {
     {"chunk", fs_chunk, 1},         {"records", fs_records, 0}, {"reader", fs_reader, 1},
     {"collapsed", t_collapsed, 1},  {"stats", t_stats, 1},      {"speedscope", t_speedscope, 1},
     {"chrome", t_chrome, 1},        {"nvvp", t_nvvp, 1},        {"gpu", t_gpu, 1},
+    {"lines", t_lines, 1},
 };
 const size_t fs_n_targets = sizeof fs_targets / sizeof *fs_targets;
 

@@ -73,8 +73,12 @@ void conv_pipe_run(trc_reader *r, const char *name, conv_filter *f, exp_sink *si
         if (ev->type != TRC_EV_LOSS && !is_definition(ev->type))
             data_events++;
         const trc_event *kept = f ? conv_filter_event(f, r, ev, &scratch) : ev;
-        trc_status sst = sites ? to_sites(sites, r, ev, kept)
-                               : kept ? exp_sink_event(sink, r, kept, out) : TRC_OK;
+        /* A sink may take both: the events it has a handler for, and
+         * the activities with their launch sites (exp_sink_event is a
+         * no-op for a type without one). */
+        trc_status sst = sites ? to_sites(sites, r, ev, kept) : TRC_OK;
+        if (sst == TRC_OK && kept)
+            sst = exp_sink_event(sink, r, kept, out);
         if (sst != TRC_OK) {
             res->end = CONV_PIPE_SINK_FAILED;
             res->status = sst;

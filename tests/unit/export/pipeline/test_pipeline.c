@@ -65,6 +65,21 @@ static trc_status seen_finish(void *self, trc_reader *r, FILE *out)
 static const exp_sink_type seen_sink = {"seen", seen_create, NULL, seen_hit, seen_finish,
                                         seen_destroy, NULL};
 
+/* The same, also taking events (as trc-lines does): the selected
+ * kernels and launch calls it is handed. */
+static int kernel_events, api_events;
+
+static trc_status seen_event(void *self, trc_reader *r, const trc_event *ev, FILE *out)
+{
+    kernel_events += ev->type == TRC_EV_GPU_KERNEL;
+    api_events += ev->type == TRC_EV_API_CALL;
+    return TRC_OK;
+}
+
+static const exp_sink_type both_sink = {"both", seen_create, seen_event, seen_hit, seen_finish,
+                                        seen_destroy, NULL};
+static const exp_sink_type *run_type = &seen_sink;
+
 /* ---- the trace ---- */
 
 static void launch(trc_writer *w, uint32_t thread, uint32_t stack, uint32_t corr, int64_t at)
@@ -133,7 +148,7 @@ static conv_pipe_result run(conv_filter *f, int fail)
     trc_status st;
     trc_reader *r = trc_reader_open_callback(tb_read, &src, "mem.trc", &st);
     assert_non_null(r);
-    exp_sink *s = exp_sink_new(&seen_sink, NULL);
+    exp_sink *s = exp_sink_new(run_type, NULL);
     assert_non_null(s);
     got.fail = fail;
     conv_losses losses;
@@ -185,6 +200,33 @@ static void test_window_keeps_early_launches(void **state)
     assert_true(got.stacked[m - 1]);
 }
 
+/* A sink taking both gets every selected event and, beside them, the
+ * same hits as a sink taking hits alone: with --from 1ms, the three
+ * kernels inside the window as events and as hits, no launch call as an
+ * event (all are before the window), and yet each hit has its site. */
+static void test_events_beside_hits(void **state)
+{
+    conv_filter f = {.has_from = 1, .from_ns = MS, .to_ns = -1};
+    kernel_events = api_events = 0;
+    run_type = &both_sink;
+    conv_pipe_result res = run(&f, 0);
+    run_type = &seen_sink;
+    assert_int_equal(res.end, CONV_PIPE_DONE);
+    assert_true(got.finished);
+    assert_int_equal(got.n, 3);
+    assert_int_equal(kernel_events, 3);
+    assert_int_equal(api_events, 0);
+    int m = has("k_main");
+    assert_true(m && got.stacked[m - 1]);
+    assert_int_equal(got.tids[m - 1], 11);
+    /* a sink taking hits alone is handed no event */
+    kernel_events = 0;
+    conv_filter all = {.to_ns = -1};
+    run(&all, 0);
+    assert_int_equal(got.n, 4);
+    assert_int_equal(kernel_events, 0);
+}
+
 /* --thread main: the kernels main launched; not the worker's, not the
  * one whose launch is unknown. */
 static void test_thread_judges_launching_thread(void **state)
@@ -222,6 +264,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_everything_with_launch_sites),
         cmocka_unit_test(test_window_keeps_early_launches),
+        cmocka_unit_test(test_events_beside_hits),
         cmocka_unit_test(test_thread_judges_launching_thread),
         cmocka_unit_test(test_unmatched_pid_finishes_nothing),
         cmocka_unit_test(test_sink_failure_stops),
