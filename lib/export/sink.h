@@ -6,10 +6,12 @@
  *
  *   exp_sink_new(type, opts)        make one (NULL when out of memory);
  *   exp_sink_event(s, r, ev, out)   every selected event, in file order;
- *   exp_sink_gpu_hit(s, r, hit)     instead of events, for the types that
- *                                   charge GPU time to call sites: every
- *                                   selected activity with its launch
- *                                   site (lib/export/common/gpu_callsite.h);
+ *   exp_sink_gpu_hit(s, r, hit)     for the types that charge GPU time
+ *                                   to call sites: every selected
+ *                                   activity with its launch site
+ *                                   (lib/export/common/gpu_callsite.h),
+ *                                   instead of events, or besides them
+ *                                   for a type with both functions;
  *   exp_sink_finish(s, r, out)      write whatever remains;
  *   exp_sink_free(s).
  *
@@ -33,7 +35,8 @@ typedef struct exp_sink_type {
     const char *name;
     /* A new instance; opts points at the type's options (NULL = defaults). */
     void *(*create)(const void *opts);
-    /* NULL for the types that take GPU hits instead. */
+    /* NULL for the types that take GPU hits instead (a type may have
+     * both: it then gets every selected event and every hit). */
     trc_status (*event)(void *self, trc_reader *r, const trc_event *ev, FILE *out);
     /* NULL for the types that take events. */
     trc_status (*gpu_hit)(void *self, trc_reader *r, const exp_gpu_hit *hit);

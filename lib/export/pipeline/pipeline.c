@@ -73,8 +73,11 @@ void conv_pipe_run(trc_reader *r, const char *name, conv_filter *f, exp_sink *si
         if (ev->type != TRC_EV_LOSS && !is_definition(ev->type))
             data_events++;
         const trc_event *kept = f ? conv_filter_event(f, r, ev, &scratch) : ev;
-        trc_status sst = sites ? to_sites(sites, r, ev, kept)
-                               : kept ? exp_sink_event(sink, r, kept, out) : TRC_OK;
+        trc_status sst = sites ? to_sites(sites, r, ev, kept) : TRC_OK;
+        /* A sink may take both (trc-top): exp_sink_event skips a type
+         * without an event function. */
+        if (sst == TRC_OK && kept)
+            sst = exp_sink_event(sink, r, kept, out);
         if (sst != TRC_OK) {
             res->end = CONV_PIPE_SINK_FAILED;
             res->status = sst;
