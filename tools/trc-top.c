@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "lib/export/top/top_format.h"
-#include "lib/export/top/top_live.h"
+#include "tools/common/top_live.h"
 #include "lib/util/alloc.h"
 #include "tools/common/convert.h"
 

@@ -1,5 +1,5 @@
 /*
- * lib/export/top/top_live.c — a trc-top run (contract in top_live.h).
+ * tools/common/top_live.c — a trc-top run (contract in top_live.h).
  *
  * The reading thread blocks in the source's read (at most 100 ms at a
  * time, top_source.h) and feeds the model under the model's lock; the
@@ -7,7 +7,7 @@
  * reader is never touched by two threads.  The reader outlives both:
  * rows borrow its strings.
  */
-#include "lib/export/top/top_live.h"
+#include "tools/common/top_live.h"
 
 #include <pthread.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /*
- * lib/export/top/top_source.c — trc-top's input (contract in
+ * tools/common/top_source.c — trc-top's input (contract in
  * top_source.h).
  */
-#include "lib/export/top/top_source.h"
+#include "tools/common/top_source.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,12 +1,12 @@
 /*
- * lib/export/top/top_live.h — a trc-top run (docs/top.md): a thread
+ * tools/common/top_live.h — a trc-top run (docs/top.md): a thread
  * reads the input through the converter pipeline into a model
  * (top.h) while the main thread shows it, on the screen (top_screen.h)
  * or as plain snapshots (top_format.h) every --interval seconds, once
  * with --once, or when the input ends.  Internal API, prefix top_live_.
  */
-#ifndef TRC_LIB_EXPORT_TOP_TOP_LIVE_H
-#define TRC_LIB_EXPORT_TOP_TOP_LIVE_H
+#ifndef TRC_TOOLS_COMMON_TOP_LIVE_H
+#define TRC_TOOLS_COMMON_TOP_LIVE_H
 
 #include <signal.h>
 #include <stddef.h>
@@ -14,7 +14,7 @@
 
 #include "lib/export/pipeline/select.h"
 #include "lib/export/top/top.h"
-#include "lib/export/top/top_source.h"
+#include "tools/common/top_source.h"
 
 typedef struct top_live_opts {
     top_source *src;        /* opened; closed by top_live_run */
@@ -40,4 +40,4 @@ typedef struct top_live_opts {
  * matched nothing in an input that ended. */
 int top_live_run(const top_live_opts *o, char *why, size_t n);
 
-#endif /* TRC_LIB_EXPORT_TOP_TOP_LIVE_H */
+#endif /* TRC_TOOLS_COMMON_TOP_LIVE_H */

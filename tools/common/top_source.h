@@ -1,5 +1,5 @@
 /*
- * lib/export/top/top_source.h — where trc-top's bytes come from
+ * tools/common/top_source.h — where trc-top's bytes come from
  * (docs/top.md): a recorder it runs itself (`trec -o - ARGS`, trec
  * found beside the running executable, as trec finds its CUPTI library),
  * a pipe or file, or a file still being written (--follow: at its end,
@@ -7,8 +7,8 @@
  * at a time, so that a stop request ends reading promptly: it then
  * reports the end of input.  Internal API, prefix top_source_.
  */
-#ifndef TRC_LIB_EXPORT_TOP_TOP_SOURCE_H
-#define TRC_LIB_EXPORT_TOP_TOP_SOURCE_H
+#ifndef TRC_TOOLS_COMMON_TOP_SOURCE_H
+#define TRC_TOOLS_COMMON_TOP_SOURCE_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -43,4 +43,4 @@ long top_source_read(void *ctx, void *buf, size_t len);
  * and return its exit status; 0 otherwise. */
 int top_source_close(top_source *s, int user_stopped, FILE *echo);
 
-#endif /* TRC_LIB_EXPORT_TOP_TOP_SOURCE_H */
+#endif /* TRC_TOOLS_COMMON_TOP_SOURCE_H */
