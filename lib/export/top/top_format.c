@@ -63,6 +63,15 @@ void top_format_titles(const top_table *t, char *buf, size_t n)
              t->has_gpu ? "  GPUTime " : "", "Function (file:line)");
 }
 
+/* Control characters in names (a tab, a newline) would break the line
+ * or the screen: each shows as '?'. */
+static void sanitize(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = '?';
+}
+
 void top_format_row(const top_table *t, const top_row *r, char *buf, size_t n)
 {
     char gpu[24] = "";
@@ -76,6 +85,7 @@ void top_format_row(const top_table *t, const top_row *r, char *buf, size_t n)
         snprintf(buf, n, "%6.1f%% %6.1f%% %8.3fs %8.3fs %s%s", pct(r->own_n, t->samples),
                  pct(r->total_n, t->samples), secs(r->own_ns), secs(r->total_ns), gpu,
                  r->function);
+    sanitize(buf);
 }
 
 int top_write_snapshot(FILE *out, const top_table *t, const top_view *v, const top_context *c,
