@@ -5,7 +5,8 @@
 # follows); the keys sort (2: total, the top row is <module>) and toggle
 # (i wall, g GIL only, w since start) as the header says; q exits with
 # status 0, leaves the alternate screen and gives the terminal back
-# (stty: echo and icanon on again).  Skips (77) without tmux.
+# (stty: echo and icanon on again); so does Ctrl-C.  Skips (77) without
+# tmux.
 # retry-once: records a live program against the clock (tests/run-all)
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
@@ -73,4 +74,19 @@ wait_for 5 "the shell's line after trc-top" sh -c "tmux -S '$sock' capture-pane 
 grep -qE '(^| )echo( |$)' "$tmp/stty" && grep -qE '(^| )icanon( |$)' "$tmp/stty" ||
   { echo "FAIL: echo/icanon not restored after q:"; cat "$tmp/stty"; exit 1; }
 echo "q: exit 0, terminal restored"
+
+# Ctrl-C leaves as cleanly as q.
+rm -f "$tmp/status" "$tmp/stty" "$tmp/cue"
+tm kill-session -t "$session"
+tm new-session -d -x 160 -y 40 -s "$session" "$cmd"
+wait_for 15 "a table on the screen" row_is alpha
+tm send-keys -t "$session" C-c
+wait_for 10 "trc-top to exit on Ctrl-C" test -s "$tmp/status"
+[ "$(cat "$tmp/status")" = 0 ] || { echo "FAIL: trc-top exited $(cat "$tmp/status") on Ctrl-C"; exit 1; }
+wait_for 5 "the shell's line after trc-top" sh -c "tmux -S '$sock' capture-pane -p -t '$session' | grep -q TOP-DONE"
+[ "$(tm display-message -p -t "$session" '#{alternate_on}')" = 0 ] ||
+  { echo "FAIL: the terminal is still on the alternate screen after Ctrl-C"; exit 1; }
+grep -qE '(^| )echo( |$)' "$tmp/stty" && grep -qE '(^| )icanon( |$)' "$tmp/stty" ||
+  { echo "FAIL: echo/icanon not restored after Ctrl-C:"; cat "$tmp/stty"; exit 1; }
+echo "Ctrl-C: exit 0, terminal restored"
 echo ok
