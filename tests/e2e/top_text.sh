@@ -44,8 +44,10 @@ rc=0
 [ "$(wc -l < "$tmp/bad.err")" = 1 ] && grep -q "^trc-top: error: README.md: .*not a .trc file" "$tmp/bad.err" ||
   { cat "$tmp/bad.err"; fail "not a trace: want one line naming README.md"; }
 rc=0
-"$top" --once --pids 999999 "$tmp/fx.trc" > /dev/null 2> "$tmp/nomatch.err" || rc=$?
-[ $rc = 1 ] && grep -q "999999" "$tmp/nomatch.err" || { cat "$tmp/nomatch.err"; fail "--pids matching nothing: exit $rc, want 1"; }
+"$top" --once --pids 999999 "$tmp/fx.trc" > "$tmp/nomatch.out" 2> "$tmp/nomatch.err" || rc=$?
+[ $rc = 1 ] && grep -q "^trc-top: error: --pids '999999' matches no process" "$tmp/nomatch.err" ||
+  { cat "$tmp/nomatch.err"; fail "--pids matching nothing: exit $rc, want 1 and a line naming --pids"; }
+[ ! -s "$tmp/nomatch.out" ] || fail "--pids matching nothing: something on stdout"
 echo "bad input: exit 2, one line; --pids matching nothing: exit 1"
 
 [ -n "$py" ] || { echo "skip (the live inputs): no CPython 3.8+ found"; echo ok; exit 0; }

@@ -113,7 +113,7 @@ static int snapshots(job *j, top_view *v, top_context *c, char *why, size_t n)
     for (;;) {
         int done = is_done(j);
         int due = next > 0 && now_s() >= next;
-        if (*o->interrupted || (done && j->unusable))
+        if (*o->interrupted || (done && (j->unusable || j->res.end == CONV_PIPE_UNMATCHED)))
             break; /* nothing to show: the caller says why */
         if (done || due) {
             c->status = status_of(j);
@@ -175,7 +175,15 @@ int top_live_run(const top_live_opts *o, char *why, size_t n)
     } else if (code) {
         snprintf(why, n, "the recorder failed (exit status %d)", code);
     } else if (j.res.end == CONV_PIPE_UNMATCHED && !user_stopped) {
-        snprintf(why, n, "%s", j.res.why);
+        /* The selection stage names the converters' options; trc-top's
+         * are --pids and --threads. */
+        const char *w = j.res.why;
+        if (strncmp(w, "--pid ", 6) == 0)
+            snprintf(why, n, "--pids %s", w + 6);
+        else if (strncmp(w, "--thread ", 9) == 0)
+            snprintf(why, n, "--threads %s", w + 9);
+        else
+            snprintf(why, n, "%s", w);
         code = 1;
     }
     top_free(j.m);

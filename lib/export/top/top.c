@@ -626,8 +626,10 @@ static trc_status fill(top_model *m, const top_view *v, top_table *t)
     t->has_gpu = m->has_gpu;
     t->ended = m->ended;
     top_sort key = v->sort;
-    qsort_r(t->rows, t->n, sizeof *t->rows, cmp_rows, &key);
-    qsort(t->devs, t->n_devs, sizeof *t->devs, cmp_device);
+    if (t->n) /* no array yet when nothing was charged */
+        qsort_r(t->rows, t->n, sizeof *t->rows, cmp_rows, &key);
+    if (t->n_devs)
+        qsort(t->devs, t->n_devs, sizeof *t->devs, cmp_device);
     return TRC_OK;
 }
 
