@@ -108,6 +108,9 @@ int main(int argc, char **argv)
         cli_die(CLI_EXIT_USAGE, "one input FILE at most");
     if (cmd_at && cmd_at == argc - 1)
         cli_die(CLI_EXIT_USAGE, "no PROGRAM after '--'");
+    if (!modes && isatty(STDIN_FILENO))
+        cli_die(CLI_EXIT_USAGE, "no input: give FILE, --pid PID, --follow FILE or -- PROGRAM "
+                                "(standard input is a terminal)");
     if ((o.rate || o.subprocesses) && !o.pid && !cmd_at)
         cli_die(CLI_EXIT_USAGE, "--rate and --subprocesses go with --pid or a PROGRAM");
     top_view view = {o.since_start, o.idle, o.gil, o.sort ? parse_sort(o.sort) : TOP_SORT_OWN};
