@@ -1,8 +1,9 @@
 /*
  * lib/export/top/top_screen.c — trc-top's ncurses screen (contract in
  * top_screen.h).  Each turn fills a table from the model, draws it and
- * waits up to 100 ms for a key: at least ten refreshes a second, and a
- * key acts within one.
+ * waits for a key until the next 100 ms deadline, so that filling and
+ * drawing do not stretch the period: ten refreshes a second at least
+ * (more while keys are pressed), and a key acts at once.
  */
 #include "lib/export/top/top_screen.h"
 
@@ -10,8 +11,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define REFRESH_MS 100
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static int on_key(int ch, top_view *v)
 {
@@ -74,10 +83,10 @@ int top_screen_run(top_model *m, top_view *v, top_context *c, top_status_fn stat
     noecho();
     keypad(stdscr, TRUE);
     curs_set(0);
-    timeout(REFRESH_MS);
     top_table t;
     memset(&t, 0, sizeof t);
     int rc = 0;
+    int64_t next = now_ms();
     while (!*interrupted) {
         c->status = status(arg);
         if (top_table_fill(m, v, &t) != TRC_OK) {
@@ -86,6 +95,13 @@ int top_screen_run(top_model *m, top_view *v, top_context *c, top_status_fn stat
             break;
         }
         draw(&t, v, c);
+        int64_t now = now_ms();
+        if (next <= now) {
+            next += REFRESH_MS; /* on the deadlines: the period stays 100 ms */
+            if (next <= now)
+                next = now + REFRESH_MS; /* behind by a period: start again */
+        }
+        timeout((int)(next - now));
         int ch = getch();
         if (ch != ERR && on_key(ch, v))
             break;
