@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # trc-top's text snapshots and inputs: --once on a recorded trace gives
 # exactly the rows that trc2collapsed's folded stacks give when counted
-# independently (lib/top_check.py; on-CPU, --idle, --gil); a trace piped
+# independently (lib/top_check.py; on-CPU, --idle, --gil); a GPU trace
+# has its device line and GPU column; a trace piped
 # from trec, a file read with --follow while trec writes it and a process
 # attached with --pid each show the program's hot function on top (and
 # --pid leaves the process running); bad input is one line naming the
@@ -35,6 +36,13 @@ for sel in "" --idle --gil; do
 done
 "$top" --once --sort total --rows 1 "$tmp/fx.trc" > "$tmp/total.txt"
 [ "$(first_row "$tmp/total.txt")" = "<module>" ] || { cat "$tmp/total.txt"; fail "--sort total: <module> not on top"; }
+
+# GPU data: a header line per device and the GPU time column (the
+# figures themselves: tests/unit/export/top/test_top.c).
+"$top" --once --since-start --sort gpu fixtures/gpu/fake_train.trc > "$tmp/gpu.txt" || fail "GPU trace: exit $?"
+grep -qE '^GPU 0: busy +[0-9.]+ %' "$tmp/gpu.txt" && grep -q 'GPUTime' "$tmp/gpu.txt" ||
+  { cat "$tmp/gpu.txt"; fail "GPU trace: no device line or no GPUTime column"; }
+echo "GPU trace: device line and GPUTime column"
 
 # 2. Bad input: one line naming the file, exit 2, no output.
 rc=0
