@@ -11,7 +11,7 @@
  *                                   activity with its launch site
  *                                   (lib/export/common/gpu_callsite.h);
  *                                   a type may take events as well
- *                                   (trc-lines: samples and GPU time);
+ *                                   (trc-lines, trc-top: samples and GPU time);
  *   exp_sink_finish(s, r, out)      write whatever remains;
  *   exp_sink_free(s).
  *

@@ -104,6 +104,8 @@ sweep - trc-dump --events "$V/gpu.trc"
 sweep - trc-dump --events "$V/extensions.trc"
 sweep - trc-dump --summary "$V/compressed.trc"
 sweep - trc-dump "$V/samples.trc"
+# trc-top: its reading thread and a snapshot of a GPU trace
+sweep - trc-top --once --since-start "$V/gpu.trc"
 # damaged inputs (exit 1 normally): resynchronisation and loss paths
 for f in flipped_payload_byte must_understand cut_then_concat bad_deflate undefined_ref; do
   sweep - trc-dump --check "fixtures/invalid/$f.trc"

@@ -49,6 +49,7 @@ gpu_tools=("trc-dump --check" trc2nvvp "trc2nvvp --print-gpu-trace" trc2chrome t
   printf 'speedscope_chrome_gpu\ttrc2speedscope.cpu\t0.6\ts\t\nspeedscope_chrome_gpu\ttrc2speedscope.rss\t38000\tKiB\t\n'
   printf 'speedscope_chrome_gpu\ttrc2chrome.cpu\t1.5\ts\t\nspeedscope_chrome_gpu\ttrc2chrome.rss\t9000\tKiB\t\n'
   printf 'nvvp\t--print-gpu-trace\t1.2\ts\t\nnvvp\t--svg\t0.75\ts\t\n'
+  printf 'top\trefresh_window_p50\t1400\tus\t\ntop\trefresh_all_p50\t800\tus\t\ntop\tfeed_per_s\t560\tus\t\n'
   printf 'py_walk\t3.9.18 tick p50\t7.5\tus\t\npy_walk\t3.11.2 tick p50\t6.8\tus\t\npy_walk\t3.11.2 tick p99\t9\tus\t\n'
 } > "$tmp/full.tsv"
 
@@ -90,6 +91,7 @@ grep -q 'py walk per tick .*, 3.9.18 .* 7.5 us' "$tmp/full.txt" && grep -q 'py w
 # versions sort numerically: 3.9 before 3.11
 [ "$(grep -n ', 3.9.18 ' "$tmp/full.txt" | cut -d: -f1)" -lt "$(grep -n ', 3.11.2 ' "$tmp/full.txt" | cut -d: -f1)" ] ||
   bad "py walk versions out of order"
+row "trc-top: CPU per refresh, 8 threads" "$tmp/full.txt" | grep -q '1400.0 us' || bad "trc-top refresh row"
 n_full=$(wc -l < "$tmp/full.txt")
 
 r=$(row "trc-lines at 1 M samples" "$tmp/full.txt")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Which shared libraries each program needs at run time: libxml2 only for
-# trc2nvvp (the SVG timeline), cJSON for none; every other tool, and
+# trc2nvvp (the SVG timeline), ncurses only for trc-top (the live
+# screen), cJSON for none; every other tool, and
 # libtrc.so, needs only the C library, libm, zlib and the loader (libdl
 # and libpthread where the C library is split).
 set -u
@@ -32,6 +33,16 @@ if [ -f "$BIN/trc2nvvp" ]; then
   ! echo "$libs" | grep -q cjson || { echo "FAIL: $BIN/trc2nvvp needs cJSON"; fails=$((fails + 1)); }
 else
   echo "FAIL: $BIN/trc2nvvp not built"; fails=$((fails + 1))
+fi
+# The live view links ncurses (and its terminfo library), nothing else extra.
+if [ -f "$BIN/trc-top" ]; then
+  libs=$(needed "$BIN/trc-top")
+  echo "$BIN/trc-top: $(echo $libs)"
+  echo "$libs" | grep -q '^libncurses' || { echo "FAIL: $BIN/trc-top does not need ncurses"; fails=$((fails + 1)); }
+  extra=$(echo "$libs" | grep -vE "$allowed|^lib(ncursesw?|tinfo)\.so\.[0-9]+\$")
+  [ -z "$extra" ] || { echo "FAIL: $BIN/trc-top needs $(echo $extra)"; fails=$((fails + 1)); }
+else
+  echo "FAIL: $BIN/trc-top not built"; fails=$((fails + 1))
 fi
 [ $fails = 0 ] || exit 1
 echo ok

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# trc-top's text snapshots and inputs: --once on a recorded trace gives
+# exactly the rows that trc2collapsed's folded stacks give when counted
+# independently (lib/top_check.py; on-CPU, --idle, --gil); a GPU trace
+# has its device line and GPU column; a trace piped
+# from trec, a file read with --follow while trec writes it and a process
+# attached with --pid each show the program's hot function on top (and
+# --pid leaves the process running); bad input is one line naming the
+# file, exit 2, nothing on stdout; --pids matching nothing exits 1.
+# retry-once: records live programs against the clock (tests/run-all)
+set -u
+cd "${TRC_ROOT:-$(dirname "$0")/../..}"
+BIN=${BIN:-bin} BUILD=${BUILD:-build}
+top=$BIN/trc-top
+gen=$BUILD/tests/conv-gen
+[ -x "$top" ] && [ -x "$BIN/trec" ] && [ -x "$gen" ] ||
+  { echo "FAIL: $top, $BIN/trec or $gen not built (make all $gen)"; exit 1; }
+. tests/e2e/lib/pythons.sh
+py=$(trec_pythons | head -n 1 | cut -d' ' -f1)
+tmp=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2> /dev/null; done; rm -rf "$tmp"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+first_row() { awk '/%Own/ { getline; print; exit }' "$1" | sed -E 's/^ *([0-9.]+% +){2}[0-9.]+s +[0-9.]+s +//; s/ \(.*//'; }
+
+# 1. --once against an independent count of trc2collapsed's output.
+"$gen" fixture "$tmp/fx.trc" > /dev/null || fail "conv-gen fixture"
+for sel in "" --idle --gil; do
+  "$top" --once --since-start --rows 0 $sel "$tmp/fx.trc" > "$tmp/top.txt" || fail "trc-top --once $sel exited $?"
+  "$BIN/trc2collapsed" $sel "$tmp/fx.trc" > "$tmp/n.folded" || fail "trc2collapsed $sel"
+  "$BIN/trc2collapsed" $sel --weight us "$tmp/fx.trc" > "$tmp/us.folded" || fail "trc2collapsed --weight us $sel"
+  python3 tests/e2e/lib/top_check.py "$tmp/top.txt" "$tmp/n.folded" "$tmp/us.folded" ||
+    { cat "$tmp/top.txt"; fail "trc-top --once ${sel:-(on-CPU)} differs from trc2collapsed"; }
+  echo "--once ${sel:-(on-CPU)}: rows as trc2collapsed counts them"
+done
+"$top" --once --sort total --rows 1 "$tmp/fx.trc" > "$tmp/total.txt"
+[ "$(first_row "$tmp/total.txt")" = "<module>" ] || { cat "$tmp/total.txt"; fail "--sort total: <module> not on top"; }
+
+# GPU data: a header line per device and the GPU time column (the
+# figures themselves: tests/unit/export/top/test_top.c).
+"$top" --once --since-start --sort gpu fixtures/gpu/fake_train.trc > "$tmp/gpu.txt" || fail "GPU trace: exit $?"
+grep -qE '^GPU 0: busy +[0-9.]+ %' "$tmp/gpu.txt" && grep -q 'GPUTime' "$tmp/gpu.txt" ||
+  { cat "$tmp/gpu.txt"; fail "GPU trace: no device line or no GPUTime column"; }
+echo "GPU trace: device line and GPUTime column"
+
+# 2. Bad input: one line naming the file, exit 2, no output.
+rc=0
+"$top" --once README.md > "$tmp/bad.out" 2> "$tmp/bad.err" || rc=$?
+[ $rc = 2 ] || fail "not a trace: exit $rc, want 2"
+[ ! -s "$tmp/bad.out" ] || fail "not a trace: something on stdout"
+[ "$(wc -l < "$tmp/bad.err")" = 1 ] && grep -q "^trc-top: error: README.md: .*not a .trc file" "$tmp/bad.err" ||
+  { cat "$tmp/bad.err"; fail "not a trace: want one line naming README.md"; }
+rc=0
+"$top" --once --pids 999999 "$tmp/fx.trc" > "$tmp/nomatch.out" 2> "$tmp/nomatch.err" || rc=$?
+[ $rc = 1 ] && grep -q "^trc-top: error: --pids '999999' matches no process" "$tmp/nomatch.err" ||
+  { cat "$tmp/nomatch.err"; fail "--pids matching nothing: exit $rc, want 1 and a line naming --pids"; }
+[ ! -s "$tmp/nomatch.out" ] || fail "--pids matching nothing: something on stdout"
+echo "bad input: exit 2, one line; --pids matching nothing: exit 1"
+
+[ -n "$py" ] || { echo "skip (the live inputs): no CPython 3.8+ found"; echo ok; exit 0; }
+prog=fixtures/workloads/top_switch.py
+
+# 3. A pipe from trec: the snapshot at the end of the input.
+"$BIN/trec" -q -o - "$py" "$prog" "$tmp/nocue" 1.5 2> /dev/null | "$top" --once > "$tmp/pipe.txt" ||
+  fail "trec | trc-top exited $?"
+[ "$(first_row "$tmp/pipe.txt")" = alpha ] || { cat "$tmp/pipe.txt"; fail "pipe: alpha not on top"; }
+grep -q "input ended" "$tmp/pipe.txt" || fail "pipe: the header does not say the input ended"
+echo "trec -o - | trc-top --once: alpha on top"
+
+# 4. --follow on a file trec is writing: the snapshot while it grows.
+"$BIN/trec" -q -o "$tmp/live.trc" "$py" "$prog" "$tmp/nocue" 6 2> /dev/null &
+pids+=($!)
+for ((i = 0; i < 100; i++)); do [ -s "$tmp/live.trc" ] && break; sleep 0.05; done
+"$top" --follow "$tmp/live.trc" --once --interval 2.5 > "$tmp/follow.txt" || fail "--follow exited $?"
+[ "$(first_row "$tmp/follow.txt")" = alpha ] || { cat "$tmp/follow.txt"; fail "--follow: alpha not on top"; }
+grep -q " - reading" "$tmp/follow.txt" || { cat "$tmp/follow.txt"; fail "--follow: the header does not say it is still reading"; }
+echo "--follow: alpha on top while trec writes"
+
+# 5. --pid: trc-top runs trec --pid; the process runs on afterwards.
+"$py" "$prog" "$tmp/cue" 20 &
+target=$!
+pids+=($target)
+touch "$tmp/cue"
+sleep 0.5
+"$top" --pid $target --once --interval 2 > "$tmp/pid.txt" || fail "--pid exited $?"
+[ "$(first_row "$tmp/pid.txt")" = beta ] || { cat "$tmp/pid.txt"; fail "--pid: beta not on top"; }
+sleep 0.3
+kill -0 $target 2> /dev/null || fail "--pid: the process did not survive trc-top"
+echo "--pid: beta on top, the process still runs"
+echo ok
