@@ -69,7 +69,7 @@ static struct {
     CUpti_SubscriberHandle sub;
     int subscribed;
     uint8_t kind_on[16];           /* activity_kinds[i] enabled by us */
-    int ts_callback;               /* CUPTI reports on our clock */
+    atomic_int ts_callback;        /* CUPTI reports on our clock (read unlocked in buffer_complete) */
     atomic_int ts_realtime;        /* the callback gave up: it hands out CLOCK_REALTIME */
     /* another CUPTI client took the records (docs/design/cupti.md §2) */
     atomic_llong unanswered_ns;    /* first launch since the last records arrived; 0 = none */
@@ -251,19 +251,28 @@ static void CUPTIAPI buffer_complete(CUcontext ctx, uint32_t stream, uint8_t *bu
                                     size_t valid)
 {
     size_t dropped = 0;
-    int st = atomic_load(&g.state);
+    int64_t offset = 0;
+    int st = atomic_load(&g.state), by_offset = 0;
 
     if (st == ST_CHILD)
         return;   /* the parent's buffer: leave it alone */
     if (st == ST_RUNNING &&
         g.api.ActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS)
         dropped = 0;
+    /* The offset mapping asks CUPTI for its clock: before g.mu, as every
+     * CUPTI call but GetNextRecord (the rule at the top).  g.ts_callback
+     * only goes from 1 to 0 (check_ts_callback), so reading it unlocked
+     * at worst maps one buffer by the callback's clock a round late. */
+    if (st == ST_RUNNING && !atomic_load(&g.taken) && !g.ts_callback) {
+        offset = measure_offset();
+        by_offset = 1;
+    }
     pthread_mutex_lock(&g.mu);
     if (atomic_load(&g.state) == ST_RUNNING && !g.write_failed && buffer &&
         !atomic_load(&g.taken)) {
         CUpti_Activity *rec = NULL;
         if (!g.ts_callback)
-            cupti_decoder_set_clock_offset(g.dec, measure_offset());
+            cupti_decoder_set_clock_offset(g.dec, by_offset ? offset : g_clock() - realtime_ns());
         /* stacks captured at the launches whose API records follow */
         check(cupti_launch_resolve(g.launch, g.w), "writing a launch stack");
         if (valid)
@@ -783,6 +792,9 @@ static void close_injection(int full)
     }
     if (!atomic_load(&g.taken))
         disable_kinds();   /* what CUDA does after this is not recorded */
+    /* before g.mu, as every CUPTI call (the rule at the top) */
+    if (full && g.subscribed && !atomic_load(&g.taken))
+        g.api.Unsubscribe(g.sub);
     pthread_mutex_lock(&g.mu);
     atomic_store(&g.state, ST_CLOSED);
     if (!g.write_failed) {
@@ -808,8 +820,6 @@ static void close_injection(int full)
     close(g.fd);
     g.fd = -1;
     if (full) {
-        if (g.subscribed && !atomic_load(&g.taken))
-            g.api.Unsubscribe(g.sub);
         g.subscribed = 0;
         free_state();
         /* the test's hooks (warn, capture, clock) go with it */
@@ -895,6 +905,14 @@ int InitializeInjectionNvtx2(void *get_export_table)
     if (load_rc != 0)
         return 0;
     return nvtx_forward(&loaded, 2, get_export_table);
+}
+
+int trec_cupti_test_lock_held(void)
+{
+    if (pthread_mutex_trylock(&g.mu) != 0)
+        return 1;
+    pthread_mutex_unlock(&g.mu);
+    return 0;
 }
 
 int trec_cupti_test_nvtx_forward(const cupti_api *api, int version, void *get_export_table)
