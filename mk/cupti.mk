@@ -24,7 +24,7 @@ FAKE_CUPTI_OBJ := $(BUILD)/tests/gpu/fake_cupti.o $(BUILD)/tests/gpu/fake_scenar
 GPU_CHECK_OBJ := $(BUILD)/tests/gpu/trace_check.o
 # cmocka asserts over a scenario trace: tests only, never make_fixture
 SCENARIO_CHECK_OBJ := $(BUILD)/tests/gpu/scenario_check.o
-GPU_CUPTI_TESTS := $(patsubst %,$(BUILD)/tests/%,test_gpu_inject test_gpu_lifecycle test_gpu_decode test_gpu_locking)
+GPU_CUPTI_TESTS := $(patsubst %,$(BUILD)/tests/%,test_gpu_inject test_gpu_lifecycle test_gpu_decode test_gpu_locking test_gpu_graph)
 GPU_PLAIN_TESTS := $(filter $(UNIT_BINS),$(patsubst %,$(BUILD)/tests/%,test_gpu_summary test_gpu_nvml test_gpu_merge test_gpu_pystack))
 GPU_FIXTURE_TOOL := $(BUILD)/tests/gpu/make_fixture
 # plays the CUDA driver over the fake CUPTI for a program trec records

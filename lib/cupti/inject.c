@@ -358,9 +358,18 @@ static void *flusher_main(void *arg)
  * a buffer or compresses a chunk; the stack is interned later, by
  * whoever decodes (buffer_complete).  Only the fixture generator's
  * capture hook writes to the writer directly and takes g.mu. */
+/* The recorder's own time inside the call (the API_CALL's capture
+ * field): CUPTI times the call from its entry to its exit, and the walk
+ * runs in between, so the duration a converter shows includes it. */
+static uint32_t capture_ns_since(int64_t t0)
+{
+    int64_t d = g_clock() - t0;
+    return d <= 0 ? 0 : d >= UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+}
+
 static void on_launch_enter(CUpti_CallbackDomain dom, const CUpti_CallbackData *cb)
 {
-    uint32_t ref = 0, flags = 0;
+    uint32_t ref = 0, flags = 0, capture_ns = 0;
     long long none = 0;
 
     (void)dom;
@@ -374,11 +383,13 @@ static void on_launch_enter(CUpti_CallbackDomain dom, const CUpti_CallbackData *
                 stack = tls_launch.stack;
                 flags = tls_launch.flags;
             } else {
+                int64_t t0 = g_clock();
                 check(g.cfg.capture(g.w, &stack, &flags), "writing a launch stack");
+                capture_ns = capture_ns_since(t0);
                 tls_launch.stack = stack;
                 tls_launch.flags = flags;
             }
-            cupti_launch_put(g.launch, cb->correlationId, stack, flags);
+            cupti_launch_put(g.launch, cb->correlationId, stack, flags, capture_ns);
         }
         pthread_mutex_unlock(&g.mu);
     } else if (atomic_load(&g.state) == ST_RUNNING) {
@@ -386,11 +397,13 @@ static void on_launch_enter(CUpti_CallbackDomain dom, const CUpti_CallbackData *
             ref = tls_launch.stack;
             flags = tls_launch.flags;
         } else {
+            int64_t t0 = g_clock();
             cupti_launch_capture(g.launch, &ref, &flags);
+            capture_ns = capture_ns_since(t0);
             tls_launch.stack = ref;
             tls_launch.flags = flags;
         }
-        cupti_launch_park(g.launch, cb->correlationId, ref, flags);
+        cupti_launch_park(g.launch, cb->correlationId, ref, flags, capture_ns);
     }
     tls_launch.depth++;
 }
@@ -926,7 +939,7 @@ int trec_cupti_test_capture_stack(const char *path)
     cupti_launch *l = NULL;
     trc_status st;
     trc_api_call a;
-    uint32_t stack = 0, ref = 0, flags = 0;
+    uint32_t stack = 0, ref = 0, flags = 0, capture_ns = 0;
     int fd, rc = -1;
     int64_t t;
 
@@ -940,10 +953,10 @@ int trec_cupti_test_capture_stack(const char *path)
     memset(&a, 0, sizeof a);
     t = trc_now_ns();
     cupti_launch_capture(l, &ref, &flags);
-    cupti_launch_park(l, 1, ref, flags);
+    cupti_launch_park(l, 1, ref, flags, 0);
     if (cupti_launch_resolve(l, w) != TRC_OK)
         goto out;
-    cupti_launch_take(l, 1, &stack, &flags);
+    cupti_launch_take(l, 1, &stack, &flags, &capture_ns);
     if (trc_writer_thread(w, getpid(), gettid(), "", &a.thread) != TRC_OK)
         goto out;
     a.start_ns = t;
