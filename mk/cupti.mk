@@ -83,6 +83,14 @@ $(FAKE_DRIVER): tests/gpu/fake_driver.c $(FAKE_CUPTI_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(CUPTI_CFLAGS) -MMD -MP -o $@ $< $(FAKE_CUPTI_OBJ) $(LDFLAGS_EXTRA) $(LDLIBS_BASE)
 
+# per-launch cost of the injection over the fake CUPTI (bench/gpu_launch.sh)
+GPU_LAUNCH_BENCH := $(BUILD)/bench/gpu_launch_bench
+BENCH_DEPS += $(GPU_LAUNCH_BENCH)
+$(GPU_LAUNCH_BENCH): bench/gpu_launch_bench.c $(CUPTI_OBJ) $(PYWALK_OBJ) $(FAKE_CUPTI_OBJ) $(LIBTRC_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CUPTI_CFLAGS) -MMD -MP -o $@ $< $(CUPTI_OBJ) $(PYWALK_OBJ) $(FAKE_CUPTI_OBJ) \
+	  $(LIBTRC_A) $(LDFLAGS_EXTRA) $(LDLIBS_BASE)
+
 $(GPU_FIXTURE_TOOL): tests/gpu/make_fixture.c $(CUPTI_OBJ) $(PYWALK_OBJ) $(FAKE_CUPTI_OBJ) $(LIBTRC_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(CUPTI_CFLAGS) -MMD -MP -o $@ $< $(CUPTI_OBJ) $(PYWALK_OBJ) $(FAKE_CUPTI_OBJ) \
