@@ -89,6 +89,8 @@ exp_gpu_callsite *exp_gpu_callsite_new(uint64_t window, exp_gpu_emit_fn emit, vo
     c->recent = trc_calloc(RECENT_SLOTS, sizeof *c->recent);
     c->graphs = trc_calloc(GRAPH_SLOTS, sizeof *c->graphs);
     if (!c->recent || !c->graphs) {
+        trc_free(c->recent);
+        trc_free(c->graphs);
         trc_free(c);
         return NULL;
     }
