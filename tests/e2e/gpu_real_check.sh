@@ -9,6 +9,8 @@
 #     (one line each) and are never run; the scenario without CUDA runs
 #     under trec and passes;
 #   - exit 77, "verdict: SKIP" last, at most 8 files in OUT;
+#   - the scenario judge (tests/gpu/check_scenario.py) counts right on the
+#     fake-CUPTI fixture and fails wrong expectations;
 #   - a trec without GPU support stops the check with a clear error, exit 1.
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
@@ -83,6 +85,19 @@ for s in $(grep -l '^# expect:.*needs=\(cuda\|torch\)' tests/gpu/scenarios/*.py)
   grep -q "scenarios/$(basename "$s")" "$tmp/stub/calls" && bad "$(basename "$s") run without a GPU"
 done
 grep -q 'real_torch_check.py' "$tmp/stub/calls" && bad "the main workload run without a GPU"
+
+# The scenario judge on a GPU trace of known content (the fake-CUPTI
+# fixture: 4 kernels, 9 launch calls with stacks on one thread, one
+# process, no graph): exact counts pass, a wrong one fails and says why.
+printf '# expect: exit=0 needs=cuda kernels=4 launch_stacks=9 launch_threads=1 gpu_processes=1 graph_kernels=0 samples=0\n' > "$tmp/known.py"
+line=$("$real" tests/gpu/check_scenario.py "$tmp/known.py" 0 fixtures/gpu/fake_train.trc "$BIN/trc-dump") ||
+  bad "check_scenario on the fixture: $line"
+[ "$line" = "scenario known: PASS (kernels=4 launch_stacks=9 samples=0)" ] || bad "check_scenario: $line"
+printf '# expect: exit=0 kernels>=5 graph_launch_stack=1\n' > "$tmp/wrong.py"
+line=$("$real" tests/gpu/check_scenario.py "$tmp/wrong.py" 3 fixtures/gpu/fake_train.trc "$BIN/trc-dump") &&
+  bad "check_scenario passed wrong expectations: $line"
+[ "$line" = "scenario wrong: FAIL: exit 3, want 0; kernels 4, want >=5; graph_launch_stack 0, want =1 (kernels=4 launch_stacks=9 samples=0)" ] ||
+  bad "check_scenario on wrong expectations: $line"
 
 # trec without GPU support: a clear error, exit 1
 mkdir -p "$tmp/alone/bin"

@@ -19,7 +19,8 @@
 #     dropped or bad-timestamp records, overhead <= 5 %);
 #  3. the scenarios, tests/gpu/scenarios/*.py, each under trec and
 #     `timeout`, each judged by tests/gpu/check_scenario.py from the
-#     expectations on its first line.
+#     expectations on its first line; one that exits 77 says it cannot
+#     run here (its last output line says why: SKIP).
 #
 # Every verdict is one line ("check ...", "scenario NAME: PASS|FAIL|SKIP
 # ...", and last "verdict: PASS|FAIL|SKIP ..."), also in OUT/verdict.txt.
@@ -112,6 +113,10 @@ scenario() {
   esac
   (cd "$work" && timeout -k 10 "$T" "$TREC" -q -o "$work/sc-$name.trc" "$PY" "$s") \
     > "$work/sc-$name.log" 2>&1 || rc=$?
+  if [ $rc = 77 ]; then   # the scenario's own "cannot run here" (its last line says why)
+    verdict "scenario $name: SKIP ($(tail -n 1 "$work/sc-$name.log" | cut -c1-160))"
+    return 0
+  fi
   line=$("$PY" "$here/check_scenario.py" "$s" "$rc" "$work/sc-$name.trc" "$BIN/trc-dump" 2>&1)
   verdict "$line"
   case $line in
