@@ -1,5 +1,5 @@
 /*
- * format/records.c — decode and encode the record bodies of format 1.2
+ * format/records.c — decode and encode the record bodies of format 1.3
  * (spec/DESIGN-NOTES.md "Record types"; see format/records.h).  Each
  * pair of functions below follows one row of the table, field by field,
  * so the two directions are easy to check against each other and the
@@ -162,6 +162,9 @@ trc_status trcf_decode(uint64_t type, const uint8_t *body, size_t len, int64_t *
         o->kernel.registers = trcf_cur_uv(c);
         o->kernel.static_smem = trcf_cur_uv(c);
         o->kernel.dynamic_smem = trcf_cur_uv(c);
+        /* trailing fields of 1.3 ([R-KERNEL-1]): absent in an older body */
+        o->kernel.graph = c->p < c->end ? trcf_cur_uv(c) : 0;
+        o->kernel.graph_node = c->p < c->end ? trcf_cur_uv(c) : 0;
         break;
     case TRCF_GPU_MEMCPY:
         dec_where(c, tcur, &o->memcpy.w);
@@ -191,6 +194,8 @@ trc_status trcf_decode(uint64_t type, const uint8_t *body, size_t len, int64_t *
         o->api.stack = trcf_cur_uv(c);
         o->api.result = trcf_cur_sv(c);
         o->api.flags = trcf_cur_uv(c);
+        /* trailing field of 1.3 ([R-API-1]): absent in an older body */
+        o->api.capture = c->p < c->end ? trcf_cur_uv(c) : 0;
         break;
     case TRCF_MARKER:
         o->marker.kind = trcf_cur_uv(c);
@@ -469,6 +474,8 @@ trc_status trcf_encode(trcf_buf *b, uint64_t type, int64_t *tcur, const trcf_bod
         p = trcf_put_uv(p, in->kernel.registers);
         p = trcf_put_uv(p, in->kernel.static_smem);
         p = trcf_put_uv(p, in->kernel.dynamic_smem);
+        p = trcf_put_uv(p, in->kernel.graph);
+        p = trcf_put_uv(p, in->kernel.graph_node);
         break;
     case TRCF_GPU_MEMCPY:
         p = put_where(p, tcur, &in->memcpy.w, d);
@@ -498,6 +505,7 @@ trc_status trcf_encode(trcf_buf *b, uint64_t type, int64_t *tcur, const trcf_bod
         p = trcf_put_uv(p, in->api.stack);
         p = trcf_put_sv(p, in->api.result);
         p = trcf_put_uv(p, in->api.flags);
+        p = trcf_put_uv(p, in->api.capture);
         break;
     case TRCF_MARKER:
         p = trcf_put_uv(p, in->marker.kind);

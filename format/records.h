@@ -1,5 +1,5 @@
 /*
- * format/records.h — record bodies of format 1.2 as plain structs, with
+ * format/records.h — record bodies of format 1.3 as plain structs, with
  * one decoder and one encoder for all of them (spec/DESIGN-NOTES.md
  * "Record types"; field order and meaning are the spec's).
  *
@@ -126,6 +126,8 @@ typedef struct trcf_gpu_where {
 typedef struct trcf_gpu_kernel {
     trcf_gpu_where w;
     uint64_t name, grid[3], block[3], registers, static_smem, dynamic_smem;
+    /* 1.3 trailing fields (spec §7.11); a body before 1.3 gives 0 */
+    uint64_t graph, graph_node;
 } trcf_gpu_kernel;
 typedef struct trcf_gpu_memcpy {
     trcf_gpu_where w;
@@ -142,6 +144,8 @@ typedef struct trcf_api_call {
     uint64_t domain, name, correlation, stack;
     int64_t result;
     uint64_t flags;
+    /* 1.3 trailing field (spec §7.15); a body before 1.3 gives 0 */
+    uint64_t capture;
 } trcf_api_call;
 typedef struct trcf_marker {
     uint64_t kind, thread;

@@ -586,6 +586,8 @@ trc_status trcr_record(trc_reader *r, const trcf_record *rec, trc_event *ev)
         k->registers = u32(b.kernel.registers);
         k->static_smem = u32(b.kernel.static_smem);
         k->dynamic_smem = u32(b.kernel.dynamic_smem);
+        k->graph = u32(b.kernel.graph);
+        k->graph_node = b.kernel.graph_node;
         ev->type = TRC_EV_GPU_KERNEL;
         return TRC_OK;
     }
@@ -636,6 +638,7 @@ trc_status trcr_record(trc_reader *r, const trcf_record *rec, trc_event *ev)
         a->correlation = u32(b.api.correlation);
         a->result = i32(b.api.result);
         a->flags = u32(b.api.flags);
+        a->capture_ns = b.api.capture;
         trcr_time(r, a->start_ns);
         trcr_time(r, a->end_ns);
         ev->type = TRC_EV_API_CALL;

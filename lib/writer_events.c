@@ -146,6 +146,8 @@ trc_status trc_writer_gpu_kernel(trc_writer *w, const trc_gpu_kernel *k)
     b.kernel.registers = k->registers;
     b.kernel.static_smem = k->static_smem;
     b.kernel.dynamic_smem = k->dynamic_smem;
+    b.kernel.graph = k->graph;
+    b.kernel.graph_node = k->graph_node;
     return put_gpu(w, TRCF_GPU_KERNEL, k->start_ns, &b);
 }
 
@@ -208,6 +210,7 @@ trc_status trc_writer_api_call(trc_writer *w, const trc_api_call *a)
     b.api.stack = a->stack;
     b.api.result = a->result;
     b.api.flags = a->flags;
+    b.api.capture = a->capture_ns;
     st = trcw_put(w, TRCF_API_CALL, 1, a->start_ns, &b);
     if (st == TRC_OK)
         w->n_api++;

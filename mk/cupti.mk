@@ -24,7 +24,7 @@ FAKE_CUPTI_OBJ := $(BUILD)/tests/gpu/fake_cupti.o $(BUILD)/tests/gpu/fake_scenar
 GPU_CHECK_OBJ := $(BUILD)/tests/gpu/trace_check.o
 # cmocka asserts over a scenario trace: tests only, never make_fixture
 SCENARIO_CHECK_OBJ := $(BUILD)/tests/gpu/scenario_check.o
-GPU_CUPTI_TESTS := $(patsubst %,$(BUILD)/tests/%,test_gpu_inject test_gpu_lifecycle test_gpu_decode)
+GPU_CUPTI_TESTS := $(patsubst %,$(BUILD)/tests/%,test_gpu_inject test_gpu_lifecycle test_gpu_decode test_gpu_locking test_gpu_graph)
 GPU_PLAIN_TESTS := $(filter $(UNIT_BINS),$(patsubst %,$(BUILD)/tests/%,test_gpu_summary test_gpu_nvml test_gpu_merge test_gpu_pystack))
 GPU_FIXTURE_TOOL := $(BUILD)/tests/gpu/make_fixture
 # plays the CUDA driver over the fake CUPTI for a program trec records
@@ -82,6 +82,14 @@ TEST_EXTRA_DEPS += $(FAKE_DRIVER)
 $(FAKE_DRIVER): tests/gpu/fake_driver.c $(FAKE_CUPTI_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(CUPTI_CFLAGS) -MMD -MP -o $@ $< $(FAKE_CUPTI_OBJ) $(LDFLAGS_EXTRA) $(LDLIBS_BASE)
+
+# per-launch cost of the injection over the fake CUPTI (bench/gpu_launch.sh)
+GPU_LAUNCH_BENCH := $(BUILD)/bench/gpu_launch_bench
+BENCH_DEPS += $(GPU_LAUNCH_BENCH)
+$(GPU_LAUNCH_BENCH): bench/gpu_launch_bench.c $(CUPTI_OBJ) $(PYWALK_OBJ) $(FAKE_CUPTI_OBJ) $(LIBTRC_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CUPTI_CFLAGS) -MMD -MP -o $@ $< $(CUPTI_OBJ) $(PYWALK_OBJ) $(FAKE_CUPTI_OBJ) \
+	  $(LIBTRC_A) $(LDFLAGS_EXTRA) $(LDLIBS_BASE)
 
 $(GPU_FIXTURE_TOOL): tests/gpu/make_fixture.c $(CUPTI_OBJ) $(PYWALK_OBJ) $(FAKE_CUPTI_OBJ) $(LIBTRC_A)
 	@mkdir -p $(dir $@)

@@ -36,7 +36,7 @@ extern "C" {
 
 #define TRC_VERSION_STRING "0.1.0"
 #define TRC_FORMAT_MAJOR 1
-#define TRC_FORMAT_MINOR 2
+#define TRC_FORMAT_MINOR 3
 
 /* Status codes.  Stable numbers; tools map them to exit codes
  * (see docs/exit-codes.md).  Never renumber, only append. */
@@ -175,6 +175,8 @@ typedef struct trc_gpu_kernel {
     uint32_t grid[3], block[3];
     uint32_t registers;      /* per thread */
     uint32_t static_smem, dynamic_smem;
+    uint32_t graph;          /* CUDA graph that launched it, 0 = none (format 1.3) */
+    uint64_t graph_node;     /* its node in that graph, 0 = none (format 1.3) */
 } trc_gpu_kernel;
 
 typedef enum trc_copy_kind {
@@ -234,6 +236,8 @@ typedef struct trc_api_call {
     uint32_t stack;          /* Python stack at the call, 0 = none/unknown */
     int32_t result;          /* CUDA status code, 0 = success */
     uint32_t flags;          /* TRC_API_* */
+    uint64_t capture_ns;     /* of the duration, time the recorder spent inside the
+                              * call reading the launch stack; 0 = none (format 1.3) */
 } trc_api_call;
 
 typedef enum trc_marker_kind {

@@ -60,6 +60,8 @@ PIN(CUpti_ActivityKernel10, end, 24);
 PIN(CUpti_ActivityKernel10, gridX, 52);
 PIN(CUpti_ActivityKernel10, gridY, 56);
 PIN(CUpti_ActivityKernel10, gridZ, 60);
+PIN(CUpti_ActivityKernel10, graphId, 156);
+PIN(CUpti_ActivityKernel10, graphNodeId, 144);
 PIN(CUpti_ActivityKernel10, name, 104);
 PIN(CUpti_ActivityKernel10, registersPerThread, 6);
 PIN(CUpti_ActivityKernel10, start, 16);
@@ -389,6 +391,10 @@ static trc_status do_kernel(cupti_decoder *d, const CUpti_ActivityKernel10 *r)
     k.registers = r->registersPerThread;
     k.static_smem = r->staticSharedMemory > 0 ? (uint32_t)r->staticSharedMemory : 0;
     k.dynamic_smem = r->dynamicSharedMemory > 0 ? (uint32_t)r->dynamicSharedMemory : 0;
+    /* a kernel node of a CUDA graph: its correlation id is the graph
+     * launch's, so it is charged to the line that replayed the graph */
+    k.graph = r->graphId;
+    k.graph_node = r->graphNodeId;
     d->st.kernels++;
     trc_status st = stream_note(d, k.where.device, k.where.context, k.where.stream, 0);
     if (st != TRC_OK)
@@ -480,7 +486,7 @@ static trc_status do_api(cupti_decoder *d, const CUpti_ActivityAPI *r)
     unsigned cls = cupti_names_class(d->names, dom, r->cbid);
     trc_api_call a;
     trc_status st;
-    uint32_t stack = 0, flags = 0;
+    uint32_t stack = 0, flags = 0, capture_ns = 0;
 
     if (cls & CUPTI_NAME_NOISY) {
         d->st.filtered++;
@@ -493,7 +499,7 @@ static trc_status do_api(cupti_decoder *d, const CUpti_ActivityAPI *r)
                              (int64_t)r->threadId, &a.thread);
     if (st != TRC_OK)
         return st;
-    if (d->launch && cupti_launch_take(d->launch, r->correlationId, &stack, &flags))
+    if (d->launch && cupti_launch_take(d->launch, r->correlationId, &stack, &flags, &capture_ns))
         d->st.launch_stacks++;
     a.domain = dom == CUPTI_CB_DOMAIN_RUNTIME_API ? TRC_API_RUNTIME : TRC_API_DRIVER;
     a.name = cupti_names_get(d->names, dom, r->cbid);
@@ -501,6 +507,7 @@ static trc_status do_api(cupti_decoder *d, const CUpti_ActivityAPI *r)
     a.stack = stack;
     a.result = (int32_t)r->returnValue;
     a.flags = flags | ((cls & CUPTI_NAME_LAUNCH) ? TRC_API_LAUNCH : 0);
+    a.capture_ns = capture_ns;
     d->st.api_calls++;
     return trc_writer_api_call(d->w, &a);
 }

@@ -69,7 +69,7 @@ static struct {
     CUpti_SubscriberHandle sub;
     int subscribed;
     uint8_t kind_on[16];           /* activity_kinds[i] enabled by us */
-    int ts_callback;               /* CUPTI reports on our clock */
+    atomic_int ts_callback;        /* CUPTI reports on our clock (read unlocked in buffer_complete) */
     atomic_int ts_realtime;        /* the callback gave up: it hands out CLOCK_REALTIME */
     /* another CUPTI client took the records (docs/design/cupti.md §2) */
     atomic_llong unanswered_ns;    /* first launch since the last records arrived; 0 = none */
@@ -251,19 +251,28 @@ static void CUPTIAPI buffer_complete(CUcontext ctx, uint32_t stream, uint8_t *bu
                                     size_t valid)
 {
     size_t dropped = 0;
-    int st = atomic_load(&g.state);
+    int64_t offset = 0;
+    int st = atomic_load(&g.state), by_offset = 0;
 
     if (st == ST_CHILD)
         return;   /* the parent's buffer: leave it alone */
     if (st == ST_RUNNING &&
         g.api.ActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS)
         dropped = 0;
+    /* The offset mapping asks CUPTI for its clock: before g.mu, as every
+     * CUPTI call but GetNextRecord (the rule at the top).  g.ts_callback
+     * only goes from 1 to 0 (check_ts_callback), so reading it unlocked
+     * at worst maps one buffer by the callback's clock a round late. */
+    if (st == ST_RUNNING && !atomic_load(&g.taken) && !g.ts_callback) {
+        offset = measure_offset();
+        by_offset = 1;
+    }
     pthread_mutex_lock(&g.mu);
     if (atomic_load(&g.state) == ST_RUNNING && !g.write_failed && buffer &&
         !atomic_load(&g.taken)) {
         CUpti_Activity *rec = NULL;
         if (!g.ts_callback)
-            cupti_decoder_set_clock_offset(g.dec, measure_offset());
+            cupti_decoder_set_clock_offset(g.dec, by_offset ? offset : g_clock() - realtime_ns());
         /* stacks captured at the launches whose API records follow */
         check(cupti_launch_resolve(g.launch, g.w), "writing a launch stack");
         if (valid)
@@ -349,9 +358,18 @@ static void *flusher_main(void *arg)
  * a buffer or compresses a chunk; the stack is interned later, by
  * whoever decodes (buffer_complete).  Only the fixture generator's
  * capture hook writes to the writer directly and takes g.mu. */
+/* The recorder's own time inside the call (the API_CALL's capture
+ * field): CUPTI times the call from its entry to its exit, and the walk
+ * runs in between, so the duration a converter shows includes it. */
+static uint32_t capture_ns_since(int64_t t0)
+{
+    int64_t d = g_clock() - t0;
+    return d <= 0 ? 0 : d >= UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+}
+
 static void on_launch_enter(CUpti_CallbackDomain dom, const CUpti_CallbackData *cb)
 {
-    uint32_t ref = 0, flags = 0;
+    uint32_t ref = 0, flags = 0, capture_ns = 0;
     long long none = 0;
 
     (void)dom;
@@ -365,11 +383,13 @@ static void on_launch_enter(CUpti_CallbackDomain dom, const CUpti_CallbackData *
                 stack = tls_launch.stack;
                 flags = tls_launch.flags;
             } else {
+                int64_t t0 = g_clock();
                 check(g.cfg.capture(g.w, &stack, &flags), "writing a launch stack");
+                capture_ns = capture_ns_since(t0);
                 tls_launch.stack = stack;
                 tls_launch.flags = flags;
             }
-            cupti_launch_put(g.launch, cb->correlationId, stack, flags);
+            cupti_launch_put(g.launch, cb->correlationId, stack, flags, capture_ns);
         }
         pthread_mutex_unlock(&g.mu);
     } else if (atomic_load(&g.state) == ST_RUNNING) {
@@ -377,11 +397,13 @@ static void on_launch_enter(CUpti_CallbackDomain dom, const CUpti_CallbackData *
             ref = tls_launch.stack;
             flags = tls_launch.flags;
         } else {
+            int64_t t0 = g_clock();
             cupti_launch_capture(g.launch, &ref, &flags);
+            capture_ns = capture_ns_since(t0);
             tls_launch.stack = ref;
             tls_launch.flags = flags;
         }
-        cupti_launch_park(g.launch, cb->correlationId, ref, flags);
+        cupti_launch_park(g.launch, cb->correlationId, ref, flags, capture_ns);
     }
     tls_launch.depth++;
 }
@@ -783,6 +805,9 @@ static void close_injection(int full)
     }
     if (!atomic_load(&g.taken))
         disable_kinds();   /* what CUDA does after this is not recorded */
+    /* before g.mu, as every CUPTI call (the rule at the top) */
+    if (full && g.subscribed && !atomic_load(&g.taken))
+        g.api.Unsubscribe(g.sub);
     pthread_mutex_lock(&g.mu);
     atomic_store(&g.state, ST_CLOSED);
     if (!g.write_failed) {
@@ -808,8 +833,6 @@ static void close_injection(int full)
     close(g.fd);
     g.fd = -1;
     if (full) {
-        if (g.subscribed && !atomic_load(&g.taken))
-            g.api.Unsubscribe(g.sub);
         g.subscribed = 0;
         free_state();
         /* the test's hooks (warn, capture, clock) go with it */
@@ -897,6 +920,14 @@ int InitializeInjectionNvtx2(void *get_export_table)
     return nvtx_forward(&loaded, 2, get_export_table);
 }
 
+int trec_cupti_test_lock_held(void)
+{
+    if (pthread_mutex_trylock(&g.mu) != 0)
+        return 1;
+    pthread_mutex_unlock(&g.mu);
+    return 0;
+}
+
 int trec_cupti_test_nvtx_forward(const cupti_api *api, int version, void *get_export_table)
 {
     return nvtx_forward(api, version, get_export_table);
@@ -908,7 +939,7 @@ int trec_cupti_test_capture_stack(const char *path)
     cupti_launch *l = NULL;
     trc_status st;
     trc_api_call a;
-    uint32_t stack = 0, ref = 0, flags = 0;
+    uint32_t stack = 0, ref = 0, flags = 0, capture_ns = 0;
     int fd, rc = -1;
     int64_t t;
 
@@ -922,10 +953,10 @@ int trec_cupti_test_capture_stack(const char *path)
     memset(&a, 0, sizeof a);
     t = trc_now_ns();
     cupti_launch_capture(l, &ref, &flags);
-    cupti_launch_park(l, 1, ref, flags);
+    cupti_launch_park(l, 1, ref, flags, 0);
     if (cupti_launch_resolve(l, w) != TRC_OK)
         goto out;
-    cupti_launch_take(l, 1, &stack, &flags);
+    cupti_launch_take(l, 1, &stack, &flags, &capture_ns);
     if (trc_writer_thread(w, getpid(), gettid(), "", &a.thread) != TRC_OK)
         goto out;
     a.start_ns = t;

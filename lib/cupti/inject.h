@@ -89,6 +89,10 @@ TREC_CUPTI_EXPORT int trec_cupti_test_capture_stack(const char *path);
  * that call it from Python through ctypes. */
 TREC_CUPTI_EXPORT int trec_cupti_test_launches(const char *path);
 
+/* 1 when the injection's lock is held by any thread right now, else 0:
+ * for a fake CUPTI that checks no CUPTI call is made under it. */
+TREC_CUPTI_EXPORT int trec_cupti_test_lock_held(void);
+
 /* What InitializeInjectionNvtx (version 1) or InitializeInjectionNvtx2
  * (version 2) does with libcupti's table, here with api (a fake): one
  * CUPTI call first, then forward get_export_table to api's entry point.

@@ -51,13 +51,18 @@ void cupti_launch_capture(cupti_launch *l, uint32_t *ref, uint32_t *flags);
 trc_status cupti_launch_resolve(cupti_launch *l, trc_writer *w);
 
 /* Park the result of a capture (park) or an interned stack id (put)
- * under a correlation id.  A slot is reused after 2^18 newer launches
- * (counted as overwritten).  cupti_launch_take returns 1 and fills the
- * outputs when found (and forgets it), else 0; a captured stack not
- * resolved yet takes as 0.  Cannot fail. */
-void cupti_launch_park(cupti_launch *l, uint32_t corr, uint32_t ref, uint32_t flags);
-void cupti_launch_put(cupti_launch *l, uint32_t corr, uint32_t stack, uint32_t flags);
-int cupti_launch_take(cupti_launch *l, uint32_t corr, uint32_t *stack, uint32_t *flags);
+ * under a correlation id, with capture_ns, how long the capture took
+ * inside the call (the API_CALL's capture field, spec §7.15; 0 when the
+ * call reused an outer call's capture).  A slot is reused after 2^18
+ * newer launches (counted as overwritten).  cupti_launch_take returns 1
+ * and fills the outputs when found (and forgets it), else 0; a captured
+ * stack not resolved yet takes as 0.  Cannot fail. */
+void cupti_launch_park(cupti_launch *l, uint32_t corr, uint32_t ref, uint32_t flags,
+                       uint32_t capture_ns);
+void cupti_launch_put(cupti_launch *l, uint32_t corr, uint32_t stack, uint32_t flags,
+                      uint32_t capture_ns);
+int cupti_launch_take(cupti_launch *l, uint32_t corr, uint32_t *stack, uint32_t *flags,
+                      uint32_t *capture_ns);
 
 void cupti_launch_get_stats(cupti_launch *l, cupti_launch_stats *out);
 

@@ -157,6 +157,8 @@ static void gpu_line(FILE *out, const trc_event *ev)
         k_u(out, "registers", k->registers);
         k_u(out, "static_smem", k->static_smem);
         k_u(out, "dynamic_smem", k->dynamic_smem);
+        k_u(out, "graph", k->graph);
+        k_u(out, "graph_node", k->graph_node);
         break;
     }
     case TRC_EV_GPU_MEMCPY: {
@@ -218,6 +220,7 @@ static void other_line(FILE *out, const trc_reader *r, const trc_event *ev)
         k_stack(out, r, a->stack);
         k_s(out, "result", a->result);
         fprintf(out, " flags=0x%" PRIx32, a->flags);
+        k_u(out, "capture", a->capture_ns);
         break;
     }
     case TRC_EV_MARKER: {

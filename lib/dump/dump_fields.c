@@ -229,6 +229,8 @@ void dump_fields(FILE *out, uint64_t type, const trcf_body *b, const dump_strtab
         f_u(out, "registers", b->kernel.registers);
         f_u(out, "static_smem", b->kernel.static_smem);
         f_u(out, "dynamic_smem", b->kernel.dynamic_smem);
+        f_u(out, "graph", b->kernel.graph);
+        f_u(out, "graph_node", b->kernel.graph_node);
         break;
     case TRCF_GPU_MEMCPY:
         f_where(out, &b->memcpy.w);
@@ -258,6 +260,7 @@ void dump_fields(FILE *out, uint64_t type, const trcf_body *b, const dump_strtab
         f_u(out, "stack", b->api.stack);
         f_s(out, "result", b->api.result);
         f_x(out, "flags", b->api.flags);
+        f_u(out, "capture", b->api.capture);
         break;
     case TRCF_MARKER:
         f_u(out, "kind", b->marker.kind);

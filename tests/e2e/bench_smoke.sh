@@ -51,6 +51,7 @@ gpu_tools=("trc-dump --check" trc2nvvp "trc2nvvp --print-gpu-trace" trc2chrome t
   printf 'nvvp\t--print-gpu-trace\t1.2\ts\t\nnvvp\t--svg\t0.75\ts\t\n'
   printf 'top\trefresh_window_p50\t1400\tus\t\ntop\trefresh_all_p50\t800\tus\t\ntop\tfeed_per_s\t560\tus\t\n'
   printf 'py_walk\t3.9.18 tick p50\t7.5\tus\t\npy_walk\t3.11.2 tick p50\t6.8\tus\t\npy_walk\t3.11.2 tick p99\t9\tus\t\n'
+  printf 'gpu_launch\tcallback_p50\t155\tns\t\ngpu_launch\tcallback_p99\t205\tns\t\ngpu_launch\tallin\t1083\tns\t\n'
 } > "$tmp/full.tsv"
 
 python3 bench/report.py "$tmp/full.tsv" > "$tmp/full.txt" 2> "$tmp/err" || bad "report.py exited $?: $(cat "$tmp/err")"
@@ -84,6 +85,8 @@ row "under cProfile" "$tmp/full.txt" | grep -qE '5\.000 s +2\.50x bare' || bad "
 row "trec 1 kHz time / cProfile time" "$tmp/full.txt" | grep -q '0\.42x' || bad "trec/cProfile ratio"
 row "10 kHz sustained" "$tmp/full.txt" | grep -q '4\.50 %' || bad "late share row"
 row "steady state (trec trace)" "$tmp/full.txt" | grep -q '0\.750 B' || bad "bytes/sample row"
+row "GPU launch callback, no-Python thread, p50" "$tmp/full.txt" | grep -q '155 ns' || bad "GPU launch callback row"
+row "GPU recording CPU per launch, all in" "$tmp/full.txt" | grep -q '1083 ns' || bad "GPU per-launch all-in row"
 grep -q 'load average 0.10 0.20 0.30 at start, 0.40 0.50 0.60 at end' "$tmp/full.txt" || bad "no load average in the header"
 grep -q '2030-01-02 03:04 UTC, commit abc1234' "$tmp/full.txt" || bad "no date/commit in the header"
 grep -q 'py walk per tick .*, 3.9.18 .* 7.5 us' "$tmp/full.txt" && grep -q 'py walk per tick .*, 3.11.2 .* 6.8 us' "$tmp/full.txt" ||

@@ -17,6 +17,10 @@
 
 #define MAX_CBID 1024
 #define BIG_QUEUE (1u << 22)
+#define MAX_THREAD_BUFS 256
+
+/* A buffer one thread fills (opts.per_thread_buffers), held until a flush. */
+typedef struct thread_buf { uint8_t *buf; size_t size, valid; } thread_buf;
 
 static struct {
     pthread_mutex_t mu;
@@ -41,7 +45,12 @@ static struct {
     size_t other_records;        /* taken by another client's buffers */
     int finalized;
     unsigned after_finalize;     /* CUPTI calls made after cuptiFinalize */
-    char calls[512];             /* fake_cupti_calls */             /* kernels delivered zeroed (callback_zero_kernels) */
+    char calls[512];             /* fake_cupti_calls */
+    char locked[512];            /* fake_cupti_calls_under_lock */
+    unsigned next_locked;        /* GetNextRecord calls made under the lock */
+    thread_buf tbufs[MAX_THREAD_BUFS];   /* opts.per_thread_buffers */
+    size_t n_tbufs;
+    unsigned tgen;               /* bumped by each flush: threads' buffers are gone */
 } F = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- the call log (fake_cupti_calls) ----------------------------------- */
@@ -59,6 +68,37 @@ static void log_call(const char *name)
 const char *fake_cupti_calls(void)
 {
     return F.calls;
+}
+
+/* Every entry point but GetNextRecord (a walk over the caller's own
+ * buffer, allowed under the injection's lock) asks the test's probe
+ * whether the injection's lock is held right now. */
+static void lock_note(const char *name)
+{
+    size_t len;
+    if (!F.opts.lock_held || !F.opts.lock_held())
+        return;
+    pthread_mutex_lock(&F.mu);
+    len = strlen(F.locked);
+    snprintf(F.locked + len, sizeof F.locked - len, "%s%s", len ? " " : "", name);
+    pthread_mutex_unlock(&F.mu);
+}
+
+const char *fake_cupti_calls_under_lock(void)
+{
+    return F.locked;
+}
+
+void fake_cupti_forget_calls_under_lock(void)
+{
+    pthread_mutex_lock(&F.mu);
+    F.locked[0] = 0;
+    pthread_mutex_unlock(&F.mu);
+}
+
+unsigned fake_cupti_next_records_under_lock(void)
+{
+    return F.next_locked;
 }
 
 static int f_Nvtx(void *get_export_table)
@@ -85,13 +125,14 @@ static const fake_name names[] = {
     RT(cudaDeviceSynchronize_v3020), RT(cudaEventSynchronize_v3020), RT(cudaGetDevice_v3020),
     RT(cudaStreamQuery_v3020), RT(cudaGetLastError_v3020), RT(cudaMemcpyPeerAsync_v4000),
     RT(cudaDeviceReset_v3020), RT(cudaMalloc_v3020), RT(cudaEventRecord_v3020),
-    RT(cudaStreamWaitEvent_v3020),
+    RT(cudaStreamWaitEvent_v3020), RT(cudaGraphLaunch_v10000),
     DRV(cuLaunchKernel), DRV(cuLaunchKernel_ptsz), DRV(cuLaunchKernelEx), DRV(cuCtxGetCurrent),
-    DRV(cuMemcpyHtoDAsync_v2), DRV(cuCtxDestroy_v2), DRV(cuStreamQuery),
+    DRV(cuMemcpyHtoDAsync_v2), DRV(cuCtxDestroy_v2), DRV(cuStreamQuery), DRV(cuGraphLaunch),
 };
 
 static CUptiResult f_GetCallbackName(CUpti_CallbackDomain d, uint32_t cbid, const char **out)
 {
+    lock_note("cuptiGetCallbackName");
     if (d == CUPTI_CB_DOMAIN_DRIVER_API && F.opts.new_driver_cbid &&
         cbid == F.opts.new_driver_cbid) {
         *out = F.opts.new_driver_name;
@@ -107,6 +148,7 @@ static CUptiResult f_GetCallbackName(CUpti_CallbackDomain d, uint32_t cbid, cons
 
 static CUptiResult f_GetResultString(CUptiResult r, const char **out)
 {
+    lock_note("cuptiGetResultString");
     *out = r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
                ? "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED" : "CUPTI_ERROR_UNKNOWN";
     return CUPTI_SUCCESS;
@@ -117,6 +159,7 @@ static CUptiResult f_GetResultString(CUptiResult r, const char **out)
 static CUptiResult subscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc cb, void *ud,
                              CUpti_SubscriberParams *p)
 {
+    lock_note("cuptiSubscribe");
     log_call("cuptiSubscribe");
     if (F.opts.refuse_holder || F.subscribed) {
         if (p && p->oldSubscriberName && p->oldSubscriberSize)
@@ -146,6 +189,7 @@ static CUptiResult f_Subscribe_v2(CUpti_SubscriberHandle *h, CUpti_CallbackFunc 
 
 static CUptiResult f_Unsubscribe(CUpti_SubscriberHandle h)
 {
+    lock_note("cuptiUnsubscribe");
     F.after_finalize += F.finalized;
     if (!F.subscribed || h != (CUpti_SubscriberHandle)&F)
         return CUPTI_ERROR_INVALID_PARAMETER;
@@ -158,6 +202,7 @@ static CUptiResult f_Unsubscribe(CUpti_SubscriberHandle h)
 static CUptiResult f_EnableCallback(uint32_t en, CUpti_SubscriberHandle h, CUpti_CallbackDomain d,
                                     CUpti_CallbackId id)
 {
+    lock_note("cuptiEnableCallback");
     F.after_finalize += F.finalized;
     if (!F.subscribed || h != (CUpti_SubscriberHandle)&F || d >= CUPTI_CB_DOMAIN_SIZE ||
         id >= MAX_CBID)
@@ -170,6 +215,7 @@ static CUptiResult f_EnableCallback(uint32_t en, CUpti_SubscriberHandle h, CUpti
 
 static CUptiResult f_ActivityEnable(CUpti_ActivityKind k)
 {
+    lock_note("cuptiActivityEnable");
     F.after_finalize += F.finalized;
     if ((unsigned)k >= CUPTI_ACTIVITY_KIND_COUNT)
         return CUPTI_ERROR_INVALID_KIND;
@@ -181,6 +227,7 @@ static CUptiResult f_ActivityEnable(CUpti_ActivityKind k)
 
 static CUptiResult f_ActivityDisable(CUpti_ActivityKind k)
 {
+    lock_note("cuptiActivityDisable");
     F.after_finalize += F.finalized;
     if ((unsigned)k >= CUPTI_ACTIVITY_KIND_COUNT)
         return CUPTI_ERROR_INVALID_KIND;
@@ -190,6 +237,7 @@ static CUptiResult f_ActivityDisable(CUpti_ActivityKind k)
 
 static CUptiResult f_EnableRuntimeApi(CUpti_CallbackId id, uint8_t en)
 {
+    lock_note("cuptiActivityEnableRuntimeApi");
     if (id < MAX_CBID)
         F.api_disabled[CUPTI_CB_DOMAIN_RUNTIME_API][id] = !en;
     return CUPTI_SUCCESS;
@@ -197,6 +245,7 @@ static CUptiResult f_EnableRuntimeApi(CUpti_CallbackId id, uint8_t en)
 
 static CUptiResult f_EnableDriverApi(CUpti_CallbackId id, uint8_t en)
 {
+    lock_note("cuptiActivityEnableDriverApi");
     if (id < MAX_CBID)
         F.api_disabled[CUPTI_CB_DOMAIN_DRIVER_API][id] = !en;
     return CUPTI_SUCCESS;
@@ -205,6 +254,7 @@ static CUptiResult f_EnableDriverApi(CUpti_CallbackId id, uint8_t en)
 static CUptiResult f_RegisterCallbacks(CUpti_BuffersCallbackRequestFunc r,
                                        CUpti_BuffersCallbackCompleteFunc c)
 {
+    lock_note("cuptiActivityRegisterCallbacks");
     F.after_finalize += F.finalized;
     if (!r || !c)
         return CUPTI_ERROR_INVALID_PARAMETER;
@@ -215,6 +265,7 @@ static CUptiResult f_RegisterCallbacks(CUpti_BuffersCallbackRequestFunc r,
 
 static CUptiResult f_RegisterTimestampCallback(CUpti_TimestampCallbackFunc f)
 {
+    lock_note("cuptiActivityRegisterTimestampCallback");
     if (!f)
         return CUPTI_ERROR_INVALID_PARAMETER;
     F.ts = f;
@@ -223,6 +274,7 @@ static CUptiResult f_RegisterTimestampCallback(CUpti_TimestampCallbackFunc f)
 
 static CUptiResult f_SetThreadIdType(CUpti_ActivityThreadIdType t)
 {
+    lock_note("cuptiActivitySetThreadIdType");
     F.after_finalize += F.finalized;
     if (F.opts.fail_thread_id_type)
         return CUPTI_ERROR_NOT_SUPPORTED;
@@ -231,6 +283,7 @@ static CUptiResult f_SetThreadIdType(CUpti_ActivityThreadIdType t)
 
 static CUptiResult f_GetTimestamp(uint64_t *ts)
 {
+    lock_note("cuptiGetTimestamp");
     log_call("cuptiGetTimestamp");
     *ts = fake_cupti_now();
     return CUPTI_SUCCESS;
@@ -238,6 +291,7 @@ static CUptiResult f_GetTimestamp(uint64_t *ts)
 
 static CUptiResult f_GetVersion(uint32_t *v)
 {
+    lock_note("cuptiGetVersion");
     log_call("cuptiGetVersion");
     *v = F.opts.version;
     return CUPTI_SUCCESS;
@@ -245,6 +299,7 @@ static CUptiResult f_GetVersion(uint32_t *v)
 
 static CUptiResult f_GetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *n)
 {
+    lock_note("cuptiActivityGetNumDroppedRecords");
     F.after_finalize += F.finalized;
     pthread_mutex_lock(&F.mu);
     *n = F.dropped;
@@ -287,6 +342,11 @@ static void busy_wait_ns(uint64_t ns)
 CUptiResult fake_cupti_next_record(uint8_t *buffer, size_t valid, CUpti_Activity **rec)
 {
     size_t off = 0;
+    if (F.opts.lock_held && F.opts.lock_held()) {
+        pthread_mutex_lock(&F.mu);
+        F.next_locked++;
+        pthread_mutex_unlock(&F.mu);
+    }
     if (F.opts.next_record_delay_ns)
         busy_wait_ns(F.opts.next_record_delay_ns);
     if (*rec) {
@@ -307,8 +367,90 @@ CUptiResult fake_cupti_next_record(uint8_t *buffer, size_t valid, CUpti_Activity
     return CUPTI_SUCCESS;
 }
 
+/* The calling thread's buffer in F.tbufs, valid while gen == F.tgen. */
+static __thread struct { unsigned gen; size_t slot; int has; } my_tbuf;
+
+/* Called with F.mu held: append to the calling thread's buffer; 0 when
+ * it has none (or it is full: the tests stay far below 4 MiB). */
+static int tbuf_append(const void *record, size_t size)
+{
+    thread_buf *t;
+    if (!my_tbuf.has || my_tbuf.gen != F.tgen)
+        return 0;
+    t = &F.tbufs[my_tbuf.slot];
+    if (t->valid + size > t->size)
+        return 0;
+    memcpy(t->buf + t->valid, record, size);
+    t->valid += size;
+    return 1;
+}
+
+/* As CUPTI keeps a buffer per thread: the first record of a thread
+ * asks the injection for a buffer (on that thread, outside our lock, as
+ * CUPTI would), and the thread keeps filling it until a flush. */
+static void add_per_thread(const void *record, size_t size)
+{
+    uint8_t *buf = NULL;
+    size_t bsize = 0, maxrec = 0;
+
+    pthread_mutex_lock(&F.mu);
+    int done = tbuf_append(record, size);
+    pthread_mutex_unlock(&F.mu);
+    if (done)
+        return;
+    if (F.req)
+        F.req(&buf, &bsize, &maxrec);
+    pthread_mutex_lock(&F.mu);
+    if (!buf || F.n_tbufs == MAX_THREAD_BUFS) {
+        F.dropped++;   /* no buffer: CUPTI drops and counts */
+        pthread_mutex_unlock(&F.mu);
+        free(buf);
+        return;
+    }
+    my_tbuf.slot = F.n_tbufs++;
+    my_tbuf.gen = F.tgen;
+    my_tbuf.has = 1;
+    F.tbufs[my_tbuf.slot] = (thread_buf){ buf, bsize, 0 };
+    if (!tbuf_append(record, size))
+        F.dropped++;
+    pthread_mutex_unlock(&F.mu);
+}
+
+size_t fake_cupti_thread_buffers(void)
+{
+    size_t n;
+    pthread_mutex_lock(&F.mu);
+    n = F.n_tbufs;
+    pthread_mutex_unlock(&F.mu);
+    return n;
+}
+
+/* FlushAll: every thread's buffer goes back, full or not. */
+static void complete_thread_buffers(void)
+{
+    thread_buf *take;
+    size_t n;
+
+    pthread_mutex_lock(&F.mu);
+    n = F.n_tbufs;
+    take = n ? malloc(n * sizeof *take) : NULL;
+    if (take)
+        memcpy(take, F.tbufs, n * sizeof *take);
+    F.n_tbufs = 0;
+    F.tgen++;
+    F.buffers += take ? (unsigned)n : 0;
+    pthread_mutex_unlock(&F.mu);
+    for (size_t i = 0; take && i < n; i++)
+        F.done(NULL, 0, take[i].buf, take[i].size, take[i].valid);
+    free(take);
+}
+
 void fake_cupti_add(const void *record, size_t size)
 {
+    if (F.opts.per_thread_buffers) {
+        add_per_thread(record, size);
+        return;
+    }
     pthread_mutex_lock(&F.mu);
     if (F.queued + size <= BIG_QUEUE) {
         memcpy(F.queue + F.queued, record, size);
@@ -367,6 +509,7 @@ void fake_cupti_drop(size_t n)
 /* Hand everything queued to the injection, buffer by buffer. */
 static CUptiResult f_FlushAll(uint32_t flags)
 {
+    lock_note("cuptiActivityFlushAll");
     F.after_finalize += F.finalized;
     uint8_t *take;
     size_t n, off = 0;
@@ -421,6 +564,8 @@ static CUptiResult f_FlushAll(uint32_t flags)
         F.done(NULL, 0, buf, size, valid);
     }
     free(take);
+    if (F.done)
+        complete_thread_buffers();
     return CUPTI_SUCCESS;
 }
 

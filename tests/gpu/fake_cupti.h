@@ -48,6 +48,13 @@ typedef struct fake_cupti_opts {
     CUpti_ActivityKind fail_kind;
     int fail_enable_callback;
     int fail_thread_id_type;
+    /* asked at every CUPTI call but GetNextRecord: 1 when the
+     * injection's lock is held (trec_cupti_test_lock_held) */
+    int (*lock_held)(void);
+    /* records go into a buffer per thread, asked of the injection at the
+     * thread's first record and held until the next FlushAll, as
+     * CUPTI's own per-thread buffers are */
+    int per_thread_buffers;
 } fake_cupti_opts;
 
 /* The process id records carry (opts.pid or getpid()). */
@@ -117,6 +124,14 @@ int fake_cupti_timestamp_callback_registered(void);
  * "cuptiGetVersion", "cuptiGetTimestamp", "cuptiSubscribe",
  * "InitializeInjectionNvtx", "InitializeInjectionNvtx2". */
 const char *fake_cupti_calls(void);
+/* The calls made while opts.lock_held said 1, in order,
+ * space-separated ("cuptiGetTimestamp ..."); forget: start afresh. */
+const char *fake_cupti_calls_under_lock(void);
+void fake_cupti_forget_calls_under_lock(void);
+/* GetNextRecord calls made while opts.lock_held said 1 (the one call
+ * allowed there: shows the probe is live). */
+unsigned fake_cupti_next_records_under_lock(void);
+size_t fake_cupti_thread_buffers(void);   /* per-thread buffers held now */
 unsigned fake_cupti_flushes(void);          /* FlushAll calls */
 unsigned fake_cupti_forced_flushes(void);
 unsigned fake_cupti_buffers(void);          /* buffers delivered */

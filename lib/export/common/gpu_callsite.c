@@ -13,6 +13,10 @@
  *             record.
  *   recent    a direct-mapped cache of calls already matched (or never
  *             worth keeping), for further activities of the same call.
+ *   graphs    the same, keyed by (pid, graph id) instead: a graph replay
+ *             starts hundreds of kernels under one correlation id while
+ *             other launches run, which can evict its `recent` slot
+ *             before its last kernel comes; graphs are few.
  *   names     leaf names interned in an name_pool (ids dense from 1).
  */
 #include "lib/export/common/gpu_callsite.h"
@@ -26,6 +30,7 @@
 #include "lib/util/hashtab.h"
 
 #define RECENT_SLOTS 1024u  /* power of two */
+#define GRAPH_SLOTS 256u    /* power of two */
 #define NIL 0u              /* links are index + 1 */
 
 typedef struct entry {
@@ -42,6 +47,7 @@ typedef struct pact {
     uint64_t dur_ns;
     uint32_t name_id;
     uint32_t next;            /* next pending activity of the entry / free list */
+    uint32_t graph;           /* CUDA graph of a kernel, 0 = none */
     uint8_t kind;
 } pact;
 
@@ -49,6 +55,7 @@ typedef struct recent {
     int64_t pid;
     uint32_t corr;            /* 0 = empty */
     uint32_t thread, stack;
+    uint32_t graph;           /* in `graphs` only: the key, with pid */
 } recent;
 
 struct exp_gpu_callsite {
@@ -64,6 +71,7 @@ struct exp_gpu_callsite {
     pact *acts;
     uint32_t n_acts, cap_acts, free_acts;
     recent *recent;
+    recent *graphs;
     name_pool names;
     exp_gpu_callsite_stats st;
 };
@@ -79,7 +87,10 @@ exp_gpu_callsite *exp_gpu_callsite_new(uint64_t window, exp_gpu_emit_fn emit, vo
     if (!c)
         return NULL;
     c->recent = trc_calloc(RECENT_SLOTS, sizeof *c->recent);
-    if (!c->recent) {
+    c->graphs = trc_calloc(GRAPH_SLOTS, sizeof *c->graphs);
+    if (!c->recent || !c->graphs) {
+        trc_free(c->recent);
+        trc_free(c->graphs);
         trc_free(c);
         return NULL;
     }
@@ -98,6 +109,7 @@ void exp_gpu_callsite_free(exp_gpu_callsite *c)
     trch_index_cleanup(&c->index);
     trc_free(c->acts);
     trc_free(c->recent);
+    trc_free(c->graphs);
     name_pool_cleanup(&c->names);
     trc_free(c);
 }
@@ -185,7 +197,7 @@ static void drop_entry(exp_gpu_callsite *c, entry *e)
 }
 
 static trc_status add_pact(exp_gpu_callsite *c, entry *e, exp_gpu_kind kind, uint32_t name_id,
-                           uint64_t dur_ns)
+                           uint64_t dur_ns, uint32_t graph)
 {
     uint32_t idx;
     if (c->free_acts) {
@@ -203,6 +215,7 @@ static trc_status add_pact(exp_gpu_callsite *c, entry *e, exp_gpu_kind kind, uin
     pact *a = &c->acts[idx];
     a->dur_ns = dur_ns;
     a->name_id = name_id;
+    a->graph = graph;
     a->kind = (uint8_t)kind;
     a->next = NIL;
     if (e->acts_tail)
@@ -238,6 +251,20 @@ static exp_gpu_origin origin_of(uint32_t stack)
     return stack ? EXP_GPU_PYTHON : EXP_GPU_NO_PYTHON;
 }
 
+static recent *graph_slot(exp_gpu_callsite *c, int64_t pid, uint32_t graph)
+{
+    return &c->graphs[hash_key(pid, graph) & (GRAPH_SLOTS - 1)];
+}
+
+/* An activity of graph `graph` (0 = none) was charged to the call
+ * (pid, corr): later kernels of that replay find the call here. */
+static void remember_graph(exp_gpu_callsite *c, uint32_t graph, int64_t pid, uint32_t corr,
+                           uint32_t thread, uint32_t stack)
+{
+    if (graph)
+        *graph_slot(c, pid, graph) = (recent){ pid, corr, thread, stack, graph };
+}
+
 /* Emits e's pending activities as launched by (thread, stack), or as
  * UNKNOWN when the entry has no call. */
 static trc_status emit_pending(exp_gpu_callsite *c, const entry *e)
@@ -249,6 +276,8 @@ static trc_status emit_pending(exp_gpu_callsite *c, const entry *e)
                              a->name_id, a->dur_ns);
         if (st != TRC_OK)
             return st;
+        if (e->has_api)
+            remember_graph(c, a->graph, e->pid, e->corr, e->thread, e->stack);
     }
     return TRC_OK;
 }
@@ -330,7 +359,7 @@ static trc_status on_api(exp_gpu_callsite *c, trc_reader *r, const trc_api_call 
 }
 
 static trc_status on_activity(exp_gpu_callsite *c, const trc_gpu_where *w, exp_gpu_kind kind,
-                              const char *name, int64_t start, int64_t end)
+                              const char *name, int64_t start, int64_t end, uint32_t graph)
 {
     uint32_t name_id;
     uint64_t dur = end > start ? (uint64_t)(end - start) : 0;
@@ -344,19 +373,26 @@ static trc_status on_activity(exp_gpu_callsite *c, const trc_gpu_where *w, exp_g
     if (e && e->has_api) {
         st = emit(c, e->pid, e->thread, e->stack, origin_of(e->stack), kind, name_id, dur);
         remember(c, e->pid, e->corr, e->thread, e->stack);
+        remember_graph(c, graph, e->pid, e->corr, e->thread, e->stack);
         drop_entry(c, e);
         return st;
     }
     if (!e) {
         const recent *s = recent_slot(c, w->pid, w->correlation);
-        if (s->corr == w->correlation && s->pid == w->pid)
+        const recent *gs = graph ? graph_slot(c, w->pid, graph) : NULL;
+        if (!(s->corr == w->correlation && s->pid == w->pid) && gs &&
+            gs->graph == graph && gs->corr == w->correlation && gs->pid == w->pid)
+            s = gs;
+        if (s->corr == w->correlation && s->pid == w->pid) {
+            remember_graph(c, graph, s->pid, s->corr, s->thread, s->stack);
             return emit(c, s->pid, s->thread, s->stack, origin_of(s->stack), kind, name_id,
                         dur);
+        }
         st = new_entry(c, w->pid, w->correlation, &e);
         if (st != TRC_OK)
             return st;
     }
-    return add_pact(c, e, kind, name_id, dur);
+    return add_pact(c, e, kind, name_id, dur, graph);
 }
 
 trc_status exp_gpu_callsite_event(exp_gpu_callsite *c, trc_reader *r, const trc_event *ev)
@@ -368,6 +404,7 @@ trc_status exp_gpu_callsite_event(exp_gpu_callsite *c, trc_reader *r, const trc_
         /* correlation ids start again with each recorded process */
         st = retire(c, 1);
         memset(c->recent, 0, RECENT_SLOTS * sizeof *c->recent);
+        memset(c->graphs, 0, GRAPH_SLOTS * sizeof *c->graphs);
         return st;
     case TRC_EV_API_CALL:
         c->seq++;
@@ -378,21 +415,21 @@ trc_status exp_gpu_callsite_event(exp_gpu_callsite *c, trc_reader *r, const trc_
         c->seq++;
         st = on_activity(c, &k->where, EXP_GPU_KERNEL,
                          k->name && *k->name ? k->name : "<unnamed kernel>", k->start_ns,
-                         k->end_ns);
+                         k->end_ns, k->graph);
         break;
     }
     case TRC_EV_GPU_MEMCPY: {
         const trc_gpu_memcpy *m = &ev->u.memcpy;
         c->seq++;
         st = on_activity(c, &m->where, EXP_GPU_MEMCPY, gpu_copy_name(m->copy_kind),
-                         m->start_ns, m->end_ns);
+                         m->start_ns, m->end_ns, 0);
         break;
     }
     case TRC_EV_GPU_MEMSET: {
         const trc_gpu_memset *m = &ev->u.memset;
         c->seq++;
         st = on_activity(c, &m->where, EXP_GPU_MEMSET, gpu_memset_name(), m->start_ns,
-                         m->end_ns);
+                         m->end_ns, 0);
         break;
     }
     default:

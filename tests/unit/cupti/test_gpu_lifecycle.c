@@ -188,6 +188,82 @@ static void test_fork_while_capturing(void **state)
     sem_destroy(&release_capture);
 }
 
+/* ---- fork after another CUPTI client took over --------------------------- */
+
+/* torch.profiler (Kineto) in the program took CUPTI's records, and the
+ * injection has not noticed yet (it waits TAKEOVER_NS for records);
+ * then a DataLoader worker is forked, runs CUDA (a launch, a context
+ * torn down: a flush) and exits.  The child must stay out of CUPTI (the
+ * other client may finalize it at any time) and out of the parent's
+ * side trace (a chunk written there from the child's copy of the writer
+ * would duplicate or damage it); the parent then notices the takeover,
+ * says so once and closes a whole trace. */
+static atomic_llong clock_skew;
+
+static int64_t skewed_clock(void)
+{
+    return trc_now_ns() + atomic_load(&clock_skew);
+}
+
+static unsigned child_flushes_at_fork;
+static int check_child_at_exit;
+
+/* After every exit handler of the child, the injection's included. */
+__attribute__((destructor)) static void child_made_no_cupti_call(void)
+{
+    if (check_child_at_exit && fake_cupti_flushes() != child_flushes_at_fork)
+        _exit(7);
+}
+
+static void test_fork_after_takeover(void **state)
+{
+    char path[128];
+    cupti_api api;
+    tc_trace t;
+    unsigned warned = 0;
+
+    gput_tmp_path(path, sizeof path, "life", "forktaken");
+    fake_cupti_table(&api, NULL);
+    atomic_store(&clock_skew, 0);
+    trec_cupti_config cfg = config(path, 0);
+    cfg.clock = skewed_clock;
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    uint32_t ours = fake_cupti_call(RT, LAUNCH, fake_cupti_now(), 10, 0);
+    assert_int_equal(trec_cupti_flush(), 0);
+    fake_cupti_other_client();
+    fake_cupti_call(RT, LAUNCH, fake_cupti_now(), 10, 0);   /* its record goes elsewhere */
+    assert_int_equal(trec_cupti_flush(), 0);                 /* not noticed yet */
+
+    child_flushes_at_fork = fake_cupti_flushes();
+    pid_t pid = fork_child();
+    if (pid == 0) {
+        check_child_at_exit = 1;
+        fake_cupti_call(RT, LAUNCH, fake_cupti_now(), 10, 0);
+        fake_cupti_resource(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+        exit(0);   /* the at-exit handler runs in the child too */
+    }
+    expect_exit0(wait_child(pid), "fork after takeover");
+
+    assert_true(trec_cupti_active());
+    atomic_store(&clock_skew, 11000000000LL);
+    assert_int_equal(trec_cupti_flush(), 0);
+    fake_cupti_finalize();
+    trec_cupti_shutdown();
+    assert_int_equal(fake_cupti_calls_after_finalize(), 0);
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    assert_int_equal(t.reader_losses, 0);
+    assert_int_equal(t.segments, 1);
+    assert_int_equal(tc_count(&t, TRC_EV_API_CALL), 1);
+    assert_non_null(tc_api_by_corr(&t, ours));
+    for (size_t i = 0; i < t.n; i++)
+        if (t.ev[i].type == TRC_EV_LOSS &&
+            strstr(t.ev[i].detail, "taken over by another CUPTI client"))
+            warned++;
+    assert_int_equal(warned, 1);
+    tc_free(&t);
+    unlink(path);
+}
+
 /* ---- exit and crash ----------------------------------------------------- */
 
 /* In a fresh child: start the injection (flusher thread on, as under
@@ -346,6 +422,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_fork_while_capturing, shutdown_after),
+        cmocka_unit_test_teardown(test_fork_after_takeover, shutdown_after),
         cmocka_unit_test_teardown(test_exit_without_shutdown, shutdown_after),
         cmocka_unit_test_teardown(test_crash_after_flush, shutdown_after),
         cmocka_unit_test_teardown(test_cannot_load_cupti, shutdown_after),

@@ -124,6 +124,8 @@ static void fill(uint64_t type, trcf_body *b, trc_kv *kv)
             }
             b->kernel.registers = 255;
             b->kernel.dynamic_smem = 1 << 20;
+            b->kernel.graph = 5;       /* one byte each, see test_short_and_long_bodies */
+            b->kernel.graph_node = 9;
         } else if (type == TRCF_GPU_MEMCPY) {
             b->memcpy.bytes = UINT64_MAX;
             b->memcpy.copy_kind = 10;
@@ -148,6 +150,7 @@ static void fill(uint64_t type, trcf_body *b, trc_kv *kv)
         b->api.stack = 4;
         b->api.result = INT64_MIN;
         b->api.flags = 3;
+        b->api.capture = 7;            /* one byte, see test_short_and_long_bodies */
         break;
     case TRCF_MARKER:
         b->marker.kind = 3;
@@ -311,9 +314,13 @@ static void test_short_and_long_bodies(void **state)
         memcpy(body, rec.body, rec.len);
         /* every proper prefix of the body is corrupt (never a crash),
          * except one that ends where a minor version's trailing fields
-         * begin: PROCESS's rank and label (1.1) and layout (1.2) take
-         * their defaults */
-        size_t v10 = type == TRCF_PROCESS ? rec.len - 3 : rec.len;
+         * begin: PROCESS's rank and label (1.1) and layout (1.2),
+         * GPU_KERNEL's graph and graph_node and API_CALL's capture (1.3)
+         * take their defaults */
+        size_t v10 = type == TRCF_PROCESS      ? rec.len - 3
+                     : type == TRCF_GPU_KERNEL ? rec.len - 2
+                     : type == TRCF_API_CALL   ? rec.len - 1
+                                               : rec.len;
         for (cut = 0; cut < v10; cut++) {
             tcur = 0;
             why = NULL;
@@ -331,6 +338,26 @@ static void test_short_and_long_bodies(void **state)
             assert_true(out.process.label == 4 && out.process.layout == 0); /* a 1.1 body */
             assert_int_equal(trcf_decode(type, body, rec.len, &tcur, &out, &why), TRC_OK);
             assert_true(out.process.layout == 6);
+        }
+        if (type == TRCF_GPU_KERNEL) {   /* a 1.2 body, then half a 1.3 one */
+            tcur = 0;
+            assert_int_equal(trcf_decode(type, body, v10, &tcur, &out, &why), TRC_OK);
+            assert_true(out.kernel.graph == 0 && out.kernel.graph_node == 0);
+            assert_true(out.kernel.dynamic_smem == 1 << 20);
+            tcur = 0;
+            assert_int_equal(trcf_decode(type, body, v10 + 1, &tcur, &out, &why), TRC_OK);
+            assert_true(out.kernel.graph == 5 && out.kernel.graph_node == 0);
+            tcur = 0;
+            assert_int_equal(trcf_decode(type, body, rec.len, &tcur, &out, &why), TRC_OK);
+            assert_true(out.kernel.graph == 5 && out.kernel.graph_node == 9);
+        }
+        if (type == TRCF_API_CALL) {
+            tcur = 0;
+            assert_int_equal(trcf_decode(type, body, v10, &tcur, &out, &why), TRC_OK);
+            assert_true(out.api.flags == 3 && out.api.capture == 0);
+            tcur = 0;
+            assert_int_equal(trcf_decode(type, body, rec.len, &tcur, &out, &why), TRC_OK);
+            assert_true(out.api.capture == 7);
         }
         /* trailing bytes from a newer minor version are ignored */
         memcpy(body + rec.len, "\x01\x02\x03\xff\xff", 5);

@@ -504,10 +504,10 @@ static void test_through_a_file(void **state)
     uint32_t f2 = conv_tb_frame(b, "step", "t.py", 9, 8);
     uint32_t st = conv_tb_stack(b, 2, (uint32_t[]){f1, f2});
     trc_gpu_kernel k = {{PID_A, 0, 1, 7, 2}, CONV_START_NS + 10, CONV_START_NS + 510, "late",
-                        {1, 1, 1}, {32, 1, 1}, 8, 0, 0};
+                        {1, 1, 1}, {32, 1, 1}, 8, 0, 0, 0, 0};
     assert_int_equal(trc_writer_gpu_kernel(wr, &k), TRC_OK); /* before its call */
     trc_api_call a = {th, CONV_START_NS, CONV_START_NS + 5, TRC_API_RUNTIME, "cudaLaunchKernel",
-                      2, st, 0, TRC_API_LAUNCH};
+                      2, st, 0, TRC_API_LAUNCH, 0};
     assert_int_equal(trc_writer_api_call(wr, &a), TRC_OK);
     assert_int_equal(conv_tb_status(b), TRC_OK);
     trc_reader *r = conv_tb_reader(b);
