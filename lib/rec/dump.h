@@ -1,7 +1,8 @@
 /*
  * dump.h — `trec --dump`: every Python thread of a running process (and
  * with subprocesses of its descendants), its name, state and stack, read
- * once and printed instead of written to a trace.
+ * once and printed instead of written to a trace.  Threads with no
+ * Python thread state (started from C) are listed too, by their OS name.
  *
  * The reads are a recording's (lib/rec/target.c attaches, lib/py reads
  * one tick from outside: nothing is stopped, nothing needs the GIL), so
@@ -22,7 +23,9 @@
 /* The thread's scheduler state when its stack was read. */
 typedef enum rec_dump_state {
     REC_DUMP_RUNNING,        /* runnable ('R'): what a sample flags as on CPU */
-    REC_DUMP_IDLE,           /* blocked, sleeping or stopped */
+    REC_DUMP_IDLE,           /* blocked or sleeping */
+    REC_DUMP_STOPPED,        /* stopped by a signal or a tracer ('T', 't') */
+    REC_DUMP_ZOMBIE,         /* exited, not reaped yet ('Z', 'X') */
     REC_DUMP_UNKNOWN         /* its /proc state could not be read */
 } rec_dump_state;
 
@@ -30,6 +33,8 @@ typedef struct rec_dump_thread {
     int64_t tid;             /* OS thread id as trec sees it (-1 unknown) */
     char name[256];          /* threading's name, else the OS name, else "" */
     rec_dump_state state;
+    int python;              /* 1: has a Python thread state; 0: a thread
+                              * started outside Python (no frames) */
     int holds_gil;           /* 1 / 0, -1 unknown */
     int depth;               /* frames read; -1: the stack read was inconsistent */
     int truncated;           /* deeper than the frames kept: the innermost are */
@@ -42,6 +47,10 @@ typedef struct rec_dump_proc {
     const char *version;     /* "3.12.1" */
     rec_dump_thread *threads;
     int n_threads;
+    int torn;                /* the thread list changed under every re-read:
+                              * no thread is shown */
+    int natives_unknown;     /* a Python thread's OS id is unknown, so threads
+                              * without a thread state cannot be told apart */
 } rec_dump_proc;
 
 /* Read and print the stacks of pid (and its descendants when
@@ -58,7 +67,7 @@ void rec_dump_text(FILE *out, const rec_dump_proc *procs, int n);
 /* 0, or -1 on allocation failure (nothing written). */
 int rec_dump_json(FILE *out, const rec_dump_proc *procs, int n);
 
-/* "running", "idle" or "unknown". */
+/* "running", "idle", "stopped", "zombie" or "unknown". */
 const char *rec_dump_state_name(rec_dump_state s);
 
 #endif /* TRC_LIB_REC_DUMP_H */

@@ -25,6 +25,8 @@ static void thread(jsonw *w, const rec_dump_thread *d)
     jsonw_str(w, d->name);
     jsonw_raw(w, ",\"state\":");
     jsonw_str(w, rec_dump_state_name(d->state));
+    jsonw_raw(w, ",\"python\":");
+    jsonw_raw(w, d->python ? "true" : "false");
     jsonw_raw(w, ",\"holds_gil\":");
     jsonw_raw(w, d->holds_gil < 0 ? "null" : d->holds_gil ? "true" : "false");
     jsonw_raw(w, ",\"valid\":");
@@ -59,6 +61,8 @@ int rec_dump_json(FILE *out, const rec_dump_proc *procs, int n)
         jsonw_str(&w, p->command);
         jsonw_raw(&w, ",\"python\":");
         jsonw_str(&w, p->version);
+        jsonw_raw(&w, ",\"threads_torn\":");
+        jsonw_raw(&w, p->torn ? "true" : "false");
         jsonw_raw(&w, ",\"threads\":[");
         for (int j = 0; j < p->n_threads; j++) {
             if (j)

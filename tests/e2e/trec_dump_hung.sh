@@ -3,10 +3,12 @@
 # (fixtures/workloads/dump_hung.py, run from a folder with a non-ASCII
 # name): a thread blocked on a lock, one in a busy loop, one with a
 # non-ASCII name and the main thread asleep are each listed with their
-# name, native id, state and innermost frame (tests/e2e/lib/
+# name, native id, state and innermost frame, and a thread started from
+# C (no Python thread state) by its OS name and id (tests/e2e/lib/
 # dump_hung_check.py), as text and JSON, each dump within a second.
 # The target is never stopped: no task of it is in a stopped state
-# before, during (polled while the dump runs) or after the dump.
+# before, during (polled while the dump runs) or after the dump.  Then,
+# stopped with SIGSTOP, every thread is shown "stopped".
 # retry-once: reads a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 
@@ -59,6 +61,17 @@ one() {
     "$CHECK_PY" "$TRC_ROOT/tests/e2e/lib/dump_hung_check.py" "$d/hung_программа.py" "$d/ready" \
       "$d/text" "$d/json"; then
     stopped_seen $target && echo "target stopped after the dump" || ok=1
+  fi
+  if [ $ok -eq 1 ]; then
+    ok=0
+    kill -STOP $target
+    # the signal reaches the threads a moment later
+    for i in $(seq 100); do task_states $target | grep -qv '^T$' || break; sleep 0.02; done
+    timeout 10 "$TREC" --dump --pid $target >"$d/stext" 2>"$d/stext.err" &&
+      timeout 10 "$TREC" --dump --json --pid $target >"$d/sjson" 2>"$d/sjson.err" &&
+      "$CHECK_PY" "$TRC_ROOT/tests/e2e/lib/dump_hung_check.py" --stopped "$d/hung_программа.py" \
+        "$d/ready" "$d/stext" "$d/sjson" && ok=1
+    kill -CONT $target
   fi
   kill $target
   wait $target 2>/dev/null
