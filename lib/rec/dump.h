@@ -53,6 +53,25 @@ typedef struct rec_dump_proc {
                               * without a thread state cannot be told apart */
 } rec_dump_proc;
 
+/* Threads of several processes with the same stack. */
+typedef struct rec_dump_group {
+    const rec_dump_thread *stack; /* one of them: its frames are the group's */
+    pid_t *pids;             /* the processes that have it, ascending, each once */
+    size_t n_pids, pids_cap;
+    int n_threads;           /* threads with it, in all those processes */
+} rec_dump_group;
+
+typedef struct rec_dump_groups {
+    rec_dump_group *v;       /* most pids first, then lowest pid first */
+    size_t n;
+} rec_dump_groups;
+
+/* Groups the Python threads with frames of procs[0..n) by identical
+ * stack (dump_groups.c).  0, or -1 without memory (out empty).  The
+ * groups borrow the threads' frames. */
+int rec_dump_group_stacks(const rec_dump_proc *procs, int n, rec_dump_groups *out);
+void rec_dump_groups_free(rec_dump_groups *g);
+
 /* Read and print the stacks of pid (and its descendants when
  * subprocesses) to out, as text or (json) one JSON document.  Returns
  * 0 when stacks were printed, 2 when pid cannot be read (no such
@@ -62,10 +81,11 @@ typedef struct rec_dump_proc {
 int rec_dump_run(pid_t pid, int subprocesses, int json, FILE *out, rec_message_fn msg,
                  void *msg_ctx);
 
-/* The printers: every process of procs[0..n) to out. */
-void rec_dump_text(FILE *out, const rec_dump_proc *procs, int n);
+/* The printers: every process of procs[0..n) to out, then the groups
+ * of identical stacks (the text only when n > 1). */
+void rec_dump_text(FILE *out, const rec_dump_proc *procs, int n, const rec_dump_groups *groups);
 /* 0, or -1 on allocation failure (nothing written). */
-int rec_dump_json(FILE *out, const rec_dump_proc *procs, int n);
+int rec_dump_json(FILE *out, const rec_dump_proc *procs, int n, const rec_dump_groups *groups);
 
 /* "running", "idle", "stopped", "zombie" or "unknown". */
 const char *rec_dump_state_name(rec_dump_state s);

@@ -17,6 +17,18 @@ static void frame(jsonw *w, const py_frame_info *f)
     jsonw_putc(w, '}');
 }
 
+/* frames[0..depth), leaf first, as a JSON array innermost last */
+static void frames(jsonw *w, const rec_dump_thread *d)
+{
+    jsonw_putc(w, '[');
+    for (int i = d->depth - 1; i >= 0; i--) {
+        frame(w, d->frames[i]);
+        if (i)
+            jsonw_putc(w, ',');
+    }
+    jsonw_putc(w, ']');
+}
+
 static void thread(jsonw *w, const rec_dump_thread *d)
 {
     jsonw_raw(w, "{\"tid\":");
@@ -33,17 +45,27 @@ static void thread(jsonw *w, const rec_dump_thread *d)
     jsonw_raw(w, d->depth < 0 ? "false" : "true");
     jsonw_raw(w, ",\"truncated\":");
     jsonw_raw(w, d->truncated ? "true" : "false");
-    jsonw_raw(w, ",\"frames\":[");
-    /* innermost last, as in the text */
-    for (int i = d->depth - 1; i >= 0; i--) {
-        frame(w, d->frames[i]);
-        if (i)
-            jsonw_putc(w, ',');
-    }
-    jsonw_raw(w, "]}");
+    jsonw_raw(w, ",\"frames\":");
+    frames(w, d); /* innermost last, as in the text */
+    jsonw_putc(w, '}');
 }
 
-int rec_dump_json(FILE *out, const rec_dump_proc *procs, int n)
+static void group(jsonw *w, const rec_dump_group *g)
+{
+    jsonw_raw(w, "{\"pids\":[");
+    for (size_t i = 0; i < g->n_pids; i++) {
+        if (i)
+            jsonw_putc(w, ',');
+        jsonw_i64(w, g->pids[i]);
+    }
+    jsonw_raw(w, "],\"threads\":");
+    jsonw_i64(w, g->n_threads);
+    jsonw_raw(w, ",\"frames\":");
+    frames(w, g->stack);
+    jsonw_putc(w, '}');
+}
+
+int rec_dump_json(FILE *out, const rec_dump_proc *procs, int n, const rec_dump_groups *groups)
 {
     jsonw w;
     if (jsonw_open(&w, out) != 0)
@@ -70,6 +92,12 @@ int rec_dump_json(FILE *out, const rec_dump_proc *procs, int n)
             thread(&w, &p->threads[j]);
         }
         jsonw_raw(&w, "]}");
+    }
+    jsonw_raw(&w, "],\"groups\":[");
+    for (size_t i = 0; i < groups->n; i++) {
+        if (i)
+            jsonw_putc(&w, ',');
+        group(&w, &groups->v[i]);
     }
     jsonw_raw(&w, "]}\n");
     jsonw_close(&w);

@@ -248,6 +248,7 @@ int rec_dump_run(pid_t pid, int subprocesses, int json, FILE *out, rec_message_f
     rec_targets ts;
     memset(&ts, 0, sizeof ts);
     rec_dump_proc *procs = NULL;
+    rec_dump_groups groups = {NULL, 0};
     size_t nprocs = 0, cap = 0;
     int status = 2;
     rec_target *root = rec_targets_add(&ts, pid, 1, 0, trc_now_ns());
@@ -286,18 +287,23 @@ int rec_dump_run(pid_t pid, int subprocesses, int json, FILE *out, rec_message_f
             (int)pid, root->err[0] ? " (" : "", root->err, root->err[0] ? ")" : "");
         goto done;
     }
+    if (rec_dump_group_stacks(procs, (int)nprocs, &groups) != 0) {
+        say(msg, msg_ctx, REC_MSG_ERROR, "out of memory");
+        goto done;
+    }
     if (json) {
-        if (rec_dump_json(out, procs, (int)nprocs) != 0) {
+        if (rec_dump_json(out, procs, (int)nprocs, &groups) != 0) {
             say(msg, msg_ctx, REC_MSG_ERROR, "out of memory");
             goto done;
         }
     } else {
-        rec_dump_text(out, procs, (int)nprocs);
+        rec_dump_text(out, procs, (int)nprocs, &groups);
     }
     status = fflush(out) == 0 && !ferror(out) ? 0 : 1;
     if (status)
         say(msg, msg_ctx, REC_MSG_ERROR, "standard output: %s", strerror(errno));
 done:
+    rec_dump_groups_free(&groups);
     free_procs(procs, nprocs);
     rec_targets_cleanup(&ts);
     return status;
