@@ -29,6 +29,12 @@ typedef enum rec_dump_state {
     REC_DUMP_UNKNOWN         /* its /proc state could not be read */
 } rec_dump_state;
 
+/* One local variable of one frame (--locals). */
+typedef struct rec_dump_local {
+    int frame;               /* index into the thread's frames (leaf first) */
+    char *name, *value;      /* UTF-8, owned */
+} rec_dump_local;
+
 typedef struct rec_dump_thread {
     int64_t tid;             /* OS thread id as trec sees it (-1 unknown) */
     char name[256];          /* threading's name, else the OS name, else "" */
@@ -39,6 +45,11 @@ typedef struct rec_dump_thread {
     int depth;               /* frames read; -1: the stack read was inconsistent */
     int truncated;           /* deeper than the frames kept: the innermost are */
     const py_frame_info **frames; /* LEAF FIRST, borrowed from the process's reader */
+    /* --locals: the locals of every frame, in frame order (leaf first) */
+    rec_dump_local *locals;
+    size_t n_locals, locals_cap;
+    uint8_t *frame_unread;   /* per frame: 1 when its locals could not be read */
+    const char *locals_missing; /* why no locals are shown (static text), or NULL */
 } rec_dump_thread;
 
 typedef struct rec_dump_proc {
@@ -73,19 +84,23 @@ int rec_dump_group_stacks(const rec_dump_proc *procs, int n, rec_dump_groups *ou
 void rec_dump_groups_free(rec_dump_groups *g);
 
 /* Read and print the stacks of pid (and its descendants when
- * subprocesses) to out, as text or (json) one JSON document.  Returns
+ * subprocesses) to out, as text or (json) one JSON document; with
+ * locals each frame's local variables (lib/py/py_values.h).  Returns
  * 0 when stacks were printed, 2 when pid cannot be read (no such
  * process, not Python, refused: the same cases and messages as
  * recording with --pid, given through msg), 1 when out could not be
  * written.  Prints nothing on failure. */
-int rec_dump_run(pid_t pid, int subprocesses, int json, FILE *out, rec_message_fn msg,
-                 void *msg_ctx);
+int rec_dump_run(pid_t pid, int subprocesses, int json, int locals, FILE *out,
+                 rec_message_fn msg, void *msg_ctx);
 
 /* The printers: every process of procs[0..n) to out, then the groups
- * of identical stacks (the text only when n > 1). */
+ * of identical stacks (the text only when n > 1).  The text shows
+ * locals when a thread has them; the JSON gives each frame a "locals"
+ * member when locals were asked for. */
 void rec_dump_text(FILE *out, const rec_dump_proc *procs, int n, const rec_dump_groups *groups);
 /* 0, or -1 on allocation failure (nothing written). */
-int rec_dump_json(FILE *out, const rec_dump_proc *procs, int n, const rec_dump_groups *groups);
+int rec_dump_json(FILE *out, const rec_dump_proc *procs, int n, const rec_dump_groups *groups,
+                  int locals);
 
 /* "running", "idle", "stopped", "zombie" or "unknown". */
 const char *rec_dump_state_name(rec_dump_state s);

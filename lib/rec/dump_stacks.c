@@ -10,6 +10,7 @@
  * waits on it.  Threads with no Python thread state are the tasks of
  * /proc/PID/task that no thread state names, listed by their OS name.
  */
+#include "lib/py/py_values.h"
 #include "lib/rec/dump.h"
 #include "lib/rec/rec_int.h"
 #include "lib/util/alloc.h"
@@ -188,8 +189,103 @@ static int add_natives(rec_target *t, rec_dump_proc *p, int n, size_t *cap)
     return rc;
 }
 
+/* What py_proc_locals gives for one thread, checked against its stack. */
+typedef struct locals_read {
+    rec_dump_thread *d;
+    int moved;               /* a frame's function is not the stack's */
+    int nomem;
+} locals_read;
+
+static void on_frame(void *ctx, int frame, const char *function, int locals)
+{
+    locals_read *r = ctx;
+    if (frame >= r->d->depth) {
+        r->moved = 1;
+        return;
+    }
+    if (locals < 0) {
+        r->d->frame_unread[frame] = 1;
+        /* what was given of it is not to be trusted */
+        while (r->d->n_locals && r->d->locals[r->d->n_locals - 1].frame == frame) {
+            rec_dump_local *l = &r->d->locals[--r->d->n_locals];
+            trc_free(l->name);
+            trc_free(l->value);
+        }
+    } else if (strcmp(function, r->d->frames[frame]->function) != 0) {
+        r->moved = 1;
+    }
+}
+
+static char *copy(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *c = trc_malloc(n);
+    if (c)
+        memcpy(c, s, n);
+    return c;
+}
+
+static void on_local(void *ctx, int frame, const char *name, const char *value)
+{
+    locals_read *r = ctx;
+    rec_dump_thread *d = r->d;
+    if (r->nomem || frame >= d->depth)
+        return;
+    if (trcu_grow((void **)&d->locals, &d->locals_cap, d->n_locals, sizeof *d->locals) != TRC_OK) {
+        r->nomem = 1;
+        return;
+    }
+    rec_dump_local *l = &d->locals[d->n_locals];
+    l->frame = frame;
+    l->name = copy(name);
+    l->value = copy(value);
+    if (!l->name || !l->value) {
+        trc_free(l->name);
+        trc_free(l->value);
+        r->nomem = 1;
+        return;
+    }
+    d->n_locals++;
+}
+
+static void free_locals(rec_dump_thread *d)
+{
+    for (size_t i = 0; i < d->n_locals; i++) {
+        trc_free(d->locals[i].name);
+        trc_free(d->locals[i].value);
+    }
+    trc_free(d->locals);
+    trc_free(d->frame_unread);
+    d->locals = NULL;
+    d->frame_unread = NULL;
+    d->n_locals = d->locals_cap = 0;
+}
+
+/* The locals of every frame of d, read after its stack: shown only when
+ * the frames read for them are the stack's.  0, or -1 without memory. */
+static int read_locals(rec_target *t, rec_dump_thread *d, uint64_t tstate)
+{
+    if (d->depth <= 0)
+        return 0;
+    d->frame_unread = trc_calloc((size_t)d->depth, 1);
+    if (!d->frame_unread)
+        return -1;
+    locals_read r = {d, 0, 0};
+    int n = py_proc_locals(t->py, tstate, d->depth, on_frame, on_local, &r);
+    if (r.nomem)
+        return -1;
+    if (n < 0 || n != d->depth || r.moved) {
+        free_locals(d);
+        d->locals_missing =
+            n < 0 && py_proc_last_error(t->py) == PY_ERR_VERSION
+                ? "locals not shown: no layout of local variables for this Python"
+                : "locals not shown: the stack changed while they were read";
+    }
+    return 0;
+}
+
 /* One process's threads and stacks into p.  0, or -1 without memory. */
-static int read_process(rec_target *t, rec_dump_proc *p)
+static int read_process(rec_target *t, rec_dump_proc *p, int locals)
 {
     memset(p, 0, sizeof *p);
     p->pid = t->pid;
@@ -221,6 +317,8 @@ static int read_process(rec_target *t, rec_dump_proc *p)
         if (!d->frames)
             return -1;
         memcpy(d->frames, t->frames, (size_t)d->depth * sizeof *d->frames);
+        if (locals && read_locals(t, d, ti->tstate) != 0)
+            return -1;
     }
     /* the thread states are read (their kernel ids known) before the
      * task list: a thread started in between is listed as without a
@@ -231,15 +329,17 @@ static int read_process(rec_target *t, rec_dump_proc *p)
 static void free_procs(rec_dump_proc *procs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        for (int j = 0; j < procs[i].n_threads; j++)
+        for (int j = 0; j < procs[i].n_threads; j++) {
             trc_free(procs[i].threads[j].frames);
+            free_locals(&procs[i].threads[j]);
+        }
         trc_free(procs[i].threads);
     }
     trc_free(procs);
 }
 
-int rec_dump_run(pid_t pid, int subprocesses, int json, FILE *out, rec_message_fn msg,
-                 void *msg_ctx)
+int rec_dump_run(pid_t pid, int subprocesses, int json, int locals, FILE *out,
+                 rec_message_fn msg, void *msg_ctx)
 {
     if (kill(pid, 0) != 0 && errno == ESRCH) {
         say(msg, msg_ctx, REC_MSG_ERROR, "no process with pid %d", (int)pid);
@@ -277,7 +377,7 @@ int rec_dump_run(pid_t pid, int subprocesses, int json, FILE *out, rec_message_f
                 continue;
         }
         if (trcu_grow((void **)&procs, &cap, nprocs, sizeof *procs) != TRC_OK ||
-            read_process(t, &procs[nprocs++]) != 0) {
+            read_process(t, &procs[nprocs++], locals) != 0) {
             say(msg, msg_ctx, REC_MSG_ERROR, "out of memory");
             goto done;
         }
@@ -292,7 +392,7 @@ int rec_dump_run(pid_t pid, int subprocesses, int json, FILE *out, rec_message_f
         goto done;
     }
     if (json) {
-        if (rec_dump_json(out, procs, (int)nprocs, &groups) != 0) {
+        if (rec_dump_json(out, procs, (int)nprocs, &groups, locals) != 0) {
             say(msg, msg_ctx, REC_MSG_ERROR, "out of memory");
             goto done;
         }

@@ -35,9 +35,23 @@ static void print_thread(FILE *out, const rec_dump_thread *d)
     }
     if (d->truncated)
         fprintf(out, "  (outer frames not read: only the innermost %d are shown)\n", d->depth);
+    if (d->locals_missing)
+        fprintf(out, "  (%s)\n", d->locals_missing);
+    /* locals are in frame order, leaf first: walked backwards with the frames */
+    size_t k = d->n_locals;
     for (int i = d->depth - 1; i >= 0; i--) {
         const py_frame_info *f = d->frames[i];
         fprintf(out, "  File \"%s\", line %u, in %s\n", f->file, f->line, f->function);
+        if (d->frame_unread && d->frame_unread[i])
+            fprintf(out, "    (locals not readable)\n");
+        while (k > 0 && d->locals[k - 1].frame > i)
+            k--;
+        size_t first = k;
+        while (first > 0 && d->locals[first - 1].frame == i)
+            first--;
+        for (size_t j = first; j < k; j++)
+            fprintf(out, "    %s = %s\n", d->locals[j].name, d->locals[j].value);
+        k = first;
     }
 }
 

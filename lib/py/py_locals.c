@@ -1,0 +1,187 @@
+/*
+ * py_locals.c — the local variables of each frame of a thread, by name
+ * (lib/py/py_values.h: py_proc_locals), for `trec --dump --locals`.
+ *
+ * Where a frame keeps its locals: before 3.11 the frame object's
+ * f_localsplus, named by the code object's co_varnames (the first
+ * len(co_varnames) slots); from 3.11 the interpreter frame's localsplus,
+ * named by co_localsplusnames, of which the slots whose kind
+ * (co_localspluskinds) has CO_FAST_LOCAL are locals (the rest are cells
+ * and free variables; 3.13's hidden comprehension temporaries are left
+ * out).  A local that is also a cell holds the cell, shown as one.
+ *
+ * The frames are walked again here, on demand and apart from the
+ * stack read, with the walker's checks that matter for a one-off read
+ * (frame and code object types, frame owners, a bounded chain): the
+ * caller matches the functions against the stack it printed and drops
+ * the locals of a stack that moved in between.
+ */
+#include "lib/py/py_internal.h"
+#include "lib/py/py_objlayout.h"
+#include "lib/py/py_values.h"
+
+#include "lib/util/alloc.h"
+
+#include <string.h>
+
+/* Names of one frame at most (a function with more locals shows these). */
+#define LOCALS_MAX 1024
+
+static int rd64(py_proc *p, uint64_t addr, uint64_t *v)
+{
+    uint8_t b[8];
+    if (addr == 0 || pymem_read(&p->mem, addr, b, 8) != 0)
+        return -1;
+    *v = pysnap_u64(b, 0);
+    return 0;
+}
+
+/* The items of the tuple at addr (at most max) into items; their count,
+ * or -1 when it is not a readable tuple. */
+static int64_t tuple_items(py_proc *p, const py_vallayout *V, uint64_t addr, uint64_t *items,
+                           int64_t max)
+{
+    uint64_t type, n;
+    if (rd64(p, addr + p->L.ob_type, &type) != 0 || type != p->tuple_type ||
+        rd64(p, addr + p->L.ob_size, &n) != 0 || (int64_t)n < 0)
+        return -1;
+    int64_t k = (int64_t)n < max ? (int64_t)n : max;
+    if (k && pymem_read(&p->mem, addr + V->tu_items, items, (size_t)k * 8) != 0)
+        return -1;
+    return k;
+}
+
+typedef struct frame_walk {
+    py_proc *p;
+    const py_vallayout *V;
+    pyval_ctx vc;
+    uint64_t names[LOCALS_MAX], values[LOCALS_MAX];
+    uint8_t kinds[LOCALS_MAX];
+    char name[1024];
+    char value[PYVAL_TEXT_MAX];
+} frame_walk;
+
+/* The locals of the frame at frame (code object code, header hdr) as
+ * callbacks.  0, or -1 when its names could not be read. */
+static int frame_locals(frame_walk *fw, int depth, uint64_t frame, uint64_t code,
+                        py_local_fn on_local, void *ctx)
+{
+    py_proc *p = fw->p;
+    const py_vallayout *V = fw->V;
+    uint64_t names_at, slots;
+    int64_t n;
+    if (p->L.frame_objects) {
+        if (rd64(p, code + V->co_varnames, &names_at) != 0)
+            return -1;
+        n = tuple_items(p, V, names_at, fw->names, LOCALS_MAX);
+        if (n < 0)
+            return -1;
+        memset(fw->kinds, 1, (size_t)n);
+        slots = frame + V->fo_localsplus;
+    } else {
+        uint64_t kinds_at, kn;
+        if (rd64(p, code + V->co_localsplusnames, &names_at) != 0 ||
+            rd64(p, code + V->co_localspluskinds, &kinds_at) != 0)
+            return -1;
+        n = tuple_items(p, V, names_at, fw->names, LOCALS_MAX);
+        uint64_t ktype;
+        if (n < 0 || rd64(p, kinds_at + p->L.ob_type, &ktype) != 0 || ktype != p->bytes_type ||
+            rd64(p, kinds_at + p->L.ob_size, &kn) != 0 || (int64_t)kn < n ||
+            (n && pymem_read(&p->mem, kinds_at + p->L.by_sval, fw->kinds, (size_t)n) != 0))
+            return -1;
+        for (int64_t i = 0; i < n; i++)
+            fw->kinds[i] = (fw->kinds[i] & V->fast_local) && !(fw->kinds[i] & V->fast_hidden);
+        slots = frame + V->if_localsplus;
+    }
+    if (n && pymem_read(&p->mem, slots, fw->values, (size_t)n * 8) != 0)
+        return -1;
+    for (int64_t i = 0; i < n; i++) {
+        if (!fw->kinds[i])
+            continue;
+        if (pystr_read(p, fw->names[i], fw->name, sizeof fw->name) != 0)
+            return -1;
+        if (fw->values[i] == 0)
+            snprintf(fw->value, sizeof fw->value, "<unbound>");
+        else
+            pyval_format(&fw->vc, fw->values[i], fw->value, sizeof fw->value);
+        on_local(ctx, depth, fw->name, fw->value);
+    }
+    return 0;
+}
+
+/* The innermost frame of the thread state at tstate. */
+static int first_frame(py_proc *p, uint64_t tstate, uint64_t *frame)
+{
+    const py_layout *L = &p->L;
+    if (L->frame_objects)
+        return rd64(p, tstate + L->ts_frame, frame);
+    if (L->ts_current_frame != PY_OFF_NONE)
+        return rd64(p, tstate + L->ts_current_frame, frame);
+    uint64_t cf;
+    if (rd64(p, tstate + L->ts_cframe, &cf) != 0)
+        return -1;
+    *frame = 0;
+    return cf ? rd64(p, cf + L->cf_current_frame, frame) : 0;
+}
+
+int py_proc_locals(py_proc *p, uint64_t tstate, int max, py_frame_fn on_frame,
+                   py_local_fn on_local, void *ctx)
+{
+    const py_layout *L = &p->L;
+    const py_vallayout *V = py_vallayout_for_minor(L->minor);
+    const py_objlayout *O = py_objlayout_for_minor(L->minor);
+    /* no value layout for this version; or a table that does not agree
+     * with the walker's on where interpreter frames keep their locals */
+    if (!V || !O || L->free_threaded || (!L->frame_objects && V->if_localsplus != L->if_size))
+        return py_fail(p, PY_ERR_VERSION);
+    frame_walk *fw = trc_malloc(sizeof *fw);
+    if (!fw)
+        return py_fail(p, PY_ERR_NOMEM);
+    fw->p = p;
+    fw->V = V;
+    fw->vc = (pyval_ctx){&p->mem, L, O, V, p->none_type, p->bool_type, p->long_type,
+                         p->float_type, p->unicode_type, p->bytes_type, p->tuple_type,
+                         p->list_type, p->dict_type};
+    uint64_t frame;
+    int depth = 0, rc = -1;
+    uint8_t fr[1024];
+    if (p->fr_len > sizeof fr || first_frame(p, tstate, &frame) != 0)
+        goto out;
+    /* a chain longer than the frames asked for is cut there; one longer
+     * than any stack (a cycle read from reused memory) ends at max too */
+    while (frame && depth < max) {
+        if ((frame & 7) || pymem_read(&p->mem, frame, fr, p->fr_len) != 0)
+            goto out;
+        uint64_t code, prev;
+        int python = 1;
+        if (L->frame_objects) {
+            if (pysnap_u64(fr, L->ob_type) != p->frame_type)
+                goto out;
+            code = pysnap_u64(fr, L->fo_code);
+            prev = pysnap_u64(fr, L->fo_back);
+        } else {
+            unsigned owner = fr[L->if_owner];
+            if (owner > L->owner_max)
+                goto out;
+            code = pysnap_u64(fr, L->if_code) & L->code_ptr_mask;
+            prev = pysnap_u64(fr, L->if_previous);
+            python = owner < L->owner_skip_min;
+        }
+        if (python) {
+            uint64_t ctype, fname;
+            if (rd64(p, code + L->ob_type, &ctype) != 0 || ctype != p->code_type ||
+                rd64(p, code + (L->use_qualname ? L->co_qualname : L->co_name), &fname) != 0 ||
+                pystr_read(p, fname, fw->name, sizeof fw->name) != 0)
+                goto out;
+            on_frame(ctx, depth, fw->name, 0);
+            if (frame_locals(fw, depth, frame, code, on_local, ctx) != 0)
+                on_frame(ctx, depth, NULL, -1);
+            depth++;
+        }
+        frame = prev;
+    }
+    rc = depth;
+out:
+    trc_free(fw);
+    return rc < 0 ? py_fail(p, PY_ERR_IO) : rc;
+}
