@@ -51,60 +51,105 @@ static int64_t tuple_items(py_proc *p, const py_vallayout *V, uint64_t addr, uin
     return k;
 }
 
+/* Bytes of the code-object names kept for the frame walked last: deep
+ * recursion and thread pools run the same code in frame after frame,
+ * whose names are then read once. */
+#define NAMES_TEXT 16384
+
 typedef struct frame_walk {
     py_proc *p;
     const py_vallayout *V;
     pyval_ctx vc;
+    uint32_t co_need;            /* bytes of a code object read: every field used */
     uint64_t names[LOCALS_MAX], values[LOCALS_MAX];
-    uint8_t kinds[LOCALS_MAX];
-    char name[1024];
     char value[PYVAL_TEXT_MAX];
+    /* the code object whose names are known: its address, the fields
+     * they came from (all must be unchanged for them to be used) */
+    uint64_t c_code, c_fname, c_names_at, c_kinds_at;
+    int c_valid;
+    int64_t c_n;                 /* slots named */
+    uint8_t c_local[LOCALS_MAX]; /* 1: slot i is a local shown */
+    uint32_t c_off[LOCALS_MAX];  /* its name in c_text */
+    char c_func[1024];
+    char c_text[NAMES_TEXT];
 } frame_walk;
 
-/* The locals of the frame at frame (code object code, header hdr) as
- * callbacks.  0, or -1 when its names could not be read. */
-static int frame_locals(frame_walk *fw, int depth, uint64_t frame, uint64_t code,
-                        py_local_fn on_local, void *ctx)
+/* Reads the names of the code object whose header (co_need bytes) is
+ * hdr into the cache.  0, or -1 when they cannot be read. */
+static int learn_code(frame_walk *fw, uint64_t code, const uint8_t *hdr)
 {
     py_proc *p = fw->p;
+    const py_layout *L = &p->L;
     const py_vallayout *V = fw->V;
-    uint64_t names_at, slots;
-    int64_t n;
-    if (p->L.frame_objects) {
-        if (rd64(p, code + V->co_varnames, &names_at) != 0)
-            return -1;
-        n = tuple_items(p, V, names_at, fw->names, LOCALS_MAX);
-        if (n < 0)
-            return -1;
-        memset(fw->kinds, 1, (size_t)n);
-        slots = frame + V->fo_localsplus;
+    fw->c_valid = 0;
+    fw->c_code = code;
+    fw->c_fname = pysnap_u64(hdr, L->use_qualname ? L->co_qualname : L->co_name);
+    fw->c_names_at = pysnap_u64(hdr, L->frame_objects ? V->co_varnames : V->co_localsplusnames);
+    fw->c_kinds_at = L->frame_objects ? 0 : pysnap_u64(hdr, V->co_localspluskinds);
+    if (pystr_read(p, fw->c_fname, fw->c_func, sizeof fw->c_func) != 0)
+        return -1;
+    int64_t n = tuple_items(p, V, fw->c_names_at, fw->names, LOCALS_MAX);
+    if (n < 0)
+        return -1;
+    if (L->frame_objects) {
+        memset(fw->c_local, 1, (size_t)n);
     } else {
-        uint64_t kinds_at, kn;
-        if (rd64(p, code + V->co_localsplusnames, &names_at) != 0 ||
-            rd64(p, code + V->co_localspluskinds, &kinds_at) != 0)
-            return -1;
-        n = tuple_items(p, V, names_at, fw->names, LOCALS_MAX);
-        uint64_t ktype;
-        if (n < 0 || rd64(p, kinds_at + p->L.ob_type, &ktype) != 0 || ktype != p->bytes_type ||
-            rd64(p, kinds_at + p->L.ob_size, &kn) != 0 || (int64_t)kn < n ||
-            (n && pymem_read(&p->mem, kinds_at + p->L.by_sval, fw->kinds, (size_t)n) != 0))
+        uint64_t ktype, kn;
+        if (rd64(p, fw->c_kinds_at + L->ob_type, &ktype) != 0 || ktype != p->bytes_type ||
+            rd64(p, fw->c_kinds_at + L->ob_size, &kn) != 0 || (int64_t)kn < n ||
+            (n && pymem_read(&p->mem, fw->c_kinds_at + L->by_sval, fw->c_local, (size_t)n) != 0))
             return -1;
         for (int64_t i = 0; i < n; i++)
-            fw->kinds[i] = (fw->kinds[i] & V->fast_local) && !(fw->kinds[i] & V->fast_hidden);
-        slots = frame + V->if_localsplus;
+            fw->c_local[i] = (fw->c_local[i] & V->fast_local) && !(fw->c_local[i] & V->fast_hidden);
     }
+    size_t used = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!fw->c_local[i])
+            continue;
+        if (used >= sizeof fw->c_text - 1 ||
+            pystr_read(p, fw->names[i], fw->c_text + used, sizeof fw->c_text - used) != 0)
+            return -1;
+        fw->c_off[i] = (uint32_t)used;
+        used += strlen(fw->c_text + used) + 1;
+    }
+    fw->c_n = n;
+    fw->c_valid = 1;
+    return 0;
+}
+
+/* The names of the code object at code (header hdr): the cache, when it
+ * holds this object with the same fields, else read now.  0, or -1. */
+static int code_names(frame_walk *fw, uint64_t code, const uint8_t *hdr)
+{
+    const py_layout *L = &fw->p->L;
+    const py_vallayout *V = fw->V;
+    if (fw->c_valid && fw->c_code == code &&
+        fw->c_fname == pysnap_u64(hdr, L->use_qualname ? L->co_qualname : L->co_name) &&
+        fw->c_names_at == pysnap_u64(hdr, L->frame_objects ? V->co_varnames
+                                                           : V->co_localsplusnames) &&
+        (L->frame_objects || fw->c_kinds_at == pysnap_u64(hdr, V->co_localspluskinds)))
+        return 0;
+    return learn_code(fw, code, hdr);
+}
+
+/* The locals of the frame at frame, whose code's names are in the
+ * cache, as callbacks.  0, or -1 when its slots could not be read. */
+static int frame_locals(frame_walk *fw, int depth, uint64_t frame, py_local_fn on_local,
+                        void *ctx)
+{
+    py_proc *p = fw->p;
+    int64_t n = fw->c_n;
+    uint64_t slots = frame + (p->L.frame_objects ? fw->V->fo_localsplus : fw->V->if_localsplus);
     if (n && pymem_read(&p->mem, slots, fw->values, (size_t)n * 8) != 0)
         return -1;
     for (int64_t i = 0; i < n; i++) {
-        if (!fw->kinds[i])
+        if (!fw->c_local[i])
             continue;
-        if (pystr_read(p, fw->names[i], fw->name, sizeof fw->name) != 0)
-            return -1;
         if (fw->values[i] == 0)
             snprintf(fw->value, sizeof fw->value, "<unbound>");
         else
             pyval_format(&fw->vc, fw->values[i], fw->value, sizeof fw->value);
-        on_local(ctx, depth, fw->name, fw->value);
+        on_local(ctx, depth, fw->c_text + fw->c_off[i], fw->value);
     }
     return 0;
 }
@@ -139,13 +184,21 @@ int py_proc_locals(py_proc *p, uint64_t tstate, int max, py_frame_fn on_frame,
         return py_fail(p, PY_ERR_NOMEM);
     fw->p = p;
     fw->V = V;
+    fw->c_valid = 0;
+    fw->co_need = L->ob_type + 8;
+    uint32_t fields[] = {L->use_qualname ? L->co_qualname : L->co_name,
+                         L->frame_objects ? V->co_varnames : V->co_localsplusnames,
+                         L->frame_objects ? V->co_varnames : V->co_localspluskinds};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (fields[i] + 8 > fw->co_need)
+            fw->co_need = fields[i] + 8;
     fw->vc = (pyval_ctx){&p->mem, L, O, V, p->none_type, p->bool_type, p->long_type,
                          p->float_type, p->unicode_type, p->bytes_type, p->tuple_type,
                          p->list_type, p->dict_type};
     uint64_t frame;
     int depth = 0, rc = -1;
-    uint8_t fr[1024];
-    if (p->fr_len > sizeof fr || first_frame(p, tstate, &frame) != 0)
+    uint8_t fr[1024], hdr[1024];
+    if (p->fr_len > sizeof fr || fw->co_need > sizeof hdr || first_frame(p, tstate, &frame) != 0)
         goto out;
     /* a chain longer than the frames asked for is cut there; one longer
      * than any stack (a cycle read from reused memory) ends at max too */
@@ -168,14 +221,20 @@ int py_proc_locals(py_proc *p, uint64_t tstate, int max, py_frame_fn on_frame,
             python = owner < L->owner_skip_min;
         }
         if (python) {
-            uint64_t ctype, fname;
-            if (rd64(p, code + L->ob_type, &ctype) != 0 || ctype != p->code_type ||
-                rd64(p, code + (L->use_qualname ? L->co_qualname : L->co_name), &fname) != 0 ||
-                pystr_read(p, fname, fw->name, sizeof fw->name) != 0)
+            if ((code & 7) || pymem_read(&p->mem, code, hdr, fw->co_need) != 0 ||
+                pysnap_u64(hdr, L->ob_type) != p->code_type)
                 goto out;
-            on_frame(ctx, depth, fw->name, 0);
-            if (frame_locals(fw, depth, frame, code, on_local, ctx) != 0)
+            if (code_names(fw, code, hdr) != 0) {
+                /* the function's name is what matches the frame to the stack */
+                if (pystr_read(p, fw->c_fname, fw->c_func, sizeof fw->c_func) != 0)
+                    goto out;
+                on_frame(ctx, depth, fw->c_func, 0);
                 on_frame(ctx, depth, NULL, -1);
+            } else {
+                on_frame(ctx, depth, fw->c_func, 0);
+                if (frame_locals(fw, depth, frame, on_local, ctx) != 0)
+                    on_frame(ctx, depth, NULL, -1);
+            }
             depth++;
         }
         frame = prev;
