@@ -10,18 +10,27 @@
  * and free variables; 3.13's hidden comprehension temporaries are left
  * out).  A local that is also a cell holds the cell, shown as one.
  *
+ * 3.13 and later publish where these fields are in _Py_DebugOffsets:
+ * for 3.13 the generated table must agree with the target's block (or
+ * no locals are read), and 3.14/3.15 GIL builds take them from the block
+ * alone (the kind bits, CO_FAST_LOCAL and CO_FAST_HIDDEN, are 3.13's:
+ * unchanged in 3.14's headers), with the object-model table
+ * py_objlayout_from_debug makes.
+ *
  * The frames are walked again here, on demand and apart from the
  * stack read, with the walker's checks that matter for a one-off read
  * (frame and code object types, frame owners, a bounded chain): the
  * caller matches the functions against the stack it printed and drops
  * the locals of a stack that moved in between.
  */
+#include "lib/py/py_debugoff.h"
 #include "lib/py/py_internal.h"
 #include "lib/py/py_objlayout.h"
 #include "lib/py/py_values.h"
 
 #include "lib/util/alloc.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /* Names of one frame at most (a function with more locals shows these). */
@@ -169,12 +178,70 @@ static int first_frame(py_proc *p, uint64_t tstate, uint64_t *frame)
     return cf ? rd64(p, cf + L->cf_current_frame, frame) : 0;
 }
 
+/* The field name of _Py_DebugOffsets and where it goes in V. */
+static const struct {
+    const char *name;
+    size_t at;
+} debug_fields[] = {
+    {"if.localsplus", offsetof(py_vallayout, if_localsplus)},
+    {"co.localsplusnames", offsetof(py_vallayout, co_localsplusnames)},
+    {"co.localspluskinds", offsetof(py_vallayout, co_localspluskinds)},
+    {"ty.tp_name", offsetof(py_vallayout, tp_name)},
+    {"tu.ob_item", offsetof(py_vallayout, tu_items)},
+    {"li.ob_item", offsetof(py_vallayout, li_items)},
+    {"fl.ob_fval", offsetof(py_vallayout, fl_fval)},
+};
+
+/* 3.13+: V and O from the target's _Py_DebugOffsets (see the top).  0,
+ * or -1 when the block cannot be read, lacks a field, or (3.13)
+ * disagrees with the generated table. */
+static int layouts_from_debug(py_proc *p, py_vallayout *V, py_objlayout *O)
+{
+    uint8_t blk[PY_DEBUG_READ];
+    char why[200];
+    const py_vallayout *base = py_vallayout_for_minor(13);
+    if (!base || pymem_read(&p->mem, p->runtime, blk, 16) != 0)
+        return -1;
+    uint64_t hex = py_debugoff_version(blk, 16);
+    size_t len = hex ? py_debugoff_size(hex, why, sizeof why) : 0;
+    if (len == 0 || len > sizeof blk || pymem_read(&p->mem, p->runtime, blk, len) != 0)
+        return -1;
+    *V = *base;
+    V->minor = p->L.minor;
+    V->headers = "_Py_DebugOffsets";
+    for (size_t i = 0; i < sizeof debug_fields / sizeof debug_fields[0]; i++) {
+        uint64_t v;
+        if (py_debugoff_field(blk, len, debug_fields[i].name, &v) != 0 || v > 4096)
+            return -1;
+        uint32_t v32 = (uint32_t)v;
+        memcpy((uint8_t *)V + debug_fields[i].at, &v32, sizeof v32);
+    }
+    if (p->L.minor == 13) {
+        /* the headers' table and the target's block describe one layout */
+        for (size_t i = 0; i < sizeof debug_fields / sizeof debug_fields[0]; i++)
+            if (memcmp((const uint8_t *)V + debug_fields[i].at,
+                       (const uint8_t *)base + debug_fields[i].at, sizeof(uint32_t)) != 0)
+                return -1;
+        *O = *py_objlayout_for_minor(13);
+        return 0;
+    }
+    return py_objlayout_from_debug(blk, len, O);
+}
+
 int py_proc_locals(py_proc *p, uint64_t tstate, int max, py_frame_fn on_frame,
                    py_local_fn on_local, void *ctx)
 {
     const py_layout *L = &p->L;
+    py_vallayout dv;
+    py_objlayout dobj;
     const py_vallayout *V = py_vallayout_for_minor(L->minor);
     const py_objlayout *O = py_objlayout_for_minor(L->minor);
+    if (L->minor >= 13 && !L->free_threaded) {
+        if (layouts_from_debug(p, &dv, &dobj) != 0)
+            return py_fail(p, PY_ERR_VERSION);
+        V = &dv;
+        O = &dobj;
+    }
     /* no value layout for this version; or a table that does not agree
      * with the walker's on where interpreter frames keep their locals */
     if (!V || !O || L->free_threaded || (!L->frame_objects && V->if_localsplus != L->if_size))
