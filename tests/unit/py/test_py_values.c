@@ -54,7 +54,11 @@ typedef struct world {
 static uint64_t new_type(const char *name)
 {
     uint8_t *t = alloc_obj(512);
-    put64(t, 24, addr_of(name)); /* tp_name: checked against the table below */
+    /* the name in the image: the reader reads past its NUL, as in a
+     * target, where a type's name lies among other data */
+    char *copy = (char *)alloc_obj(128);
+    snprintf(copy, 128, "%s", name);
+    put64(t, 24, addr_of(copy)); /* tp_name: checked against the table below */
     return addr_of(t);
 }
 
@@ -98,7 +102,8 @@ static uint64_t mk_int(world *w, uint64_t type, int sign, const uint32_t *digits
         put64(o, O->lo_tag, (uint64_t)n << 3 | (sign == 0 ? 1u : sign < 0 ? 2u : 0u));
     else
         put64(o, O->ob_size, (uint64_t)(sign < 0 ? -(int64_t)n : (int64_t)n));
-    memcpy(o + O->lo_digits, digits, 4 * n);
+    if (n)
+        memcpy(o + O->lo_digits, digits, 4 * n);
     return addr_of(o);
 }
 
