@@ -33,6 +33,12 @@
  * target that keeps changing. */
 #define DUMP_LIST_TRIES 5
 #define DUMP_LIST_RETRY_US 2000
+/* Before 3.11 a thread's OS id is inferred (lib/py/py_tid.c), which
+ * fails while threads start and end under the look; lib/py looks again
+ * 10 ms later, then at growing intervals.  A list with a thread whose id
+ * is unknown is read again for at most this long. */
+#define DUMP_TID_WAIT_NS (300 * 1000000LL)
+#define DUMP_TID_RETRY_US 10000
 
 static void say(rec_message_fn msg, void *ctx, rec_msg_level level, const char *fmt, ...)
 {
@@ -93,7 +99,7 @@ static int read_list(rec_target *t)
 
 /* The thread list, read again while it comes back torn: -1 when it
  * still is after DUMP_LIST_TRIES reads, or the process is gone. */
-static int read_threads(rec_target *t)
+static int read_whole_list(rec_target *t)
 {
     for (int i = 0;; i++) {
         int n = read_list(t);
@@ -101,6 +107,29 @@ static int read_threads(rec_target *t)
             return n;
         usleep(DUMP_LIST_RETRY_US);
     }
+}
+
+static int tid_unknown(const rec_target *t, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (t->tinfo[i].tstate && t->tinfo[i].tid <= 0)
+            return 1;
+    return 0;
+}
+
+/* The thread list, whole, and with every thread's OS id if lib/py finds
+ * them within DUMP_TID_WAIT_NS. */
+static int read_threads(rec_target *t)
+{
+    int64_t t0 = trc_now_ns();
+    int n = read_whole_list(t);
+    while (n >= 0 && tid_unknown(t, n) && trc_now_ns() - t0 < DUMP_TID_WAIT_NS) {
+        usleep(DUMP_TID_RETRY_US);
+        n = read_whole_list(t);
+        if (n < 0) /* the rows of the last list are overwritten: one more */
+            return read_whole_list(t);
+    }
+    return n;
 }
 
 /* Name and scheduler state of the thread lib/py calls ns_tid (for a
