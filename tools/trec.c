@@ -171,7 +171,7 @@ int main(int argc, char **argv)
     long pid = 0;
     double rate = 1000.0, duration = 0.0;
     int subprocesses = 0, no_subprocesses = 0, gil = 0, quiet = 0, verbose = 0, no_gpu = 0, spin = 0,
-        blocking = 0, dump = 0, json = 0;
+        blocking = 0, dump = 0, json = 0, locals = 0;
     double gpu_rate = 10.0;
     const cli_option options[] = {
         {"output", 'o', CLI_STRING, &output, "FILE",
@@ -199,6 +199,8 @@ int main(int argc, char **argv)
          "with --pid: print every thread's Python stack once, record nothing", 0, 0},
         {"json", 0, CLI_FLAG, &json, NULL, "with --dump: print one JSON document, not text", 0,
          0},
+        {"locals", 0, CLI_FLAG, &locals, NULL, "with --dump: also each frame's local variables",
+         0, 0},
         {"quiet", 'q', CLI_FLAG, &quiet, NULL, "no summary line and no warnings", 0, 0},
         {"verbose", 'v', CLI_FLAG, &verbose, NULL,
          "say how each process is read: its CPython and where its memory layout comes from", 0, 0},
@@ -207,7 +209,7 @@ int main(int argc, char **argv)
     const cli_tool tool = {
         .name = "trec",
         .usage = "[options] (PROGRAM [ARG...] | -- PROGRAM [ARG...] | --pid PID)\n"
-                 "       trec --dump --pid PID [--subprocesses] [--json]",
+                 "       trec --dump --pid PID [--subprocesses] [--json] [--locals]",
         .summary = "Record the Python stacks of every thread of a program into a .trc trace.",
         .details = details,
         .options = options,
@@ -223,12 +225,14 @@ int main(int argc, char **argv)
         (void)setenv("TREC_GPU_QUIET", "1", 1);
     if (json && !dump)
         cli_die(CLI_EXIT_USAGE, "--json goes with --dump");
+    if (locals && !dump)
+        cli_die(CLI_EXIT_USAGE, "--locals goes with --dump");
     if (dump) {
         if (pid <= 0 || npos > 0)
             cli_die(CLI_EXIT_USAGE, "--dump reads a running process: give --pid PID and no "
                                     "program");
         free(pos);
-        return rec_dump_run((pid_t)pid, subprocesses, json, stdout, on_message, NULL);
+        return rec_dump_run((pid_t)pid, subprocesses, json, locals, stdout, on_message, NULL);
     }
     if (pid > 0 && npos > 0)
         cli_die(CLI_EXIT_USAGE, "give either --pid or a program to run, not both");

@@ -159,6 +159,18 @@ static void resolve_types(py_proc *p, const pyelf *e, uint64_t bias)
         p->module_type = bias + v;
     if (pyelf_symbol(e, "PyLong_Type", &v) == 0)
         p->long_type = bias + v;
+    /* only for local variables (py_values.c): without one, its values
+     * show as "<TypeName at 0x…>" */
+    if (pyelf_symbol(e, "_PyNone_Type", &v) == 0)
+        p->none_type = bias + v;
+    if (pyelf_symbol(e, "PyBool_Type", &v) == 0)
+        p->bool_type = bias + v;
+    if (pyelf_symbol(e, "PyFloat_Type", &v) == 0)
+        p->float_type = bias + v;
+    if (pyelf_symbol(e, "PyTuple_Type", &v) == 0)
+        p->tuple_type = bias + v;
+    if (pyelf_symbol(e, "PyList_Type", &v) == 0)
+        p->list_type = bias + v;
 }
 
 /* Is pid on its way out: a zombie, or past the point where it let go of

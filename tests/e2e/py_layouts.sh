@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/e2e/py_layouts.sh — the committed lib/py/generated/layout_3_X.h tables are
 # what scripts/pylayout/gen_layout.c prints when compiled against each installed
-# CPython's own headers (so a table cannot drift from its headers), and a
+# CPython's own headers (so a table cannot drift from its headers), the same for
+# values_3_X.h (scripts/pylayout/gen_values.c, 3.8–3.13), and a
 # distribution's build (Debian's /usr/include/python3.X, when installed)
 # has the same offsets as the table for its minor version.
 set -u
@@ -24,6 +25,21 @@ for pre in ${pyenv_root:+"$pyenv_root"/versions/3.*}; do
   fi
   if ! diff -u "lib/py/generated/layout_3_$mi.h" "$tmp/l.h"; then
     echo "lib/py/generated/layout_3_$mi.h differs from what $v's headers give (make py-layouts)"; fail=1
+  fi
+  checked=$((checked + 1))
+done
+# values_3_X.h: what gen_values.c prints against the same headers
+for pre in ${pyenv_root:+"$pyenv_root"/versions/3.*}; do
+  [ -d "$pre/include" ] || continue
+  v=$(basename "$pre"); m=$(echo "$v" | cut -d. -f1-2); mi=${m#3.}
+  case $mi in 8|9|10|11|12|13) ;; *) continue ;; esac
+  [ -f "$pre/include/python$m/Python.h" ] || continue
+  if ! "$cc" -std=gnu11 -DPy_BUILD_CORE -I"$pre/include/python$m" -I"$pre/include/python$m/internal" \
+    scripts/pylayout/gen_values.c -o "$tmp/genv" 2>"$tmp/err" || ! "$tmp/genv" "$v" > "$tmp/v.h"; then
+    echo "cannot compile gen_values.c against $v:"; cat "$tmp/err"; fail=1; continue
+  fi
+  if ! diff -u "lib/py/generated/values_3_$mi.h" "$tmp/v.h"; then
+    echo "lib/py/generated/values_3_$mi.h differs from what $v's headers give (make py-layouts)"; fail=1
   fi
   checked=$((checked + 1))
 done

@@ -24,7 +24,7 @@ def parse_text(path):
     threads = []
     with open(path) as f:
         for line in f:
-            m = re.match(r'Thread (-?\d+) "(.*)" \((running|idle|unknown)(, holds the GIL)?\)$',
+            m = re.match(r'Thread (-?\d+) "(.*)" \((running|idle|stopped|zombie|unknown)(, holds the GIL)?\)$',
                          line.rstrip("\n"))
             if m:
                 threads.append((int(m.group(1)), m.group(2), m.group(3), []))
