@@ -1,7 +1,7 @@
 /*
- * lib/export/folded/collapsed.c — folded ("collapsed") stacks, docs/design/outputs.md §4:
+ * lib/export/common/collapsed.c — folded ("collapsed") stacks, docs/design/outputs.md §4:
  * one line per distinct stack, "root;...;leaf COUNT", read by
- * flamegraph.pl, inferno and speedscope.  Contract in folded.h.
+ * flamegraph.pl, inferno and speedscope.  Contract in collapsed.h.
  *
  * While reading, only a count per (group, reader stack id) is kept, where
  * the group is the thread when --threads/--pids ask for root frames.  The
@@ -9,7 +9,7 @@
  * of one function with --no-lines) are merged, and lines are sorted so
  * the output is deterministic.
  */
-#include "lib/export/folded/folded.h"
+#include "lib/export/common/collapsed.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
