@@ -53,6 +53,19 @@ trc_status exp_collapsed_add_gpu(exp_collapsed *c, const trc_reader *r, const ex
  * TRC_ERR_NOMEM or TRC_ERR_IO (write failed; errno kept). */
 trc_status exp_collapsed_write(exp_collapsed *c, const trc_reader *r, FILE *out);
 
+/* One line of exp_collapsed_each: the stack as exp_collapsed_write
+ * writes it ("root;...;leaf", names escaped as below), its value (what
+ * write prints), and the samples (or activities) and sampled ns merged
+ * into it.  Returns TRC_OK to go on; any other status stops the walk and
+ * is returned. */
+typedef trc_status (*exp_collapsed_line_fn)(void *ctx, const char *stack, uint64_t value,
+                                            uint64_t count, uint64_t ns);
+
+/* The lines exp_collapsed_write would write, in its order, handed to fn
+ * instead.  TRC_OK, TRC_ERR_NOMEM or fn's status. */
+trc_status exp_collapsed_each(exp_collapsed *c, const trc_reader *r, exp_collapsed_line_fn fn,
+                              void *ctx);
+
 /* Samples (and GPU activities) counted so far (sum of counts). */
 uint64_t exp_collapsed_samples(const exp_collapsed *c);
 
