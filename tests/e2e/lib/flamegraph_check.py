@@ -11,6 +11,10 @@
       An HTML page that embeds the SVG and then, as a person would, clicks
       the frame named NAME and searches REGEX, recording the page's state
       in <pre id="result"> for `chromium --dump-dom`.
+  diff COLLAPSED BASE_COLLAPSED SVG
+      Each frame of a --diff graph (default width) coloured by the sign of
+      the change of its share of the total between the two folded files:
+      red where it grew, blue where it shrank, grey where it did not.
   browser DOM COLLAPSED NAME REGEX WIDTH
       Checks that state: the click zoomed into NAME (its frame now spans
       the whole width; frames outside its subtree hidden, its ancestors
@@ -71,6 +75,58 @@ def expected_frames(lines, width, min_width):
 
     walk(root, 0, 0)
     return out
+
+
+def shares(lines):
+    """Share of the total under each path (a tuple of names)."""
+    total = sum(v for _, v in lines)
+    out = {}
+    for frames, v in lines:
+        for i in range(len(frames)):
+            key = tuple(shown(f) for f in frames[:i + 1])
+            out[key] = out.get(key, 0) + v / total
+    return out
+
+
+def check_diff(collapsed, base, svg):
+    cur, old = shares(read_folded(collapsed)), shares(read_folded(base))
+    lines = read_folded(collapsed)
+    where = {}  # (depth, name, x) -> path, from the layout flamegraph.pl draws
+    root = tree(lines)
+    scale = 1180 / root["value"]
+
+    def walk(node, path, start):
+        for name in sorted(node["kids"], key=lambda s: s.encode("utf-8")):
+            kid = node["kids"][name]
+            p = path + (shown(name),)
+            where[(len(p), shown(name), "%.2f" % (XPAD + start * scale))] = p
+            walk(kid, p, start)
+            start += kid["value"]
+
+    walk(root, (), 0)
+    doc = ET.parse(svg).getroot()
+    counts = {"grew": 0, "shrank": 0, "same": 0}
+    for g in doc.find(f".//{NS}g[@id='frames']").findall(f"{NS}g"):
+        name = g.find(f"{NS}title").text.split("\n")[0]
+        if name == "all":
+            continue
+        r = g.find(f"{NS}rect")
+        depth = (float(doc.get("height")) - YPAD_BOTTOM - float(r.get("y"))) / FRAME_H - 1
+        path = where[(int(depth), name, r.get("x"))]
+        d = cur.get(path, 0) - old.get(path, 0)
+        rgb = tuple(int(c) for c in re.findall(r"\d+", r.get("fill")))
+        if abs(d) < 1e-12:
+            kind = "same"
+            assert rgb[0] == rgb[1] == rgb[2], (path, d, rgb)
+        elif d > 0:
+            kind = "grew"
+            assert rgb[0] == 255 and rgb[1] == rgb[2] < 255, (path, d, rgb)
+        else:
+            kind = "shrank"
+            assert rgb[2] == 255 and rgb[0] == rgb[1] < 255, (path, d, rgb)
+        counts[kind] += 1
+    print("diff colours follow the change of share:", counts)
+    return counts
 
 
 def svg_frames(path, icicle):
@@ -180,6 +236,10 @@ if __name__ == "__main__":
         check_widths(args[0], args[1], args[2], args[3], len(args) > 4 and args[4] == "icicle")
     elif cmd == "wrap":
         wrap(*args)
+    elif cmd == "diff":
+        c = check_diff(*args[:3])
+        if len(args) > 3 and args[3] == "both" and not (c["grew"] and c["shrank"]):
+            sys.exit("expected frames that grew and frames that shrank")
     elif cmd == "browser":
         check_browser(*args)
     else:
