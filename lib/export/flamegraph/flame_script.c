@@ -1,7 +1,7 @@
 /*
  * lib/export/flamegraph/flame_script.c — the viewer every flame graph
- * carries (docs/design/outputs.md §8), so the SVG needs nothing else to
- * be read: click a frame to zoom into it (its ancestors stretch across,
+ * carries (docs/design/outputs.md, "Flame graph SVG"), so the SVG needs
+ * nothing else to be read: click a frame to zoom into it (its ancestors stretch across,
  * shown faded; frames beside it hide), "Reset Zoom" or a click on the
  * root to undo, "Search" (or Ctrl-F) highlights frames whose name
  * matches a regular expression and shows the share of the total they

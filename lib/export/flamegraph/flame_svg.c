@@ -1,7 +1,7 @@
 /*
  * lib/export/flamegraph/flame_svg.c — the flame graph as one SVG file
- * (contract in flamegraph.h; the file's shape in docs/design/outputs.md
- * §8).  Geometry follows flamegraph.pl: a frame's width is its value
+ * (contract in flamegraph.h; the file's shape in docs/design/outputs.md,
+ * "Flame graph SVG").  Geometry follows flamegraph.pl: a frame's width is its value
  * times (width - 2 * XPAD) / total, children laid out left to right in
  * name order from their parent's left edge, a frame narrower than
  * min_width not drawn (nor anything above it), the image as tall as the

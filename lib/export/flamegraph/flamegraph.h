@@ -1,7 +1,7 @@
 /*
  * lib/export/flamegraph/flamegraph.h — trc2flamegraph's engine: a
- * self-contained interactive SVG flame graph (docs/design/outputs.md §8)
- * of the folded stacks that trc2collapsed writes
+ * self-contained interactive SVG flame graph (docs/design/outputs.md,
+ * "Flame graph SVG") of the folded stacks that trc2collapsed writes
  * (lib/export/common/collapsed.h, the same roots, names and weights).
  *
  * The stacks become a tree (flame_tree.c): one node per distinct path
