@@ -15,7 +15,8 @@
  *   collapsed, stats (+pstats, trc-stats' table), speedscope (CPU and
  *   GPU profiles), chrome (CPU and GPU tracks), nvvp (summary, GPU and
  *   API traces, CSV, SVG), gpu (call-site stage feeding collapsed and
- *   stats, trc-stats --gpu summary): the converters' sinks fed by their
+ *   stats, trc-stats --gpu summary), flamegraph (trc2flamegraph, also
+ *   --diff; its SVG must be XML text): the converters' sinks fed by their
  *   own pipeline (lib/export/pipeline/pipeline.h), with the tools'
  *   default selection and again with every option and a --idle
  *   --from/--to window.
