@@ -127,6 +127,15 @@ browser() { # SVG NAME REGEX WIDTH FOLDED
   python3 "$check" browser "$tmp/page.dom" "$5" "$2" "$3" "$4" > "$tmp/b.log" 2>&1 ||
     bad "browser ($1, $2): $(tail -n 2 "$tmp/b.log") $(tail -n 2 "$tmp/chrome.log")"
 }
+# the file itself, as opened from disk: the viewer starts and zooms
+python3 "$check" standalone "$tmp/1.svg" "$tmp/alone.svg" 'main (proj/app.py:10)'
+prof=$(mktemp -d)
+timeout 60 "$chrome" --headless --no-sandbox --disable-gpu --no-first-run \
+  --disable-background-networking --disable-component-update --disable-sync \
+  --user-data-dir="$prof" --dump-dom "file://$tmp/alone.svg" > "$tmp/alone.dom" 2> "$tmp/chrome.log"
+rm -rf "$prof"
+grep -q 'data-check="zoomed:main (proj/app.py:10)"' "$tmp/alone.dom" ||
+  bad "standalone SVG: the viewer did not zoom: $(grep -o 'data-check="[^"]*"' "$tmp/alone.dom")"
 browser "$tmp/1.svg" 'main (proj/app.py:10)' '^fib ' 1200 "$tmp/1.folded"
 browser "$tmp/5.svg" 'func_23 (pkg2/mod10.py:33)' 'func_2[0-9] ' 1200 "$tmp/5.folded"
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }

@@ -15,6 +15,10 @@
       Each frame of a --diff graph (default width) coloured by the sign of
       the change of its share of the total between the two folded files:
       red where it grew, blue where it shrank, grey where it did not.
+  standalone SVG OUT NAME
+      The SVG itself, as a browser opens the file, with one more script
+      at its end that zooms into NAME through the viewer's API and marks
+      the outcome on the root element (data-check), for --dump-dom.
   browser DOM COLLAPSED NAME REGEX WIDTH
       Checks that state: the click zoomed into NAME (its frame now spans
       the whole width; frames outside its subtree hidden, its ancestors
@@ -196,6 +200,15 @@ def wrap(svg, out, name, regex):
     open(out, "w", encoding="utf-8").write(page)
 
 
+def standalone(svg, out, name):
+    text = open(svg, encoding="utf-8").read()
+    probe = ("<script><![CDATA[\nvar fg = window.flamegraph, ok = fg && fg.zoom(%s);\n"
+             "document.documentElement.setAttribute('data-check', ok ? 'zoomed:' + fg.zoomed() : 'no viewer');\n"
+             "]]></script>\n</svg>\n") % json.dumps(name)
+    assert text.endswith("</svg>\n")
+    open(out, "w", encoding="utf-8").write(text[:-len("</svg>\n")] + probe)
+
+
 def check_browser(dom, collapsed, name, regex, width):
     m = re.search(r'<pre id="result">(.*?)</pre>', open(dom, encoding="utf-8").read(), re.S)
     assert m and m.group(1), "the page's script left no result"
@@ -236,6 +249,8 @@ if __name__ == "__main__":
         check_widths(args[0], args[1], args[2], args[3], len(args) > 4 and args[4] == "icicle")
     elif cmd == "wrap":
         wrap(*args)
+    elif cmd == "standalone":
+        standalone(*args)
     elif cmd == "diff":
         c = check_diff(*args[:3])
         if len(args) > 3 and args[3] == "both" and not (c["grew"] and c["shrank"]):
