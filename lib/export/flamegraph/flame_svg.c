@@ -111,13 +111,19 @@ static double name_shade(const char *s)
     return (double)(h % 1000) / 1000.0;
 }
 
+/* A frame is shown idle when most of its time was off-CPU; a GPU
+ * activity never is (it has no CPU state). */
+static exp_flame_kind shown_kind(const exp_flame_node *n)
+{
+    if (n->kind != EXP_FLAME_GPU && n->idle * 2 > n->value)
+        return EXP_FLAME_IDLE;
+    return (exp_flame_kind)n->kind;
+}
+
 static void kind_colour(const exp_flame_tree *t, const exp_flame_node *n, char *buf, size_t sz)
 {
     double v = name_shade(exp_flame_tree_name(t, n));
-    int k = n->kind;
-    if (k != EXP_FLAME_GPU && n->idle * 2 > n->value)
-        k = EXP_FLAME_IDLE;
-    switch (k) {
+    switch (shown_kind(n)) {
     case EXP_FLAME_PYTHON: /* flamegraph.pl's "hot" */
         snprintf(buf, sz, "rgb(%d,%d,%d)", 205 + (int)(50 * v), (int)(230 * v), (int)(55 * v));
         break;
@@ -308,15 +314,14 @@ trc_status exp_flame_svg_write(const exp_flame_tree *t, const exp_flame_options 
         const char *name = exp_flame_tree_name(t, n);
         double y = o->icicle ? YPAD_TOP + n->depth * FRAME_H
                              : height - YPAD_BOTTOM - (n->depth + 1) * FRAME_H;
-        int k = n->kind != EXP_FLAME_GPU && n->idle * 2 > n->value ? EXP_FLAME_IDLE : n->kind;
+        exp_flame_kind k = shown_kind(n);
         double pct = 100.0 * (double)n->value / (double)total;
         char fill[64];
         fprintf(out, "<g class=\"%s\"><title>", kind_class[k]);
         xml_text(out, name, SIZE_MAX);
         fputc('\n', out);
         put_count(out, n->count);
-        fprintf(out, " %s, %.2f%%", n->count == 1 ? unit[0] == 's' ? "sample" : "activity" : unit,
-                pct);
+        fprintf(out, " %s, %.2f%%", n->count != 1 ? unit : gpu ? "activity" : "sample", pct);
         if (n->ns) {
             fputs(", ", out);
             put_time(out, n->ns);

@@ -25,15 +25,6 @@ struct exp_flame_tree {
     size_t scratch_cap;
 };
 
-exp_flame_tree *exp_flame_tree_new(void)
-{
-    exp_flame_tree *t = trc_calloc(1, sizeof *t);
-    if (t && exp_flame_tree_add(t, "", 0, 0, 0, 0, 0, 0) != TRC_OK) {
-        exp_flame_tree_free(t);
-        t = NULL;
-    }
-    return t;
-}
 
 void exp_flame_tree_free(exp_flame_tree *t)
 {
@@ -64,7 +55,7 @@ static size_t unescape(char *dst, const char *s, size_t n)
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         int hi, lo;
-        if (s[i] == '%' && i + 2 < n + 0 && (hi = hexval(s[i + 1])) >= 0 &&
+        if (s[i] == '%' && i + 2 < n && (hi = hexval(s[i + 1])) >= 0 &&
             (lo = hexval(s[i + 2])) >= 0) {
             dst[k++] = (char)(hi << 4 | lo);
             i += 2;
@@ -99,7 +90,7 @@ static trc_status child(exp_flame_tree *t, uint32_t parent, const char *name, si
     trch_probe p;
     for (uint32_t i = trch_first(&t->index, h, &p); i != TRCH_NONE; i = trch_next(&t->index, &p)) {
         const exp_flame_node *c = &t->nodes[i];
-        if (c->parent == parent && strcmp(t->text + c->name, name) == 0 && i != 0) {
+        if (c->parent == parent && strcmp(t->text + c->name, name) == 0) {
             *out = i;
             return TRC_OK;
         }
@@ -110,6 +101,7 @@ static trc_status child(exp_flame_tree *t, uint32_t parent, const char *name, si
         trcu_grow((void **)&t->text, &t->text_cap, t->text_len + n, 1) != TRC_OK)
         return TRC_ERR_NOMEM;
     uint32_t id = (uint32_t)t->n;
+    /* the root is nobody's child: it stays out of the index */
     if (id && trch_add(&t->index, h, id) != TRC_OK)
         return TRC_ERR_NOMEM;
     exp_flame_node *c = &t->nodes[t->n++];
@@ -134,12 +126,21 @@ static void charge(exp_flame_node *n, uint64_t value, uint64_t count, uint64_t n
         n->idle += value;
 }
 
+exp_flame_tree *exp_flame_tree_new(void)
+{
+    exp_flame_tree *t = trc_calloc(1, sizeof *t);
+    uint32_t root;
+    if (t && child(t, 0, "all", 3, EXP_FLAME_OTHER, &root) != TRC_OK) {
+        exp_flame_tree_free(t);
+        t = NULL;
+    }
+    return t;
+}
+
 trc_status exp_flame_tree_add(exp_flame_tree *t, const char *stack, uint64_t value,
                               uint64_t count, uint64_t ns, int roots, int gpu_leaf, int idle)
 {
     uint32_t cur = 0;
-    if (t->n == 0) /* the root "all" */
-        return child(t, 0, "all", 3, EXP_FLAME_OTHER, &cur);
     size_t len = strlen(stack);
     if (trcu_grow((void **)&t->scratch, &t->scratch_cap, len, 1) != TRC_OK)
         return TRC_ERR_NOMEM;

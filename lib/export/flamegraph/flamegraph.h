@@ -84,7 +84,7 @@ typedef struct exp_flame_options {
 
 /* Write the SVG of finished tree t (opts as above; opts->fold.weight_us
  * says whether values are us or samples; gpu: values of GPU activities).
- * TRC_OK or TRC_ERR_IO. */
+ * TRC_OK, TRC_ERR_NOMEM or TRC_ERR_IO (errno kept). */
 trc_status exp_flame_svg_write(const exp_flame_tree *t, const exp_flame_options *opts, int gpu,
                                FILE *out);
 
