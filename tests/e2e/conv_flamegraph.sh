@@ -12,6 +12,9 @@ set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
 command -v xmllint > /dev/null || { echo "skip: xmllint not installed (libxml2-utils)"; exit 77; }
+for t in trc2collapsed trc2flamegraph; do
+  [ -x "$BIN/$t" ] || { echo "FAIL: $BIN/$t not built"; exit 1; }
+done
 [ -x "$BUILD/tests/conv-gen" ] || { echo "FAIL: $BUILD/tests/conv-gen not built"; exit 1; }
 check=$PWD/tests/e2e/lib/flamegraph_check.py
 tmp=$(mktemp -d)

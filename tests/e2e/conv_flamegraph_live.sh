@@ -12,6 +12,9 @@ set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 BUILD=${BUILD:-build} BIN=${BIN:-bin}
 . tests/e2e/lib/pythons.sh
+for t in trec trc2collapsed trc2flamegraph; do
+  [ -x "$BIN/$t" ] || { echo "FAIL: $BIN/$t not built"; exit 1; }
+done
 command -v xmllint > /dev/null || { echo "skip: xmllint not installed (libxml2-utils)"; exit 77; }
 check=$PWD/tests/e2e/lib/flamegraph_check.py
 tmp=$(mktemp -d)
