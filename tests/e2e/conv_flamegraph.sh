@@ -91,6 +91,12 @@ fg --diff "$tmp/b2.trc" "$tmp/b2.trc" -o "$tmp/d0.svg" &&
   python3 "$check" diff "$tmp/b2.folded" "$tmp/b2.folded" "$tmp/d0.svg" > "$tmp/d0.log" 2>&1 ||
   bad "--diff against itself: $(tail -n 1 "$tmp/d0.log")"
 
+# a damaged base: one warning naming it, the exit status is the input's
+fg --diff fixtures/invalid/cut_then_concat.trc "$S" -o "$tmp/dd.svg" 2> "$tmp/dd.err"
+rc=$?
+[ $rc = 0 ] && [ "$(wc -l < "$tmp/dd.err")" = 1 ] && grep -q 'warning: fixtures/invalid/cut_then_concat.trc: .*damaged' "$tmp/dd.err" &&
+  xmllint --noout "$tmp/dd.svg" || bad "damaged --diff base: exit $rc: $(cat "$tmp/dd.err")"
+
 # bad input: one line naming what is wrong, exit 2, no output file
 errcase() {
   local what=$1 want=$2
