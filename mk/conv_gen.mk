@@ -2,7 +2,7 @@
 # trc2collapsed, trc-stats and trc2pstats tests.
 #
 # conv-gen writes the synthetic traces the e2e tests (tests/e2e/conv_*.sh)
-# and bench/collapsed_stats_pstats.sh use: tests/support/folded_traces.c
+# and bench/collapsed_stats_pstats.sh and bench/flamegraph.sh use: tests/support/folded_traces.c
 # built with its main() switched on, linked with the trace builder it is
 # written with.
 

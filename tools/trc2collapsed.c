@@ -1,7 +1,7 @@
 /*
  * trc2collapsed — folded stacks ("root;...;leaf COUNT") for flamegraph.pl,
  * inferno and speedscope (docs/design/outputs.md §4; docs/man/trc2collapsed.1).
- * A thin main over lib/export/folded/collapsed.c and the converter pipeline;
+ * A thin main over lib/export/common/collapsed.c and the converter pipeline;
  * --gpu charges GPU time to launch sites (the pipeline pairs each activity
  * with its launch call, lib/export/common/gpu_callsite.c).
  */

@@ -15,7 +15,8 @@
 # Each golden is also read by an independent consumer chosen by its kind
 # (EXT): JSON by python3's json module, .pstats by python3's pstats, CSV by
 # its csv module (rectangular), folded stacks by the line grammar
-# flamegraph.pl, speedscope and inferno accept ("STACK COUNT").  Cases
+# flamegraph.pl, speedscope and inferno accept ("STACK COUNT"), SVG by
+# xmllint.  Cases
 # that need a generator not built are a failure, not a skip.
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
@@ -43,6 +44,7 @@ width = max(len(r) for r in rows)
 wide = [r for r in rows if len(r) == width]
 assert len(wide) >= 2, "no table"' "$2" ;;
     collapsed) ! grep -vqE '^[^ ].* [0-9]+$' "$2" && [ -s "$2" ] ;;
+    svg) xmllint --noout "$2" ;;
     *) [ -s "$2" ] ;;
   esac
 }

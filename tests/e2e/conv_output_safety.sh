@@ -41,7 +41,7 @@ S=$PWD/fixtures/valid/samples.trc G=$PWD/fixtures/gpu/fake_train.trc
 cases=(
   "trc2collapsed|$S" "trc-stats|$S" "trc2pstats|$S" "trc2speedscope|$S" "trc2chrome|$S" "trc2chrome|$G"
   "trc2nvvp|$G" "trc2nvvp --csv|$G" "trc2nvvp --print-gpu-trace|$G" "trc2nvvp --svg @|$G"
-  "trc-lines|$S" "trc-lines --json|$G"
+  "trc-lines|$S" "trc-lines --json|$G" "trc2flamegraph|$S"
 )
 # A converter added to the list without a case here would go untested.
 for t in "${TRC_CONVERTERS[@]}"; do

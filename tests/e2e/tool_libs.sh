@@ -17,7 +17,7 @@ allowed='^(libc|libm|libz|libdl|libpthread)\.so\.[0-9]+$|^ld-linux[-a-z0-9_]*\.s
 fails=0
 for f in "$BIN/trec" "$BIN/trc-dump" "$BIN/trc-stats" "$BIN/trc2collapsed" "$BIN/trc2pstats" \
          "$BIN/trc-lines" \
-         "$BIN/trc2speedscope" "$BIN/trc2chrome" "$BUILD/libtrc.so"; do
+         "$BIN/trc2speedscope" "$BIN/trc2chrome" "$BIN/trc2flamegraph" "$BUILD/libtrc.so"; do
   [ -f "$f" ] || { echo "FAIL: $f not built"; fails=$((fails + 1)); continue; }
   libs=$(needed "$f")
   echo "$f: $(echo $libs)"

@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/fuzz_collapsed.c — libFuzzer harness for trc2collapsed's
- * sink (lib/export/folded/collapsed.c) fed by the reader through the tools'
+ * sink (lib/export/common/collapsed.c) fed by the reader through the tools'
  * selection filter, with default options and with --threads --pids
  * --no-lines --full-filenames --weight us --idle --from/--to.  Target
  * "collapsed" of tests/support/fuzz_sinks.h.

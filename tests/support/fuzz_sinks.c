@@ -8,10 +8,13 @@
  * and windowed GPU views see hostile times too.  A sink refusing the input (an error status) is
  * allowed; crashes, sanitizer reports and huge allocations are not.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/util/alloc.h"
 #include "lib/export/chrome/chrome.h"
+#include "lib/export/flamegraph/flamegraph.h"
 #include "lib/export/folded/folded.h"
 #include "lib/export/lines/lines.h"
 #include "lib/export/nvvp/nvvp_sink.h"
@@ -94,6 +97,13 @@ static void table_options(void)
     }
 }
 
+static const exp_flame_options flame_opts[2] = {
+    {.width = 1200, .min_width = 0.1},
+    {{1, 1, 1, 1, 1}, .icicle = 1, .title = "t\x01<&>", .width = 100, .min_width = 0}};
+static const fs_sink flamegraph_sinks[] = {
+    {&exp_sink_flamegraph, {&flame_opts[0], &flame_opts[1]}},
+    {&exp_sink_flamegraph_gpu, {&flame_opts[0], &flame_opts[1]}},
+    {NULL, {NULL, NULL}}};
 static const fs_sink collapsed_sinks[] = {
     {&exp_sink_collapsed, {&collapsed_opts[0], &collapsed_opts[1]}}, {NULL, {NULL, NULL}}};
 static const fs_sink stats_sinks[] = {
@@ -151,6 +161,61 @@ SINK_TARGET(t_nvvp, nvvp_sinks)
 SINK_TARGET(t_gpu, gpu_sinks)
 SINK_TARGET(t_lines, lines_sinks)
 
+/* The flame graph's text is XML whatever the input: valid UTF-8 with no
+ * control character but newline.  0, or -1 with why set. */
+static int xml_safe(const char *p, size_t len, char *why, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)p;
+    for (size_t i = 0; i < len;) {
+        unsigned char c = s[i];
+        size_t k = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
+                 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        if ((c < 0x20 && c != '\n') || k == 0 || i + k > len)
+            return fs_fail(why, n, "flamegraph: byte 0x%02x at offset %zu is not XML text", c, i);
+        for (size_t j = 1; j < k; j++)
+            if ((s[i + j] & 0xc0) != 0x80)
+                return fs_fail(why, n, "flamegraph: bad UTF-8 at offset %zu", i);
+        i += k;
+    }
+    return 0;
+}
+
+/* trc2flamegraph's sinks in both passes, each SVG checked to be XML
+ * text, then --diff: the input's own tree (pass 1 options) as the base
+ * of a second drawing. */
+static int t_flamegraph(const uint8_t *data, size_t size, FILE *out, char *why, size_t n)
+{
+    table_options();
+    for (int v = 0; v < 3; v++) {
+        for (const fs_sink *k = flamegraph_sinks; k->type; k++) {
+            exp_flame_options o = flame_opts[v ? 1 : 0];
+            exp_flame_tree *base = v == 2 ? exp_flame_tree_new() : NULL;
+            char *text = NULL;
+            size_t len = 0;
+            FILE *mem = open_memstream(&text, &len);
+            int rc = 0;
+            for (int pass = base ? 0 : 1; pass < 2 && mem; pass++) {
+                conv_selection sel;
+                o.collect = pass == 0 ? base : NULL;
+                o.base = pass == 1 ? base : NULL;
+                exp_sink *s = exp_sink_new(k->type, &o);
+                selection(v ? 1 : 0, &sel);
+                if (s)
+                    feed(data, size, &sel, s, v ? 4 : 0, mem);
+                exp_sink_free(s);
+                conv_selection_cleanup(&sel);
+            }
+            if (mem && fclose(mem) == 0)
+                rc = xml_safe(text, len, why, n);
+            free(text);
+            exp_flame_tree_free(base);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
 /* ---- the table ---- */
 
 const fs_target fs_targets[] = {
@@ -158,6 +223,7 @@ const fs_target fs_targets[] = {
     {"collapsed", t_collapsed, 1},  {"stats", t_stats, 1},      {"speedscope", t_speedscope, 1},
     {"chrome", t_chrome, 1},        {"nvvp", t_nvvp, 1},        {"gpu", t_gpu, 1},
     {"lines", t_lines, 1},
+    {"flamegraph", t_flamegraph, 1},
 };
 const size_t fs_n_targets = sizeof fs_targets / sizeof *fs_targets;
 

@@ -16,7 +16,8 @@
  *   GPU profiles), chrome (CPU and GPU tracks), nvvp (summary, GPU and
  *   API traces, CSV, SVG), gpu (call-site stage feeding collapsed and
  *   stats, trc-stats --gpu summary), lines (trc-lines: text, and JSON
- *   with no source found): the converters' sinks fed by their
+ *   with no source found), flamegraph (trc2flamegraph, also --diff;
+ *   its SVG must be XML text): the converters' sinks fed by their
  *   own pipeline (lib/export/pipeline/pipeline.h), with the tools'
  *   default selection and again with every option and a --idle
  *   --from/--to window.

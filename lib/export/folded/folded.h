@@ -1,6 +1,6 @@
 /*
  * lib/export/folded/folded.h — the aggregating exporters: folded stacks
- * (collapsed.c, docs/design/outputs.md §4), per-function statistics (stats.c, the
+ * (lib/export/common/collapsed.h, docs/design/outputs.md §4), per-function statistics (stats.c, the
  * model behind trc-stats and trc2pstats) and the pstats file writer
  * (pstats.c, docs/design/outputs.md §3).  Internal API (not installed), prefix exp_.
  *
@@ -38,58 +38,9 @@
 
 #include "trc/trc.h"
 #include "lib/util/grow.h"
+#include "lib/export/common/collapsed.h"
 #include "lib/export/common/gpu_callsite.h"
 #include "lib/export/sink.h"
-
-/* The name given to samples that have no Python frames (stack id 0). */
-#define EXP_NO_PYTHON_FRAMES "<no Python frames>"
-
-/* ------------------------------------------------------------------ */
-/* Folded stacks (collapsed.c)                                          */
-/* ------------------------------------------------------------------ */
-
-typedef struct exp_collapsed_options {
-    int threads;         /* a "NAME (tid N)" root frame per thread */
-    int pids;            /* a "EXE (pid N)" root frame per process */
-    int no_lines;        /* "function (file)": no line numbers */
-    int full_filenames;  /* else shortened (site-packages/..., stdlib relative) */
-    int weight_us;       /* count = microseconds of sampled time, else samples */
-} exp_collapsed_options;
-
-typedef struct exp_collapsed exp_collapsed;
-
-/* New empty aggregator (opts copied; NULL = defaults).  NULL when out of
- * memory.  Free with exp_collapsed_free. */
-exp_collapsed *exp_collapsed_new(const exp_collapsed_options *opts);
-void exp_collapsed_free(exp_collapsed *c);
-
-/* Count one (possibly folded) sample.  TRC_OK or TRC_ERR_NOMEM. */
-trc_status exp_collapsed_add(exp_collapsed *c, const trc_reader *r, const trc_sample *s);
-
-/* Count one GPU activity (--gpu): the line is the launching stack (or
- * EXP_GPU_NO_PYTHON_ROOT / EXP_GPU_UNKNOWN_ROOT) plus a leaf frame for
- * h->name; it counts 1 (weight samples) or h->dur_ns.  --threads roots
- * use the launching thread ("<unknown thread>" when unknown), --pids the
- * activity's process.  h->name is borrowed until exp_collapsed_write.
- * TRC_OK, TRC_ERR_NOMEM or TRC_ERR_LIMIT. */
-trc_status exp_collapsed_add_gpu(exp_collapsed *c, const trc_reader *r, const exp_gpu_hit *h);
-
-/* Write one line per distinct folded stack, sorted bytewise, equal
- * stacks merged, lines whose count rounds to 0 left out.  With weight_us
- * the counts are whole microseconds apportioned by largest remainder:
- * they sum exactly to the total time rounded to the nearest microsecond,
- * and each differs from its line's own time by less than 1 us.  TRC_OK,
- * TRC_ERR_NOMEM or TRC_ERR_IO (write failed; errno kept). */
-trc_status exp_collapsed_write(exp_collapsed *c, const trc_reader *r, FILE *out);
-
-/* Samples (and GPU activities) counted so far (sum of counts). */
-uint64_t exp_collapsed_samples(const exp_collapsed *c);
-
-/* Frame names are written with the characters the folded format cannot
- * carry escaped: ';' -> "%3B", control characters -> "%XX", '%' ->
- * "%25", and spaces that would break the one-space grammar (leading,
- * trailing, or doubled) -> "%20"; an empty name becomes "<unknown>".
- * Files are shortened by default (lib/export/common/short_path.h). */
 
 /* ------------------------------------------------------------------ */
 /* Per-function statistics (stats.c)                                    */

@@ -13,7 +13,7 @@
 # sourced, the list is checked against tools/ so that it cannot go stale
 # (exit 1 naming the difference).
 
-TRC_CONVERTERS=(trc2collapsed trc-stats trc2pstats trc2speedscope trc2chrome trc2nvvp trc-lines)
+TRC_CONVERTERS=(trc2collapsed trc-stats trc2pstats trc2speedscope trc2chrome trc2nvvp trc-lines trc2flamegraph)
 TRC_FOLDED_CONVERTERS=(trc2collapsed trc-stats trc2pstats)
 TRC_READERS=(trc-dump "${TRC_CONVERTERS[@]}")
 

@@ -1,5 +1,5 @@
 /*
- * test_collapsed.c — folded-stack output (lib/export/folded/collapsed.c):
+ * test_collapsed.c — folded-stack output (lib/export/common/collapsed.c):
  * escaping of names the format cannot carry, the portable line grammar,
  * shortened paths, merging of stacks that render alike, root frames for
  * threads and processes, weights in microseconds.

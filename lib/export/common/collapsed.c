@@ -1,7 +1,7 @@
 /*
- * lib/export/folded/collapsed.c — folded ("collapsed") stacks, docs/design/outputs.md §4:
+ * lib/export/common/collapsed.c — folded ("collapsed") stacks, docs/design/outputs.md §4:
  * one line per distinct stack, "root;...;leaf COUNT", read by
- * flamegraph.pl, inferno and speedscope.  Contract in folded.h.
+ * flamegraph.pl, inferno and speedscope.  Contract in collapsed.h.
  *
  * While reading, only a count per (group, reader stack id) is kept, where
  * the group is the thread when --threads/--pids ask for root frames.  The
@@ -9,7 +9,7 @@
  * of one function with --no-lines) are merged, and lines are sorted so
  * the output is deterministic.
  */
-#include "lib/export/folded/folded.h"
+#include "lib/export/common/collapsed.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -269,6 +269,7 @@ static trc_status put_stack(const exp_collapsed *c, const trc_reader *r, sbuf *b
 typedef struct line {
     size_t off;     /* into the text arena */
     uint64_t value; /* count, or sampled ns when weighting by time */
+    uint64_t count, ns; /* both, for exp_collapsed_each */
     uint32_t extra; /* largest-remainder round-up (0 or 1) */
 } line;
 
@@ -337,7 +338,8 @@ static trc_status put_gpu(const exp_collapsed *c, const trc_reader *r, sbuf *b, 
     return TRC_OK;
 }
 
-trc_status exp_collapsed_write(exp_collapsed *c, const trc_reader *r, FILE *out)
+trc_status exp_collapsed_each(exp_collapsed *c, const trc_reader *r, exp_collapsed_line_fn fn,
+                              void *ctx)
 {
     trc_status st = TRC_OK;
     sbuf text = {0};
@@ -354,6 +356,8 @@ trc_status exp_collapsed_write(exp_collapsed *c, const trc_reader *r, FILE *out)
         const row *rw = &c->rows[i];
         lines[n].off = text.len;
         lines[n].value = c->opt.weight_us ? rw->weight_ns : rw->count;
+        lines[n].count = rw->count;
+        lines[n].ns = rw->weight_ns;
         put_roots(c, r, &text, rw->group, rw->leaf_id ? rw->pid : -1);
         if (rw->leaf_id)
             st = put_gpu(c, r, &text, rw, &path, &path_cap);
@@ -374,28 +378,43 @@ trc_status exp_collapsed_write(exp_collapsed *c, const trc_reader *r, FILE *out)
     size_t m = 0;
     for (size_t i = 0; i < n;) {
         const char *s = text.p + lines[i].off;
-        uint64_t v = lines[i].value;
+        uint64_t v = lines[i].value, cnt = lines[i].count, ns = lines[i].ns;
         size_t j = i + 1;
-        while (j < n && strcmp(s, text.p + lines[j].off) == 0)
-            v += lines[j++].value;
+        for (; j < n && strcmp(s, text.p + lines[j].off) == 0; j++) {
+            v += lines[j].value;
+            cnt += lines[j].count;
+            ns += lines[j].ns;
+        }
         lines[m].off = lines[i].off;
+        lines[m].count = cnt;
+        lines[m].ns = ns;
         lines[m++].value = v;
         i = j;
     }
     if (c->opt.weight_us && (st = apportion_us(lines, m)) != TRC_OK)
         goto out;
-    for (size_t i = 0; i < m; i++) {
-        if (lines[i].value &&
-            fprintf(out, "%s %" PRIu64 "\n", text.p + lines[i].off, lines[i].value) < 0) {
-            st = TRC_ERR_IO;
-            goto out;
-        }
-    }
-    if (fflush(out) != 0 || ferror(out))
-        st = TRC_ERR_IO;
+    for (size_t i = 0; i < m && st == TRC_OK; i++)
+        if (lines[i].value)
+            st = fn(ctx, text.p + lines[i].off, lines[i].value, lines[i].count, lines[i].ns);
 out:
     trc_free(lines);
     trc_free(text.p);
     trc_free(path);
+    return st;
+}
+
+static trc_status print_line(void *out, const char *stack, uint64_t value, uint64_t count,
+                             uint64_t ns)
+{
+    (void)count;
+    (void)ns;
+    return fprintf(out, "%s %" PRIu64 "\n", stack, value) < 0 ? TRC_ERR_IO : TRC_OK;
+}
+
+trc_status exp_collapsed_write(exp_collapsed *c, const trc_reader *r, FILE *out)
+{
+    trc_status st = exp_collapsed_each(c, r, print_line, out);
+    if (st == TRC_OK && (fflush(out) != 0 || ferror(out)))
+        st = TRC_ERR_IO;
     return st;
 }
