@@ -594,6 +594,54 @@ static py_status learn_types(py_proc *p, const char *path, char *err, size_t err
 
 /* img: a process image in our own memory instead of an interpreter
  * found by its ELF symbols (py_proc_attach_image); else NULL. */
+/* Whether the main interpreter (the last in the list) of a
+ * free-threaded build runs with its GIL: 1 enabled (PYTHON_GIL=1, or an
+ * extension that needs one), 0 disabled, -1 not read. */
+static int ft_gil_enabled(py_proc *p)
+{
+    const py_layout *L = &p->L;
+    uint64_t interp, next, gil;
+    uint32_t enabled;
+
+    if (!L->free_threaded || L->gil_enabled == PY_OFF_NONE || L->is_ceval_gil == PY_OFF_NONE ||
+        pymem_read(&p->mem, p->runtime + L->rt_interp_head, &interp, 8) != 0)
+        return -1;
+    for (int ni = 0; interp; ni++) {
+        if (ni >= PY_INTERPS_MAX || (interp & 7) ||
+            pymem_read(&p->mem, interp + L->is_next, &next, 8) != 0)
+            return -1;
+        if (!next)
+            break;
+        interp = next;
+    }
+    if (!interp || pymem_read(&p->mem, interp + L->is_ceval_gil, &gil, 8) != 0 || !gil ||
+        (gil & 7) || pymem_read(&p->mem, gil + L->gil_enabled, &enabled, 4) != 0)
+        return -1;
+    return enabled != 0;
+}
+
+/* py_proc_layout_source's words (spec §7.5): where the layout came
+ * from, and for a free-threaded build that it is one and whether it ran
+ * with its GIL when attached, so that a trace whose samples claim no
+ * GIL holder says why ("no GIL") instead of leaving it to a guess. */
+static void layout_words(py_proc *p)
+{
+    const char *h = p->L.headers;
+    size_t n = strlen(h);
+
+    if (strncmp(h, "_Py_", 4) != 0) {
+        snprintf(p->layout_source, sizeof p->layout_source, "the %s headers", h);
+        return;
+    }
+    if (!p->L.free_threaded || n == 0 || h[n - 1] != ')') {
+        snprintf(p->layout_source, sizeof p->layout_source, "%s", h);
+        return;
+    }
+    int gil = ft_gil_enabled(p);
+    snprintf(p->layout_source, sizeof p->layout_source, "%.*s, free-threaded%s)", (int)(n - 1), h,
+             gil > 0 ? ", GIL enabled" : gil == 0 ? ", no GIL" : "");
+}
+
 static py_status attach(pid_t pid, int self, const py_image *img, py_proc **out, char *err,
                         size_t errlen)
 {
@@ -668,13 +716,10 @@ static py_status attach(pid_t pid, int self, const py_image *img, py_proc **out,
         st = PY_ERR_VERSION;
         goto fail;
     }
-    if (strncmp(p->L.headers, "_Py_", 4) == 0)
-        snprintf(p->layout_source, sizeof p->layout_source, "%s", p->L.headers);
-    else
-        snprintf(p->layout_source, sizeof p->layout_source, "the %s headers", p->L.headers);
     compute_spans(p);
     if ((st = check_live(p, err, errlen)) != PY_OK)
         goto fail;
+    layout_words(p);
     if (p->L.ts_native_thread_id == PY_OFF_NONE)
         pytid_calibrate(p);
     *out = p;

@@ -136,7 +136,7 @@ struct py_proc {
     pid_t pid;
     int self;                  /* attached to the calling process */
     char version[32];
-    char layout_source[64];    /* py_proc_layout_source */
+    char layout_source[128];   /* py_proc_layout_source */
     py_layout L;
     uint64_t runtime;          /* &_PyRuntime in the target */
     uint64_t code_type, unicode_type, bytes_type, frame_type;  /* type objects */

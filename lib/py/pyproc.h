@@ -67,7 +67,9 @@ const char *py_proc_version(const py_proc *p);
 /* Where the layout the walker uses came from, for diagnostics: "the
  * 3.12.1 headers" (a table generated from that version's headers) or
  * "_Py_DebugOffsets (3.14 list)" (the target's own block read with the
- * field list of that version).  Borrowed. */
+ * field list of that version; a free-threaded build's words add
+ * ", free-threaded" and ", no GIL" or ", GIL enabled" as found at
+ * attach).  Borrowed. */
 const char *py_proc_layout_source(const py_proc *p);
 pid_t py_proc_pid(const py_proc *p);
 

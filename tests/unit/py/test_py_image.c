@@ -273,6 +273,13 @@ static void walk_image(const char *raw, int free_threaded)
     build(&im, raw, 0);
     assert_int_equal(im.L.free_threaded, free_threaded);
     py_proc *p = attach(&im);
+    /* the layout words say the build, and that its GIL is off */
+    const char *words = py_proc_layout_source(p);
+    assert_non_null(strstr(words, "_Py_DebugOffsets (3."));
+    if (free_threaded)
+        assert_non_null(strstr(words, ", free-threaded, no GIL)"));
+    else
+        assert_null(strstr(words, "free-threaded"));
 
     for (int round = 0; round < 3; round++) {   /* cached code objects: the same */
         int n = py_proc_threads(p, th, 8, 1);
@@ -598,6 +605,30 @@ static void test_names_refused(void **state)
     assert_null(b);
 }
 
+/* A free-threaded build attached while its GIL is on (PYTHON_GIL=1):
+ * the words say so, and the holder is known. */
+static void gil_enabled_words(const char *raw, const char *want)
+{
+    image im;
+    py_thread_info th[8];
+
+    build(&im, raw, 1);
+    py_proc *p = attach(&im);
+    if (strcmp(py_proc_layout_source(p), want) != 0)
+        fail_msg("layout words '%s', not '%s'", py_proc_layout_source(p), want);
+    assert_int_equal(py_proc_threads(p, th, 8, 1), 2);
+    assert_int_equal(th[0].holds_gil, 1);
+    py_proc_free(p);
+    free(im.mem);
+}
+
+static void test_words_gil_enabled(void **state)
+{
+    gil_enabled_words(RAW_314T, "_Py_DebugOffsets (3.14 list, free-threaded, GIL enabled)");
+    gil_enabled_words(RAW_315T,
+                      "_Py_DebugOffsets (3.15 list, from 3.15.0b4, free-threaded, GIL enabled)");
+}
+
 /* No interpreter has a thread yet: attach says retry, naming none as
  * broken. */
 static void test_image_no_thread(void **state)
@@ -625,6 +656,7 @@ int main(void)
         cmocka_unit_test(test_image_315),
         cmocka_unit_test(test_image_315t),
         cmocka_unit_test(test_image_no_thread),
+        cmocka_unit_test(test_words_gil_enabled),
         cmocka_unit_test(test_names_313),
         cmocka_unit_test(test_names_314),
         cmocka_unit_test(test_names_315),
