@@ -772,6 +772,11 @@ const char *py_proc_layout_source(const py_proc *p)
     return p->layout_source;
 }
 
+int py_proc_no_gil(const py_proc *p)
+{
+    return p->no_gil;
+}
+
 pid_t py_proc_pid(const py_proc *p)
 {
     return p->pid;

@@ -137,6 +137,7 @@ struct py_proc {
     int self;                  /* attached to the calling process */
     char version[32];
     char layout_source[128];   /* py_proc_layout_source */
+    int no_gil;                /* py_proc_no_gil */
     py_layout L;
     uint64_t runtime;          /* &_PyRuntime in the target */
     uint64_t code_type, unicode_type, bytes_type, frame_type;  /* type objects */

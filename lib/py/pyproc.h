@@ -71,6 +71,12 @@ const char *py_proc_version(const py_proc *p);
  * ", free-threaded" and ", no GIL" or ", GIL enabled" as found at
  * attach).  Borrowed. */
 const char *py_proc_layout_source(const py_proc *p);
+
+/* 1 when the last thread list read with want_gil found a free-threaded
+ * build whose main interpreter runs without its GIL: no thread holds
+ * one, native threads included (their samples must not say "known, not
+ * held"); else 0. */
+int py_proc_no_gil(const py_proc *p);
 pid_t py_proc_pid(const py_proc *p);
 
 /* Threads of all interpreters.  Returns the count written (<= max), or

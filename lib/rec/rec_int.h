@@ -495,6 +495,7 @@ typedef struct rec_tick_ctx {
     trc_writer *w;
     int64_t now_ns;
     int gil;
+    int no_gil;              /* --gil, and the target being sampled has no GIL (py_proc_no_gil) */
     uint64_t samples;        /* thread samples written (added to) */
     uint64_t invalid;        /* added to */
     uint32_t max_wid;        /* highest writer thread id met (raised) */

@@ -464,7 +464,9 @@ static void look_switches(rec_target *t)
 uint32_t rec_sample_flags(const rec_tick_ctx *ctx, const py_thread_info *ti, int on_cpu)
 {
     uint32_t flags = on_cpu ? TRC_SAMPLE_ON_CPU : 0;
-    if (ctx->gil && ti->holds_gil >= 0)
+    /* a process without a GIL has no holder to name, not even "none"
+     * for a thread that has no thread state (spec §7.7) */
+    if (ctx->gil && !ctx->no_gil && ti->holds_gil >= 0)
         flags |= TRC_SAMPLE_GIL_KNOWN | (ti->holds_gil ? TRC_SAMPLE_HOLDS_GIL : 0);
     return flags;
 }
@@ -531,6 +533,7 @@ static trc_status read_samples(rec_target *t, rec_tick_ctx *ctx)
 {
     trc_status st = TRC_OK;
     int n = read_threads(t, ctx->gil);
+    ctx->no_gil = ctx->gil && py_proc_no_gil(t->py);
     if (n < 0) {
         if (py_proc_last_error(t->py) != PY_ERR_GONE && rec_target_alive(t)) {
             uint64_t k = t->threads.n ? t->threads.n : 1;

@@ -15,7 +15,8 @@
  * entry frame and two Python frames (tagged f_executable from 3.14);
  * code objects with location tables; compact ASCII strings in the
  * build's object header; a GIL held by the first thread, or, free-
- * threaded, disabled (no holder claimed) and enabled again; the second
+ * threaded, disabled (no holder claimed, py_proc_no_gil) and enabled
+ * again, and the layout words saying so; the second
  * thread of a free-threaded 3.14+ build running its own bytecode copy
  * (co_tlbc->entries[tlbc_index]) whose lines must come out, where the
  * copy lies remembered and looked up again once the frame runs
@@ -291,6 +292,7 @@ static void walk_image(const char *raw, int free_threaded)
          * GIL claims none */
         assert_int_equal(th[0].holds_gil, free_threaded ? -1 : 1);
         assert_int_equal(th[1].holds_gil, free_threaded ? -1 : 0);
+        assert_int_equal(py_proc_no_gil(p), free_threaded);
         for (int k = 0; k < 2; k++) {
             int d = py_proc_stack(p, im.ts[k], fr, 16);
             if (d != 2)
@@ -357,6 +359,7 @@ static void walk_image(const char *raw, int free_threaded)
         assert_int_equal(py_proc_threads(p, th, 8, 1), 2);
         assert_int_equal(th[0].holds_gil, 1);
         assert_int_equal(th[1].holds_gil, 0);
+        assert_int_equal(py_proc_no_gil(p), 0);
     }
     py_proc_free(p);
     free(im.mem);
