@@ -596,7 +596,8 @@ static py_status learn_types(py_proc *p, const char *path, char *err, size_t err
  * found by its ELF symbols (py_proc_attach_image); else NULL. */
 /* Whether the main interpreter (the last in the list) of a
  * free-threaded build runs with its GIL: 1 enabled (PYTHON_GIL=1, or an
- * extension that needs one), 0 disabled, -1 not read. */
+ * extension that needs one), 0 disabled, -1 not read.  Read once at
+ * attach; the thread list's reads with want_gil follow it later. */
 static int ft_gil_enabled(py_proc *p)
 {
     const py_layout *L = &p->L;
@@ -620,15 +621,13 @@ static int ft_gil_enabled(py_proc *p)
     return enabled != 0;
 }
 
-/* py_proc_layout_source's words (spec §7.5): where the layout came
- * from, and for a free-threaded build that it is one and whether it ran
- * with its GIL when attached, so that a trace whose samples claim no
- * GIL holder says why ("no GIL") instead of leaving it to a guess. */
-static void layout_words(py_proc *p)
+void py_layout_words(py_proc *p, int ft_gil)
 {
     const char *h = p->L.headers;
     size_t n = strlen(h);
 
+    p->ft_gil = ft_gil;
+    p->layout_changes++;
     if (strncmp(h, "_Py_", 4) != 0) {
         snprintf(p->layout_source, sizeof p->layout_source, "the %s headers", h);
         return;
@@ -637,9 +636,8 @@ static void layout_words(py_proc *p)
         snprintf(p->layout_source, sizeof p->layout_source, "%s", h);
         return;
     }
-    int gil = ft_gil_enabled(p);
     snprintf(p->layout_source, sizeof p->layout_source, "%.*s, free-threaded%s)", (int)(n - 1), h,
-             gil > 0 ? ", GIL enabled" : gil == 0 ? ", no GIL" : "");
+             ft_gil > 0 ? ", GIL enabled" : ft_gil == 0 ? ", no GIL" : "");
 }
 
 static py_status attach(pid_t pid, int self, const py_image *img, py_proc **out, char *err,
@@ -719,7 +717,7 @@ static py_status attach(pid_t pid, int self, const py_image *img, py_proc **out,
     compute_spans(p);
     if ((st = check_live(p, err, errlen)) != PY_OK)
         goto fail;
-    layout_words(p);
+    py_layout_words(p, ft_gil_enabled(p));
     if (p->L.ts_native_thread_id == PY_OFF_NONE)
         pytid_calibrate(p);
     *out = p;
@@ -774,7 +772,12 @@ const char *py_proc_layout_source(const py_proc *p)
 
 int py_proc_no_gil(const py_proc *p)
 {
-    return p->no_gil;
+    return p->L.free_threaded && p->ft_gil == 0;
+}
+
+unsigned py_proc_layout_changes(const py_proc *p)
+{
+    return p->layout_changes;
 }
 
 pid_t py_proc_pid(const py_proc *p)

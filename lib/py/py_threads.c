@@ -139,7 +139,7 @@ static int list_full(py_proc *p, py_thread_info *out, int max, int want_gil)
 {
     const py_layout *L = &p->L;
     pylist_memo next;
-    int n = 0, total = 0, no_gil = 0;
+    int n = 0, total = 0, ft_gil = -1;
     uint64_t holder_rt = 0;
 
     /* 8 KiB of arrays: only the counts need clearing, and only the used
@@ -187,7 +187,7 @@ static int list_full(py_proc *p, py_thread_info *out, int max, int want_gil)
                 gil_known = !L->free_threaded || L->gil_enabled == PY_OFF_NONE ||
                             pysnap_u32(g, L->gil_enabled - p->gil_lo) != 0;
                 /* the main interpreter's, last in the list, is kept */
-                no_gil = !gil_known;
+                ft_gil = gil_known;
                 if (!gil_known_already(&next, gil) && next.ngil < PYLIST_INTERPS)
                     next.gil[next.ngil++] = gil;
             }
@@ -225,8 +225,8 @@ static int list_full(py_proc *p, py_thread_info *out, int max, int want_gil)
     }
     if (next.interp_more)
         p->stats.interp_unchecked++;
-    if (want_gil)
-        p->no_gil = no_gil;
+    if (want_gil && L->free_threaded && ft_gil != p->ft_gil)
+        py_layout_words(p, ft_gil);   /* turned on or off since attach */
     lm_commit(&p->lm, &next);
     p->tick_valid = 1;
     p->ntick_used = 0;

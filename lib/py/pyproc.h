@@ -72,11 +72,16 @@ const char *py_proc_version(const py_proc *p);
  * attach).  Borrowed. */
 const char *py_proc_layout_source(const py_proc *p);
 
-/* 1 when the last thread list read with want_gil found a free-threaded
- * build whose main interpreter runs without its GIL: no thread holds
- * one, native threads included (their samples must not say "known, not
- * held"); else 0. */
+/* 1 when a free-threaded build's main interpreter ran without its GIL
+ * at attach or, since, at the last thread list read with want_gil: no
+ * thread holds one, native threads included (their samples must not say
+ * "known, not held"); else 0. */
 int py_proc_no_gil(const py_proc *p);
+
+/* Bumped whenever py_proc_layout_source's words change (a free-threaded
+ * build's GIL turned on or off): the caller may describe the process
+ * again.  Starts at 1 after attach. */
+unsigned py_proc_layout_changes(const py_proc *p);
 pid_t py_proc_pid(const py_proc *p);
 
 /* Threads of all interpreters.  Returns the count written (<= max), or

@@ -465,6 +465,7 @@ typedef struct rec_target {
     char label[48];          /* its role once its stack showed one ("" = none yet) */
     int64_t role_until_ns;   /* main-thread stacks are looked at for a role until then */
     unsigned process_records;
+    unsigned layout_changes; /* py_proc_layout_changes when PROCESS was last written */
     py_status last_err;
     char err[512];           /* pyproc's explanation of the last failure */
     int stat_fd, statm_fd;

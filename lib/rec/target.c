@@ -219,6 +219,7 @@ trc_status rec_target_write_process(rec_target *t, trc_writer *w, int64_t now_ns
     if (st == TRC_OK) {
         t->process_written = 1;
         t->process_records++;
+        t->layout_changes = t->py ? py_proc_layout_changes(t->py) : 0;
         if (t->statm_fd < 0)
             t->statm_fd = rec_proc_open(t->pid, 0, "statm");
         t->next_rss_ns = now_ns;
@@ -544,6 +545,14 @@ static trc_status read_samples(rec_target *t, rec_tick_ctx *ctx)
     }
     t->gen++;
     drop_unborn(t, n);
+    if (t->process_written && py_proc_layout_changes(t->py) != t->layout_changes) {
+        /* a free-threaded build's GIL turned on or off: its PROCESS
+         * record's layout words say so again ([R-ID-9]) */
+        rec_target_note_layout(t, ctx->cfg);
+        st = rec_target_write_process(t, ctx->w, ctx->now_ns);
+        if (st != TRC_OK)
+            return st;
+    }
     /* the process was seen alive after this tick's reads; trec's own
      * child is: nobody else can reap it, and trec waits for it only
      * between ticks, so its pid cannot go to another process meanwhile */

@@ -304,6 +304,9 @@ static void walk_image(const char *raw, int free_threaded)
         }
     }
 
+    unsigned changes = py_proc_layout_changes(p);   /* not moved by reads that saw no change */
+    assert_int_equal(changes, 1);
+
     /* torn: the instruction pointer inside neither copy of the code */
     uint64_t f2 = im.frames[1][2];
     uint64_t instr;
@@ -360,6 +363,11 @@ static void walk_image(const char *raw, int free_threaded)
         assert_int_equal(th[0].holds_gil, 1);
         assert_int_equal(th[1].holds_gil, 0);
         assert_int_equal(py_proc_no_gil(p), 0);
+        /* the words follow, once */
+        assert_int_equal(py_proc_layout_changes(p), changes + 1);
+        assert_non_null(strstr(py_proc_layout_source(p), ", free-threaded, GIL enabled)"));
+        assert_int_equal(py_proc_threads(p, th, 8, 1), 2);
+        assert_int_equal(py_proc_layout_changes(p), changes + 1);
     }
     py_proc_free(p);
     free(im.mem);
