@@ -592,8 +592,6 @@ static py_status learn_types(py_proc *p, const char *path, char *err, size_t err
     return PY_ERR_NOT_READY;
 }
 
-/* img: a process image in our own memory instead of an interpreter
- * found by its ELF symbols (py_proc_attach_image); else NULL. */
 /* Whether the main interpreter (the last in the list) of a
  * free-threaded build runs with its GIL: 1 enabled (PYTHON_GIL=1, or an
  * extension that needs one), 0 disabled, -1 not read.  Read once at
@@ -626,7 +624,7 @@ void py_layout_words(py_proc *p, int ft_gil)
     const char *h = p->L.headers;
     size_t n = strlen(h);
 
-    p->ft_gil = ft_gil;
+    p->ft_gil = p->ft_gil_now = ft_gil;
     p->layout_changes++;
     if (strncmp(h, "_Py_", 4) != 0) {
         snprintf(p->layout_source, sizeof p->layout_source, "the %s headers", h);
@@ -640,6 +638,8 @@ void py_layout_words(py_proc *p, int ft_gil)
              ft_gil > 0 ? ", GIL enabled" : ft_gil == 0 ? ", no GIL" : "");
 }
 
+/* img: a process image in our own memory instead of an interpreter
+ * found by its ELF symbols (py_proc_attach_image); else NULL. */
 static py_status attach(pid_t pid, int self, const py_image *img, py_proc **out, char *err,
                         size_t errlen)
 {
@@ -772,7 +772,7 @@ const char *py_proc_layout_source(const py_proc *p)
 
 int py_proc_no_gil(const py_proc *p)
 {
-    return p->L.free_threaded && p->ft_gil == 0;
+    return p->L.free_threaded && p->ft_gil_now == 0;
 }
 
 unsigned py_proc_layout_changes(const py_proc *p)

@@ -138,6 +138,9 @@ struct py_proc {
     char version[32];
     char layout_source[128];   /* py_proc_layout_source */
     int ft_gil;                /* free-threaded: GIL 1 on, 0 off, -1 not read (the words say it) */
+    int ft_gil_now;            /* the same at the last read (py_proc_no_gil) */
+    int ft_gil_next;           /* another state seen since ft_gil_since_ns, + 1; 0 none */
+    uint64_t ft_gil_since_ns;
     unsigned layout_changes;   /* py_proc_layout_changes */
     py_layout L;
     uint64_t runtime;          /* &_PyRuntime in the target */

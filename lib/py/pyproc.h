@@ -75,12 +75,13 @@ const char *py_proc_layout_source(const py_proc *p);
 /* 1 when a free-threaded build's main interpreter ran without its GIL
  * at attach or, since, at the last thread list read with want_gil: no
  * thread holds one, native threads included (their samples must not say
- * "known, not held"); else 0. */
+ * "known, not held"); else 0.  Unlike the layout words, which say the
+ * state once it has lasted 100 ms, this is the state just read. */
 int py_proc_no_gil(const py_proc *p);
 
 /* Bumped whenever py_proc_layout_source's words change (a free-threaded
- * build's GIL turned on or off): the caller may describe the process
- * again.  Starts at 1 after attach. */
+ * build's GIL turned on or off and staying so for 100 ms): the caller
+ * may describe the process again.  Starts at 1 after attach. */
 unsigned py_proc_layout_changes(const py_proc *p);
 pid_t py_proc_pid(const py_proc *p);
 

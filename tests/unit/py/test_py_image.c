@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/py/py_debugoff.h"
 #include "lib/py/py_internal.h"
@@ -357,13 +358,30 @@ static void walk_image(const char *raw, int free_threaded)
     assert_int_equal(py_proc_stack(p, im.ts[1], fr, 16), 2);
 
     if (free_threaded) {
-        /* PYTHON_GIL=1: the GIL is back, and its holder is known */
+        /* the GIL on for a moment (an extension's import) and off
+         * again: the samples follow, the words do not */
+        put32(im.gil + im.L.gil_enabled, 1);
+        assert_int_equal(py_proc_threads(p, th, 8, 1), 2);
+        assert_int_equal(th[0].holds_gil, 1);
+        put32(im.gil + im.L.gil_enabled, 0);
+        assert_int_equal(py_proc_threads(p, th, 8, 1), 2);
+        assert_int_equal(th[0].holds_gil, -1);
+        usleep(150000);
+        assert_int_equal(py_proc_threads(p, th, 8, 1), 2);
+        assert_int_equal(py_proc_layout_changes(p), changes);
+        assert_int_equal(py_proc_no_gil(p), 1);
+        /* on for good (PYTHON_GIL=1, or an extension that needs it): the
+         * holder is known at once, and the words follow, once, when it
+         * has lasted */
         put32(im.gil + im.L.gil_enabled, 1);
         assert_int_equal(py_proc_threads(p, th, 8, 1), 2);
         assert_int_equal(th[0].holds_gil, 1);
         assert_int_equal(th[1].holds_gil, 0);
         assert_int_equal(py_proc_no_gil(p), 0);
-        /* the words follow, once */
+        assert_int_equal(py_proc_layout_changes(p), changes);
+        usleep(150000);
+        assert_int_equal(py_proc_threads(p, th, 8, 1), 2);
+        assert_int_equal(py_proc_no_gil(p), 0);
         assert_int_equal(py_proc_layout_changes(p), changes + 1);
         assert_non_null(strstr(py_proc_layout_source(p), ", free-threaded, GIL enabled)"));
         assert_int_equal(py_proc_threads(p, th, 8, 1), 2);
