@@ -26,7 +26,8 @@
  * threading module's objects added to the image, 3.13 (generated
  * table), 3.14, 3.14t, 3.15 and 3.15t (layout from the debug block)
  * name both threads; a block contradicting what 3.14 takes from 3.13
- * (or 3.14t from 3.13t) names none.
+ * (or 3.14t from 3.13t) names none; the generated 3.13t table agrees
+ * with the real 3.14.6t block where 3.14 kept the object structs.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,6 +42,7 @@
 
 #include "lib/py/py_debugoff.h"
 #include "lib/py/py_internal.h"
+#include "lib/py/py_objlayout.h"
 #include "tests/unit/py/py_debugoff_blocks.h"
 
 #define IMAGE_BYTES (4u << 20)
@@ -621,6 +623,26 @@ static void test_names_315t(void **state)
     expect_names(RAW_315T, 904);   /* published in the block */
 }
 
+/* The 3.13t table is generated from headers of a GIL build compiled
+ * with Py_GIL_DISABLED; where 3.14 left the object structs as they
+ * were, it must say what the real 3.14.6t block publishes. */
+static void test_table_313t(void **state)
+{
+    const py_objlayout *O = py_objlayout_313t();
+    image im;
+
+    build(&im, RAW_314T, 0);
+    assert_int_equal(O->ob_type, blk_field(&im, "ob.ob_type"));
+    assert_int_equal(O->ob_size, blk_field(&im, "ob.size"));   /* sizeof(PyObject) */
+    assert_int_equal(O->tp_flags, blk_field(&im, "ty.tp_flags"));
+    assert_int_equal(O->di_keys, blk_field(&im, "di.ma_keys"));
+    assert_int_equal(O->di_values, blk_field(&im, "di.ma_values"));
+    assert_int_equal(O->lo_tag, blk_field(&im, "lo.lv_tag"));
+    assert_int_equal(O->lo_digits, blk_field(&im, "lo.ob_digit"));
+    assert_int_equal(O->managed_dict, -8);   /* MANAGED_DICT_OFFSET, one word */
+    free(im.mem);
+}
+
 /* A block contradicting what 3.14 takes from 3.13, or 3.14t from
  * 3.13t: no names rather than guessed ones. */
 static void test_names_refused(void **state)
@@ -692,6 +714,7 @@ int main(void)
         cmocka_unit_test(test_names_314t),
         cmocka_unit_test(test_names_315t),
         cmocka_unit_test(test_names_refused),
+        cmocka_unit_test(test_table_313t),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
