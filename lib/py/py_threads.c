@@ -210,7 +210,7 @@ static int list_full(py_proc *p, py_thread_info *out, int max, int want_gil)
                 gil_known = !L->free_threaded || L->gil_enabled == PY_OFF_NONE ||
                             pysnap_u32(g, L->gil_enabled - p->gil_lo) != 0;
                 /* the main interpreter's, last in the list, is kept */
-                ft_gil = L->free_threaded ? gil_known : -1;
+                ft_gil = L->free_threaded && L->gil_enabled != PY_OFF_NONE ? gil_known : -1;
                 if (!gil_known_already(&next, gil) && next.ngil < PYLIST_INTERPS)
                     next.gil[next.ngil++] = gil;
             }
