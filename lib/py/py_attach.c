@@ -604,6 +604,52 @@ static py_status learn_types(py_proc *p, const char *path, char *err, size_t err
     return PY_ERR_NOT_READY;
 }
 
+/* Whether the main interpreter (the last in the list) of a
+ * free-threaded build runs with its GIL: 1 enabled (PYTHON_GIL=1, or an
+ * extension that needs one), 0 disabled, -1 not read.  Read once at
+ * attach; the thread list's reads with want_gil follow it later. */
+static int ft_gil_enabled(py_proc *p)
+{
+    const py_layout *L = &p->L;
+    uint64_t interp, next, gil;
+    uint32_t enabled;
+
+    if (!L->free_threaded || L->gil_enabled == PY_OFF_NONE || L->is_ceval_gil == PY_OFF_NONE ||
+        pymem_read(&p->mem, p->runtime + L->rt_interp_head, &interp, 8) != 0)
+        return -1;
+    for (int ni = 0; interp; ni++) {
+        if (ni >= PY_INTERPS_MAX || (interp & 7) ||
+            pymem_read(&p->mem, interp + L->is_next, &next, 8) != 0)
+            return -1;
+        if (!next)
+            break;
+        interp = next;
+    }
+    if (!interp || pymem_read(&p->mem, interp + L->is_ceval_gil, &gil, 8) != 0 || !gil ||
+        (gil & 7) || pymem_read(&p->mem, gil + L->gil_enabled, &enabled, 4) != 0)
+        return -1;
+    return enabled != 0;
+}
+
+void py_layout_words(py_proc *p, int ft_gil)
+{
+    const char *h = p->L.headers;
+    size_t n = strlen(h);
+
+    p->ft_gil = p->ft_gil_now = ft_gil;
+    p->layout_changes++;
+    if (strncmp(h, "_Py_", 4) != 0) {
+        snprintf(p->layout_source, sizeof p->layout_source, "the %s headers", h);
+        return;
+    }
+    if (!p->L.free_threaded || n == 0 || h[n - 1] != ')') {
+        snprintf(p->layout_source, sizeof p->layout_source, "%s", h);
+        return;
+    }
+    snprintf(p->layout_source, sizeof p->layout_source, "%.*s, free-threaded%s)", (int)(n - 1), h,
+             ft_gil > 0 ? ", GIL enabled" : ft_gil == 0 ? ", no GIL" : "");
+}
+
 /* img: a process image in our own memory instead of an interpreter
  * found by its ELF symbols (py_proc_attach_image); else NULL. */
 static py_status attach(pid_t pid, int self, const py_image *img, py_proc **out, char *err,
@@ -680,13 +726,10 @@ static py_status attach(pid_t pid, int self, const py_image *img, py_proc **out,
         st = PY_ERR_VERSION;
         goto fail;
     }
-    if (strncmp(p->L.headers, "_Py_", 4) == 0)
-        snprintf(p->layout_source, sizeof p->layout_source, "%s", p->L.headers);
-    else
-        snprintf(p->layout_source, sizeof p->layout_source, "the %s headers", p->L.headers);
     compute_spans(p);
     if ((st = check_live(p, err, errlen)) != PY_OK)
         goto fail;
+    py_layout_words(p, ft_gil_enabled(p));
     if (p->L.ts_native_thread_id == PY_OFF_NONE)
         pytid_calibrate(p);
     *out = p;
@@ -737,6 +780,16 @@ const char *py_proc_version(const py_proc *p)
 const char *py_proc_layout_source(const py_proc *p)
 {
     return p->layout_source;
+}
+
+int py_proc_no_gil(const py_proc *p)
+{
+    return p->L.free_threaded && p->ft_gil_now == 0;
+}
+
+unsigned py_proc_layout_changes(const py_proc *p)
+{
+    return p->layout_changes;
 }
 
 pid_t py_proc_pid(const py_proc *p)

@@ -136,7 +136,12 @@ struct py_proc {
     pid_t pid;
     int self;                  /* attached to the calling process */
     char version[32];
-    char layout_source[64];    /* py_proc_layout_source */
+    char layout_source[128];   /* py_proc_layout_source */
+    int ft_gil;                /* free-threaded: GIL 1 on, 0 off, -1 not read (the words say it) */
+    int ft_gil_now;            /* the same at the last read (py_proc_no_gil) */
+    int ft_gil_next;           /* another state seen since ft_gil_since_ns, + 1; 0 none */
+    uint64_t ft_gil_since_ns;
+    unsigned layout_changes;   /* py_proc_layout_changes */
     py_layout L;
     uint64_t runtime;          /* &_PyRuntime in the target */
     uint64_t code_type, unicode_type, bytes_type, frame_type;  /* type objects */
@@ -226,6 +231,12 @@ void pynames_free(py_proc *p);
 
 /* Maps an errno from a read to a status. */
 py_status py_status_from_errno(int e);
+
+/* (Re)writes p->layout_source (py_attach.c; spec §7.5): where the
+ * layout came from and, for a free-threaded build, its GIL state ft_gil
+ * (1 on, 0 off, -1 not known), kept in p->ft_gil; bumps
+ * p->layout_changes. */
+void py_layout_words(py_proc *p, int ft_gil);
 
 /* Sets p->last and returns -1: how every stage fails. */
 static inline int py_fail(py_proc *p, py_status st)

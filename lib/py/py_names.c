@@ -26,10 +26,12 @@
  * sizes, entry counts, index widths and digit counts are bounded; every
  * loop is bounded.  A torn read fails the scan (the previous names are
  * kept) or skips the one Thread it concerns; nothing is ever invented.
- * Unsupported (always NULL): 3.16+ (no object table), free-threaded
- * builds (another object header), a build whose table does not match
- * its _Py_DebugOffsets (3.13) or whose _Py_DebugOffsets contradict the
- * facts 3.14/3.15 take from 3.13, a target without the type symbols.
+ * Free-threaded builds (3.13t-3.15t) are read the same way with their
+ * own object header (the 3.13t table).  Unsupported (always NULL):
+ * 3.16+ (no object table), a build whose table does not match its
+ * _Py_DebugOffsets (3.13, 3.13t) or whose _Py_DebugOffsets contradict
+ * the facts 3.14/3.15 take from 3.13 or 3.13t, a target without the
+ * type symbols.
  *
  * Cost and refresh policy: one scan reads all names at once into a
  * cache (tid -> name).  A call for a tid in the cache re-scans only when
@@ -704,7 +706,8 @@ static uint64_t cpu_now_ns(void)
  * now (a read failed), -1 never. */
 static int check(py_proc *p, pynames *n)
 {
-    const py_objlayout *O = py_objlayout_for_minor(p->L.minor);
+    const py_objlayout *O = p->L.minor == 13 && p->L.free_threaded ? py_objlayout_313t()
+                                                                    : py_objlayout_for_minor(p->L.minor);
 
     if (!p->dict_type || !p->module_type || !p->long_type || !p->unicode_type)
         return -1;
@@ -725,7 +728,8 @@ static int check(py_proc *p, pynames *n)
         uint64_t ft, mods, keys, vals;
         if (rd(p, p->runtime, blk, sizeof blk) != 0)
             return 0;
-        if (py_debugoff_field(blk, sizeof blk, "free_threaded", &ft) != 0 || ft != 0 ||
+        if (py_debugoff_field(blk, sizeof blk, "free_threaded", &ft) != 0 ||
+            ft != p->L.free_threaded ||
             py_debugoff_field(blk, sizeof blk, "is.imports_modules", &mods) != 0 ||
             mods != O->is_modules ||
             py_debugoff_field(blk, sizeof blk, "di.ma_keys", &keys) != 0 || keys != O->di_keys ||

@@ -34,6 +34,7 @@
 #define MAX_THREADS 100000
 #define TICK_MAX_BYTES 262144      /* stack data planned along with the thread list */
 #define LIST_REFRESH_NS 10000000   /* full reads at least this often (new interpreters) */
+#define GIL_SETTLE_NS 100000000ull /* a free-threaded build's GIL state, said after lasting this */
 
 /* Plans the known threads' stacks, up to TICK_MAX_BYTES of them. */
 static void plan_stacks(py_proc *p)
@@ -135,11 +136,32 @@ static int gil_known_already(const pylist_memo *m, uint64_t gil)
     return 0;
 }
 
+/* A free-threaded build's GIL state as the layout words say it, from
+ * the main interpreter's at this full read (1 on, 0 off): changed once
+ * the new state has lasted GIL_SETTLE_NS.  CPython turns its GIL on
+ * for a moment around the import of an extension of unknown safety and
+ * off again; the words (and the PROCESS records a recorder writes when
+ * they change) say the settled state, not every such moment.  An
+ * unread state changes nothing. */
+static void follow_gil(py_proc *p, int ft_gil, uint64_t now_ns)
+{
+    p->ft_gil_now = ft_gil;
+    if (ft_gil == p->ft_gil) {
+        p->ft_gil_next = 0;
+    } else if (p->ft_gil_next != ft_gil + 1) {
+        p->ft_gil_next = ft_gil + 1;
+        p->ft_gil_since_ns = now_ns;
+    } else if (now_ns - p->ft_gil_since_ns >= GIL_SETTLE_NS) {
+        p->ft_gil_next = 0;
+        py_layout_words(p, ft_gil);
+    }
+}
+
 static int list_full(py_proc *p, py_thread_info *out, int max, int want_gil)
 {
     const py_layout *L = &p->L;
     pylist_memo next;
-    int n = 0, total = 0;
+    int n = 0, total = 0, ft_gil = -1;
     uint64_t holder_rt = 0;
 
     /* 8 KiB of arrays: only the counts need clearing, and only the used
@@ -174,6 +196,7 @@ static int list_full(py_proc *p, py_thread_info *out, int max, int want_gil)
             next.interp_more = 1;
         int gil_known = 0, locked = 0;
         uint64_t holder = 0;
+        ft_gil = -1;
         if (want_gil && L->is_ceval_gil != PY_OFF_NONE) {
             const uint8_t *gp = pysnap_need_exact(&p->snap, interp + L->is_ceval_gil, 8);
             uint64_t gil = gp ? pysnap_u64(gp, 0) : 0;
@@ -186,6 +209,8 @@ static int list_full(py_proc *p, py_thread_info *out, int max, int want_gil)
                  * is stale.  Recorded as not known (spec §7.7). */
                 gil_known = !L->free_threaded || L->gil_enabled == PY_OFF_NONE ||
                             pysnap_u32(g, L->gil_enabled - p->gil_lo) != 0;
+                /* the main interpreter's, last in the list, is kept */
+                ft_gil = L->free_threaded && L->gil_enabled != PY_OFF_NONE ? gil_known : -1;
                 if (!gil_known_already(&next, gil) && next.ngil < PYLIST_INTERPS)
                     next.gil[next.ngil++] = gil;
             }
@@ -223,6 +248,8 @@ static int list_full(py_proc *p, py_thread_info *out, int max, int want_gil)
     }
     if (next.interp_more)
         p->stats.interp_unchecked++;
+    if (want_gil && ft_gil >= 0)
+        follow_gil(p, ft_gil, next.full_ns);
     lm_commit(&p->lm, &next);
     p->tick_valid = 1;
     p->ntick_used = 0;

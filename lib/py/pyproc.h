@@ -67,8 +67,22 @@ const char *py_proc_version(const py_proc *p);
 /* Where the layout the walker uses came from, for diagnostics: "the
  * 3.12.1 headers" (a table generated from that version's headers) or
  * "_Py_DebugOffsets (3.14 list)" (the target's own block read with the
- * field list of that version).  Borrowed. */
+ * field list of that version; a free-threaded build's words add
+ * ", free-threaded" and ", no GIL" or ", GIL enabled" as found at
+ * attach).  Borrowed. */
 const char *py_proc_layout_source(const py_proc *p);
+
+/* 1 when a free-threaded build's main interpreter ran without its GIL
+ * at attach or, since, at the last thread list read with want_gil: no
+ * thread holds one, native threads included (their samples must not say
+ * "known, not held"); else 0.  Unlike the layout words, which say the
+ * state once it has lasted 100 ms, this is the state just read. */
+int py_proc_no_gil(const py_proc *p);
+
+/* Bumped whenever py_proc_layout_source's words change (a free-threaded
+ * build's GIL turned on or off and staying so for 100 ms): the caller
+ * may describe the process again.  Starts at 1 after attach. */
+unsigned py_proc_layout_changes(const py_proc *p);
 pid_t py_proc_pid(const py_proc *p);
 
 /* Threads of all interpreters.  Returns the count written (<= max), or

@@ -465,6 +465,7 @@ typedef struct rec_target {
     char label[48];          /* its role once its stack showed one ("" = none yet) */
     int64_t role_until_ns;   /* main-thread stacks are looked at for a role until then */
     unsigned process_records;
+    unsigned layout_changes; /* py_proc_layout_changes when PROCESS was last written */
     py_status last_err;
     char err[512];           /* pyproc's explanation of the last failure */
     int stat_fd, statm_fd;
@@ -495,6 +496,7 @@ typedef struct rec_tick_ctx {
     trc_writer *w;
     int64_t now_ns;
     int gil;
+    int no_gil;              /* --gil, and the target being sampled has no GIL (py_proc_no_gil) */
     uint64_t samples;        /* thread samples written (added to) */
     uint64_t invalid;        /* added to */
     uint32_t max_wid;        /* highest writer thread id met (raised) */

@@ -219,6 +219,7 @@ trc_status rec_target_write_process(rec_target *t, trc_writer *w, int64_t now_ns
     if (st == TRC_OK) {
         t->process_written = 1;
         t->process_records++;
+        t->layout_changes = t->py ? py_proc_layout_changes(t->py) : 0;
         if (t->statm_fd < 0)
             t->statm_fd = rec_proc_open(t->pid, 0, "statm");
         t->next_rss_ns = now_ns;
@@ -464,7 +465,9 @@ static void look_switches(rec_target *t)
 uint32_t rec_sample_flags(const rec_tick_ctx *ctx, const py_thread_info *ti, int on_cpu)
 {
     uint32_t flags = on_cpu ? TRC_SAMPLE_ON_CPU : 0;
-    if (ctx->gil && ti->holds_gil >= 0)
+    /* a process without a GIL has no holder to name, not even "none"
+     * for a thread that has no thread state (spec §7.7) */
+    if (ctx->gil && !ctx->no_gil && ti->holds_gil >= 0)
         flags |= TRC_SAMPLE_GIL_KNOWN | (ti->holds_gil ? TRC_SAMPLE_HOLDS_GIL : 0);
     return flags;
 }
@@ -531,6 +534,7 @@ static trc_status read_samples(rec_target *t, rec_tick_ctx *ctx)
 {
     trc_status st = TRC_OK;
     int n = read_threads(t, ctx->gil);
+    ctx->no_gil = ctx->gil && py_proc_no_gil(t->py);
     if (n < 0) {
         if (py_proc_last_error(t->py) != PY_ERR_GONE && rec_target_alive(t)) {
             uint64_t k = t->threads.n ? t->threads.n : 1;
@@ -541,6 +545,14 @@ static trc_status read_samples(rec_target *t, rec_tick_ctx *ctx)
     }
     t->gen++;
     drop_unborn(t, n);
+    if (t->process_written && py_proc_layout_changes(t->py) != t->layout_changes) {
+        /* a free-threaded build's GIL turned on or off: its PROCESS
+         * record's layout words say so again ([R-ID-9]) */
+        rec_target_note_layout(t, ctx->cfg);
+        st = rec_target_write_process(t, ctx->w, ctx->now_ns);
+        if (st != TRC_OK)
+            return st;
+    }
     /* the process was seen alive after this tick's reads; trec's own
      * child is: nobody else can reap it, and trec waits for it only
      * between ticks, so its pid cannot go to another process meanwhile */

@@ -2,7 +2,8 @@
 # tests/e2e/py_layouts.sh — the committed lib/py/generated/layout_3_X.h tables are
 # what scripts/pylayout/gen_layout.c prints when compiled against each installed
 # CPython's own headers (so a table cannot drift from its headers), the same for
-# values_3_X.h (scripts/pylayout/gen_values.c, 3.8–3.13), and a
+# values_3_X.h (scripts/pylayout/gen_values.c, 3.8–3.13), the
+# objects_3_X.h tables (3.13t's with Py_GIL_DISABLED) what gen_objects.c prints, and a
 # distribution's build (Debian's /usr/include/python3.X, when installed)
 # has the same offsets as the table for its minor version.
 set -u
@@ -28,7 +29,12 @@ for pre in ${pyenv_root:+"$pyenv_root"/versions/3.*}; do
   fi
   checked=$((checked + 1))
 done
-# values_3_X.h: what gen_values.c prints against the same headers
+# values_3_X.h and the object tables, 3.8-3.13 and the free-threaded 3.13t
+# (make py-layouts): what gen_values.c and gen_objects.c print against the same headers
+objs() {  # objs INCLUDE_DIR VERSION OUT [CFLAG]
+  "$cc" -std=gnu11 -DPy_BUILD_CORE ${4:+"$4"} -I"$1" -I"$1/internal" scripts/pylayout/gen_objects.c \
+    -o "$tmp/go" 2>"$tmp/err" && "$tmp/go" "$2" > "$3"
+}
 for pre in ${pyenv_root:+"$pyenv_root"/versions/3.*}; do
   [ -d "$pre/include" ] || continue
   v=$(basename "$pre"); m=$(echo "$v" | cut -d. -f1-2); mi=${m#3.}
@@ -42,6 +48,16 @@ for pre in ${pyenv_root:+"$pyenv_root"/versions/3.*}; do
     echo "lib/py/generated/values_3_$mi.h differs from what $v's headers give (make py-layouts)"; fail=1
   fi
   checked=$((checked + 1))
+  for t in "" t; do
+    [ -z "$t" ] || [ "$mi" = 13 ] || continue
+    if ! objs "$pre/include/python$m" "$v" "$tmp/o.h" ${t:+-DPy_GIL_DISABLED}; then
+      echo "cannot compile gen_objects.c against $v$t:"; cat "$tmp/err"; fail=1; continue
+    fi
+    if ! diff -u "lib/py/generated/objects_3_$mi$t.h" "$tmp/o.h"; then
+      echo "lib/py/generated/objects_3_$mi$t.h differs from what $v's headers give (make py-layouts)"; fail=1
+    fi
+    checked=$((checked + 1))
+  done
 done
 # A distribution's headers: same offsets (header comment and name aside).
 for inc in /usr/include/python3.*; do

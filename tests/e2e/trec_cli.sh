@@ -194,7 +194,10 @@ while read -r vpy vver; do
   expect_rc 0 "--verbose on $vver" "$TREC" -v -o "$T/verbose.trc" -- "$vpy" -c pass
   case $minor in
     3.8|3.9|3.10|3.11|3.12) want="CPython $vver, layout from the $minor\.[0-9]+ headers" ;;
-    *) want="CPython $vver, layout from _Py_DebugOffsets \($minor list\)" ;;
+    *) # a free-threaded build says so, and whether its GIL was on
+      ft=$("$vpy" -c 'import sysconfig; print(sysconfig.get_config_var("Py_GIL_DISABLED") or 0)')
+      case $ft in 1) build=", free-threaded, (no GIL|GIL enabled)" ;; *) build="" ;; esac
+      want="CPython $vver, layout from _Py_DebugOffsets \($minor list(, from $minor\.[0-9a-z]+)?$build\)" ;;
   esac
   grep -Eq "^trec: pid [0-9]+ \(.*\): $want\$" "$T/err" || fail "--verbose on $vver: want '$want', got: $(head -c 300 "$T/err")"
   # the trace keeps the same words (PROCESS layout, spec §7.5), and

@@ -21,6 +21,7 @@ FLAG_ON_CPU, FLAG_HOLDS_GIL, FLAG_GIL_KNOWN = 1, 2, 4
 class Trace:
     def __init__(self, path):
         self.processes, self.threads, self.exits, self.losses = [], {}, [], []
+        self.layouts = {}   # pid -> the layout words of its last PROCESS record
         self.samples, self.counters, self.end, self.segment = [], [], None, None
         with open(path, encoding="utf-8") as f:
             for line in f:
@@ -31,6 +32,8 @@ class Trace:
                 elif kind == "process":
                     self.processes.append(dict(pid=int(p[1]), ppid=int(p[2]), interp=p[3],
                                                exe=p[4], cmd=p[5]))
+                elif kind == "layout":
+                    self.layouts[int(p[1])] = p[2]
                 elif kind == "thread":
                     self.threads[(int(p[2]), int(p[3]))] = p[4]
                 elif kind == "exit":
@@ -269,7 +272,13 @@ def case_threads(c, t, fx, version, args):
         at_mark = sum(1 for fr in leaf if fr[2] == m[mark])
         c.expect(leaf and all(fr[2] in allowed for fr in leaf) and at_mark >= 0.5 * len(leaf),
                  "%r leaf lines %r, expected %d" % (k, sorted({fr[2] for fr in leaf}), m[mark]))
-    if gil:
+    no_gil = [pid for pid, w in t.layouts.items() if w.endswith(", no GIL)")]
+    if gil and no_gil:
+        # a free-threaded CPython running without its GIL: none to hold,
+        # and no sample may say who holds it (spec §7.7)
+        c.expect(t.total(lambda s: s["flags"] & (FLAG_GIL_KNOWN | FLAG_HOLDS_GIL)) == 0,
+                 "GIL flags set in a process whose layout says no GIL (%r)" % t.layouts)
+    elif gil:
         known = t.total(lambda s: s["flags"] & FLAG_GIL_KNOWN)
         c.expect(known >= 0.9 * t.total(), "GIL state known in %d of %d samples" % (known, t.total()))
         _, busy_gil = share([s for s in busy if s["flags"] & FLAG_GIL_KNOWN], FLAG_HOLDS_GIL)

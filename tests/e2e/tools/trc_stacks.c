@@ -6,6 +6,8 @@
  *
  *   segment  recorder  period_ns  command_line
  *   process  pid  ppid  interpreter  executable  command_line
+ *   layout   pid  words                            (after a process line
+ *            whose layout field is set: spec §7.5)
  *   thread   id  pid  tid  name                       (every definition/rename)
  *   exit     pid  exit_code  signal
  *   loss     kind  count  from_reader  pid  detail
@@ -192,6 +194,8 @@ int main(int argc, char **argv)
             const trc_process *p = ev->u.process;
             printf("process\t%lld\t%lld\t%s\t%s\t%s\n", (long long)p->pid, (long long)p->ppid,
                    p->interpreter, p->executable, p->command_line);
+            if (p->layout && p->layout[0])
+                printf("layout\t%lld\t%s\n", (long long)p->pid, p->layout);
             break;
         }
         case TRC_EV_THREAD: {

@@ -15,7 +15,8 @@
  * entry frame and two Python frames (tagged f_executable from 3.14);
  * code objects with location tables; compact ASCII strings in the
  * build's object header; a GIL held by the first thread, or, free-
- * threaded, disabled (no holder claimed) and enabled again; the second
+ * threaded, disabled (no holder claimed, py_proc_no_gil) and enabled
+ * again, and the layout words saying so; the second
  * thread of a free-threaded 3.14+ build running its own bytecode copy
  * (co_tlbc->entries[tlbc_index]) whose lines must come out, where the
  * copy lies remembered and looked up again once the frame runs
@@ -23,9 +24,10 @@
  * instruction pointer inside neither copy, which must read as torn; on
  * 3.15 the base frame every walk must end at.  Thread names: with the
  * threading module's objects added to the image, 3.13 (generated
- * table), 3.14 and 3.15 (layout from the debug block) name both
- * threads; free-threaded builds, and a block contradicting what 3.14
- * takes from 3.13, name none.
+ * table), 3.14, 3.14t, 3.15 and 3.15t (layout from the debug block)
+ * name both threads; a block contradicting what 3.14 takes from 3.13
+ * (or 3.14t from 3.13t) names none; the generated 3.13t table agrees
+ * with the real 3.14.6t block where 3.14 kept the object structs.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -36,9 +38,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/py/py_debugoff.h"
 #include "lib/py/py_internal.h"
+#include "lib/py/py_objlayout.h"
 #include "tests/unit/py/py_debugoff_blocks.h"
 
 #define IMAGE_BYTES (4u << 20)
@@ -273,6 +277,13 @@ static void walk_image(const char *raw, int free_threaded)
     build(&im, raw, 0);
     assert_int_equal(im.L.free_threaded, free_threaded);
     py_proc *p = attach(&im);
+    /* the layout words say the build, and that its GIL is off */
+    const char *words = py_proc_layout_source(p);
+    assert_non_null(strstr(words, "_Py_DebugOffsets (3."));
+    if (free_threaded)
+        assert_non_null(strstr(words, ", free-threaded, no GIL)"));
+    else
+        assert_null(strstr(words, "free-threaded"));
 
     for (int round = 0; round < 3; round++) {   /* cached code objects: the same */
         int n = py_proc_threads(p, th, 8, 1);
@@ -284,6 +295,7 @@ static void walk_image(const char *raw, int free_threaded)
          * GIL claims none */
         assert_int_equal(th[0].holds_gil, free_threaded ? -1 : 1);
         assert_int_equal(th[1].holds_gil, free_threaded ? -1 : 0);
+        assert_int_equal(py_proc_no_gil(p), free_threaded);
         for (int k = 0; k < 2; k++) {
             int d = py_proc_stack(p, im.ts[k], fr, 16);
             if (d != 2)
@@ -294,6 +306,9 @@ static void walk_image(const char *raw, int free_threaded)
             expect_frame(fr[0], "App.inner", k == 0 ? FIRST_LINE + 1 : FIRST_LINE + 3);
         }
     }
+
+    unsigned changes = py_proc_layout_changes(p);   /* not moved by reads that saw no change */
+    assert_int_equal(changes, 1);
 
     /* torn: the instruction pointer inside neither copy of the code */
     uint64_t f2 = im.frames[1][2];
@@ -345,11 +360,34 @@ static void walk_image(const char *raw, int free_threaded)
     assert_int_equal(py_proc_stack(p, im.ts[1], fr, 16), 2);
 
     if (free_threaded) {
-        /* PYTHON_GIL=1: the GIL is back, and its holder is known */
+        /* the GIL on for a moment (an extension's import) and off
+         * again: the samples follow, the words do not */
+        put32(im.gil + im.L.gil_enabled, 1);
+        assert_int_equal(py_proc_threads(p, th, 8, 1), 2);
+        assert_int_equal(th[0].holds_gil, 1);
+        put32(im.gil + im.L.gil_enabled, 0);
+        assert_int_equal(py_proc_threads(p, th, 8, 1), 2);
+        assert_int_equal(th[0].holds_gil, -1);
+        usleep(150000);
+        assert_int_equal(py_proc_threads(p, th, 8, 1), 2);
+        assert_int_equal(py_proc_layout_changes(p), changes);
+        assert_int_equal(py_proc_no_gil(p), 1);
+        /* on for good (PYTHON_GIL=1, or an extension that needs it): the
+         * holder is known at once, and the words follow, once, when it
+         * has lasted */
         put32(im.gil + im.L.gil_enabled, 1);
         assert_int_equal(py_proc_threads(p, th, 8, 1), 2);
         assert_int_equal(th[0].holds_gil, 1);
         assert_int_equal(th[1].holds_gil, 0);
+        assert_int_equal(py_proc_no_gil(p), 0);
+        assert_int_equal(py_proc_layout_changes(p), changes);
+        usleep(150000);
+        assert_int_equal(py_proc_threads(p, th, 8, 1), 2);
+        assert_int_equal(py_proc_no_gil(p), 0);
+        assert_int_equal(py_proc_layout_changes(p), changes + 1);
+        assert_non_null(strstr(py_proc_layout_source(p), ", free-threaded, GIL enabled)"));
+        assert_int_equal(py_proc_threads(p, th, 8, 1), 2);
+        assert_int_equal(py_proc_layout_changes(p), changes + 1);
     }
     py_proc_free(p);
     free(im.mem);
@@ -382,18 +420,36 @@ static void test_image_315t(void **state)
 
 /* ---- thread names -------------------------------------------------------
  * The threading module's objects, laid out by the facts of CPython's
- * headers written here (GIL builds, 64-bit), not by lib/py's tables:
- * PyObject {ob_refcnt, ob_type}; PyDictObject {head, ma_used, tag,
- * ma_keys, ma_values}; PyDictKeysObject {dk_refcnt, dk_log2_size at 8,
- * dk_log2_index_bytes 9, dk_kind 10, dk_version, dk_usable, dk_nentries
- * at 24, dk_indices at 32}, entries {hash, key, value} (kind 0) or {key,
- * value} (unicode 1, split 2); PyTypeObject tp_basicsize at 32,
- * tp_flags 168, tp_dictoffset 288; Py_TPFLAGS_HEAPTYPE 1 << 9,
+ * headers written here (64-bit), not by lib/py's tables: PyObject
+ * {ob_refcnt, ob_type} (16 bytes) in a GIL build, {ob_tid, ob_flags,
+ * ob_mutex, ob_gc_bits, ob_ref_local, ob_ref_shared, ob_type} (32
+ * bytes) in a free-threaded one (Include/object.h); PyDictObject {head,
+ * ma_used, tag, ma_keys, ma_values}; PyDictKeysObject {dk_refcnt,
+ * dk_log2_size at 8, dk_log2_index_bytes 9, dk_kind 10, (free-threaded:
+ * dk_mutex 11), dk_version, dk_usable, dk_nentries at 24, dk_indices
+ * at 32}, entries {hash, key, value} (kind 0) or {key, value} (unicode
+ * 1, split 2); PyTypeObject, after its header, tp_basicsize 16 bytes
+ * in, tp_flags 152, tp_dictoffset 272; Py_TPFLAGS_HEAPTYPE 1 << 9,
  * MANAGED_DICT 1 << 4, INLINE_VALUES 1 << 2; the managed dict three
- * words before an object and a plain class's PyDictValues {capacity,
- * size, embedded, valid, values[]} right after its header.  The rest
- * (ma_keys, ma_values, imports.modules, lv_tag, ob_digit) comes from
- * the version's debug block as CPython fills it. */
+ * words before an object (one in a free-threaded build:
+ * MANAGED_DICT_OFFSET, Include/internal/pycore_object.h) and a plain
+ * class's PyDictValues {capacity, size, embedded, valid, values[]}
+ * right after its header; PyModuleObject's md_dict right after its
+ * header.  The rest (ma_keys, ma_values, imports.modules, lv_tag,
+ * ob_digit) comes from the version's debug block as CPython fills it. */
+
+typedef struct objfacts {
+    uint32_t head;        /* sizeof(PyObject) */
+    uint32_t ob_type;
+    int32_t managed_dict;
+} objfacts;
+
+static objfacts facts_of(const image *im)
+{
+    if (im->L.free_threaded)
+        return (objfacts){ 32, 24, -8 };
+    return (objfacts){ 16, 8, -24 };
+}
 
 static uint64_t blk_field(const image *im, const char *name)
 {
@@ -408,11 +464,12 @@ static uint64_t make_dict(image *im, uint64_t dict_type, int kind, int n, const 
                           const uint64_t *vals)
 {
     uint32_t esize = kind == 0 ? 24 : 16, koff = kind == 0 ? 8 : 0;
-    uint64_t d = take(im, 64), k = take(im, 40 + 8 * esize);
+    uint64_t d = take(im, 96), k = take(im, 40 + 8 * esize);
+    objfacts F = facts_of(im);
 
     assert_true(n <= 5);
-    put64(d + 8, dict_type);
-    put64(d + 16, (uint64_t)n);
+    put64(d + F.ob_type, dict_type);
+    put64(d + F.head, (uint64_t)n);
     put64(d + blk_field(im, "di.ma_keys"), k);
     put64(d + blk_field(im, "di.ma_values"), 0);
     put64(k, 1);
@@ -430,8 +487,8 @@ static uint64_t make_dict(image *im, uint64_t dict_type, int kind, int n, const 
 
 static uint64_t make_int(image *im, uint64_t long_type, uint32_t v)
 {
-    uint64_t o = take(im, 32);
-    put64(o + 8, long_type);
+    uint64_t o = take(im, 64);
+    put64(o + facts_of(im).ob_type, long_type);
     put64(o + blk_field(im, "lo.lv_tag"), 1u << 3);   /* one digit, positive */
     put32(o + blk_field(im, "lo.ob_digit"), v);
     return o;
@@ -442,15 +499,17 @@ static uint64_t make_thread_obj(image *im, uint64_t cls, uint64_t long_type, con
                                 uint32_t tid)
 {
     uint64_t pre = take(im, 96), obj = pre + 32;   /* room for the managed dict word */
+    objfacts F = facts_of(im);
+    uint64_t values = obj + F.head;
 
-    put64(obj + 8, cls);
-    put64(obj - 24, 0);   /* no dict: the values are inline */
-    put8(obj + 16, 4);    /* capacity */
-    put8(obj + 17, 2);    /* size */
-    put8(obj + 18, 1);    /* embedded */
-    put8(obj + 19, 1);    /* valid */
-    put64(obj + 24, make_str(im, name));
-    put64(obj + 32, make_int(im, long_type, tid));
+    put64(obj + F.ob_type, cls);
+    put64(obj + (uint64_t)(int64_t)F.managed_dict, 0);   /* no dict: the values are inline */
+    put8(values, 4);      /* capacity */
+    put8(values + 1, 2);  /* size */
+    put8(values + 2, 1);  /* embedded */
+    put8(values + 3, 1);  /* valid */
+    put64(values + 8, make_str(im, name));
+    put64(values + 16, make_int(im, long_type, tid));
     return obj;
 }
 
@@ -464,11 +523,13 @@ static void names_of(const char *raw, uint32_t ht_cached_keys, const char **name
     build(&im, raw, 0);
     uint64_t dict_type = take(&im, 512), module_type = take(&im, 512);
     uint64_t long_type = take(&im, 512), cls = take(&im, 1024);
+    objfacts F = facts_of(&im);
+    uint32_t tp_flags = F.head + 152;
 
-    put64(module_type + 288, 16);   /* tp_dictoffset: md_dict after the header */
-    put64(cls + 32, 16);            /* tp_basicsize: a plain class */
-    put64(cls + 168, (1u << 9) | (1u << 4) | (1u << 2));
-    put64(cls + 288, (uint64_t)-1); /* managed */
+    put64(module_type + F.head + 272, F.head);   /* tp_dictoffset: md_dict after the header */
+    put64(cls + F.head + 16, F.head);            /* tp_basicsize: a plain class */
+    put64(cls + tp_flags, (1u << 9) | (1u << 4) | (1u << 2));
+    put64(cls + F.head + 272, (uint64_t)-1);     /* managed */
     uint64_t shared = take(&im, 40 + 8 * 16);
     put64(cls + ht_cached_keys, shared);
     put64(shared, 1);
@@ -488,14 +549,14 @@ static void names_of(const char *raw, uint32_t ht_cached_keys, const char **name
     uint64_t mkeys[2] = { make_str(&im, "_active"), make_str(&im, "_limbo") };
     uint64_t mvals[2] = { active, limbo };
     uint64_t module = take(&im, 64);
-    put64(module + 8, module_type);
-    put64(module + 16, make_dict(&im, dict_type, 1, 2, mkeys, mvals));
+    put64(module + F.ob_type, module_type);
+    put64(module + F.head, make_dict(&im, dict_type, 1, 2, mkeys, mvals));
     uint64_t skey = make_str(&im, "threading");
     put64(im.main_interp + blk_field(&im, "is.imports_modules"),
           make_dict(&im, dict_type, 1, 1, &skey, &module));
     if (corrupt_flags) {
         /* tp_flags published 8 bytes further on: PyTypeObject's start is
-         * not 3.13's any more, and nothing is guessed */
+         * not 3.13's (3.13t's) any more, and nothing is guessed */
         uint8_t *b = (uint8_t *)(uintptr_t)im.runtime;
         uint64_t v, w;
         int moved = 0;
@@ -503,7 +564,7 @@ static void names_of(const char *raw, uint32_t ht_cached_keys, const char **name
             memcpy(&v, b + at, 8);
             w = v + 8;
             memcpy(b + at, &w, 8);
-            moved = py_debugoff_field(b, im.blen, "ty.tp_flags", &w) == 0 && w == 176;
+            moved = py_debugoff_field(b, im.blen, "ty.tp_flags", &w) == 0 && w == tp_flags + 8;
             if (!moved)
                 memcpy(b + at, &v, 8);
         }
@@ -550,18 +611,73 @@ static void test_names_315(void **state)
     expect_names(RAW_315, 888);   /* published in the block */
 }
 
-/* Free-threaded builds, and a block contradicting what 3.14 takes from
- * 3.13: no names rather than guessed ones. */
+/* Free-threaded: PyTypeObject is 16 bytes longer (its header), so
+ * ht_cached_keys is too: 432 + 58 pointers. */
+static void test_names_314t(void **state)
+{
+    expect_names(RAW_314T, 896);
+}
+
+static void test_names_315t(void **state)
+{
+    expect_names(RAW_315T, 904);   /* published in the block */
+}
+
+/* The 3.13t table is generated from headers of a GIL build compiled
+ * with Py_GIL_DISABLED; where 3.14 left the object structs as they
+ * were, it must say what the real 3.14.6t block publishes. */
+static void test_table_313t(void **state)
+{
+    const py_objlayout *O = py_objlayout_313t();
+    image im;
+
+    build(&im, RAW_314T, 0);
+    assert_int_equal(O->ob_type, blk_field(&im, "ob.ob_type"));
+    assert_int_equal(O->ob_size, blk_field(&im, "ob.size"));   /* sizeof(PyObject) */
+    assert_int_equal(O->tp_flags, blk_field(&im, "ty.tp_flags"));
+    assert_int_equal(O->di_keys, blk_field(&im, "di.ma_keys"));
+    assert_int_equal(O->di_values, blk_field(&im, "di.ma_values"));
+    assert_int_equal(O->lo_tag, blk_field(&im, "lo.lv_tag"));
+    assert_int_equal(O->lo_digits, blk_field(&im, "lo.ob_digit"));
+    assert_int_equal(O->managed_dict, -8);   /* MANAGED_DICT_OFFSET, one word */
+    free(im.mem);
+}
+
+/* A block contradicting what 3.14 takes from 3.13, or 3.14t from
+ * 3.13t: no names rather than guessed ones. */
 static void test_names_refused(void **state)
 {
     const char *a, *b;
-    names_of(RAW_314T, 880, &a, &b, 0);
-    assert_null(a);
-    assert_null(b);
-    names_of(RAW_315T, 888, &a, &b, 0);
-    assert_null(a);
     names_of(RAW_314, 880, &a, &b, 1);
     assert_null(a);
+    assert_null(b);
+    names_of(RAW_314T, 896, &a, &b, 1);
+    assert_null(a);
+    assert_null(b);
+}
+
+/* A free-threaded build attached while its GIL is on (PYTHON_GIL=1):
+ * the words say so, and the holder is known. */
+static void gil_enabled_words(const char *raw, const char *want)
+{
+    image im;
+    py_thread_info th[8];
+
+    build(&im, raw, 1);
+    py_proc *p = attach(&im);
+    if (strcmp(py_proc_layout_source(p), want) != 0)
+        fail_msg("layout words '%s', not '%s'", py_proc_layout_source(p), want);
+    assert_int_equal(py_proc_threads(p, th, 8, 1), 2);
+    assert_int_equal(th[0].holds_gil, 1);
+    py_proc_free(p);
+    free(im.mem);
+}
+
+static void test_words_gil_enabled(void **state)
+{
+    gil_enabled_words(RAW_314T, "_Py_DebugOffsets (3.14 list, free-threaded, GIL enabled)");
+    gil_enabled_words(RAW_315T,
+                      "_Py_DebugOffsets (3.15 list, from 3.15.0b4, free-threaded, GIL enabled)");
 }
 
 /* No interpreter has a thread yet: attach says retry, naming none as
@@ -591,10 +707,14 @@ int main(void)
         cmocka_unit_test(test_image_315),
         cmocka_unit_test(test_image_315t),
         cmocka_unit_test(test_image_no_thread),
+        cmocka_unit_test(test_words_gil_enabled),
         cmocka_unit_test(test_names_313),
         cmocka_unit_test(test_names_314),
         cmocka_unit_test(test_names_315),
+        cmocka_unit_test(test_names_314t),
+        cmocka_unit_test(test_names_315t),
         cmocka_unit_test(test_names_refused),
+        cmocka_unit_test(test_table_313t),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
