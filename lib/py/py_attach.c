@@ -171,6 +171,8 @@ static void resolve_types(py_proc *p, const pyelf *e, uint64_t bias)
         p->tuple_type = bias + v;
     if (pyelf_symbol(e, "PyList_Type", &v) == 0)
         p->list_type = bias + v;
+    if (pyelf_symbol(e, "PyCell_Type", &v) == 0)
+        p->cell_type = bias + v;
 }
 
 /* Is pid on its way out: a zombie, or past the point where it let go of

@@ -147,6 +147,7 @@ struct py_proc {
     uint64_t code_type, unicode_type, bytes_type, frame_type;  /* type objects */
     uint64_t dict_type, module_type, long_type;                /* (thread names) */
     uint64_t none_type, bool_type, float_type, tuple_type, list_type; /* (locals) */
+    uint64_t cell_type;  /* (locals: a closure's variables, shown by what they hold) */
     pymem mem;
     pysnap snap;
     pthread_mutex_t lock;      /* the self-attached handle is shared by threads */

@@ -6,9 +6,20 @@
  * f_localsplus, named by the code object's co_varnames (the first
  * len(co_varnames) slots); from 3.11 the interpreter frame's localsplus,
  * named by co_localsplusnames, of which the slots whose kind
- * (co_localspluskinds) has CO_FAST_LOCAL are locals (the rest are cells
- * and free variables; 3.13's hidden comprehension temporaries are left
- * out).  A local that is also a cell holds the cell, shown as one.
+ * (co_localspluskinds) has CO_FAST_LOCAL, CO_FAST_CELL or CO_FAST_FREE
+ * are shown (3.13's hidden comprehension temporaries are left out).
+ *
+ * Closures: a variable an inner function shares (a cell variable) and
+ * one taken from an enclosing function (a free variable) live in a
+ * cell object in their slot, and are shown by what the cell holds
+ * ("<unbound>" when it is empty), as Python's own locals() shows them.
+ * Before 3.11 their slots follow the locals' (co_cellvars' names, then
+ * co_freevars'); an argument that is also a cell is named in both
+ * co_varnames and co_cellvars, its plain slot emptied when the frame
+ * began, so it is shown once, from its cell.  From 3.11 a cell or free
+ * slot holds the cell once the function's first instructions
+ * (MAKE_CELL, COPY_FREE_VARS) ran; before that, what is in the slot is
+ * shown as it is.
  *
  * 3.13 and later publish where these fields are in _Py_DebugOffsets:
  * for 3.13 the generated table must agree with the target's block (or
@@ -30,6 +41,7 @@
 
 #include "lib/util/alloc.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -45,15 +57,17 @@ static int rd64(py_proc *p, uint64_t addr, uint64_t *v)
     return 0;
 }
 
-/* The items of the tuple at addr (at most max) into items; their count,
- * or -1 when it is not a readable tuple. */
+/* The items of the tuple at addr (at most max) into items and its
+ * length into *len; the count read, or -1 when it is not a readable
+ * tuple. */
 static int64_t tuple_items(py_proc *p, const py_vallayout *V, uint64_t addr, uint64_t *items,
-                           int64_t max)
+                           int64_t max, int64_t *len)
 {
     uint64_t type, n;
     if (rd64(p, addr + p->L.ob_type, &type) != 0 || type != p->tuple_type ||
         rd64(p, addr + p->L.ob_size, &n) != 0 || (int64_t)n < 0)
         return -1;
+    *len = (int64_t)n;
     int64_t k = (int64_t)n < max ? (int64_t)n : max;
     if (k && pymem_read(&p->mem, addr + V->tu_items, items, (size_t)k * 8) != 0)
         return -1;
@@ -74,14 +88,39 @@ typedef struct frame_walk {
     char value[PYVAL_TEXT_MAX];
     /* the code object whose names are known: its address, the fields
      * they came from (all must be unchanged for them to be used) */
-    uint64_t c_code, c_fname, c_names_at, c_kinds_at;
+    uint64_t c_code, c_fname, c_names_at, c_kinds_at, c_cells_at, c_frees_at;
     int c_valid;
     int64_t c_n;                 /* slots named */
-    uint8_t c_local[LOCALS_MAX]; /* 1: slot i is a local shown */
+    uint8_t c_local[LOCALS_MAX]; /* slot i: SLOT_HIDDEN, SLOT_VALUE or SLOT_CELL */
     uint32_t c_off[LOCALS_MAX];  /* its name in c_text */
     char c_func[1024];
     char c_text[NAMES_TEXT];
 } frame_walk;
+
+/* What a slot holds, as shown: not at all, its value, or a cell whose
+ * contents are the value. */
+enum { SLOT_HIDDEN = 0, SLOT_VALUE = 1, SLOT_CELL = 2 };
+
+/* ≤3.10: the names of the cell and free variables, whose slots follow
+ * the n locals', into fw->names from n and their kinds; the slots named
+ * in all, or -1 when a tuple cannot be read.  Those beyond LOCALS_MAX
+ * are left out. */
+static int64_t closure_names(frame_walk *fw, int64_t n, int64_t nlocals)
+{
+    uint64_t at[2] = {fw->c_cells_at, fw->c_frees_at};
+    if (n < nlocals) /* the locals were cut: the slots after them are not known */
+        return n;
+    for (int k = 0; k < 2; k++) {
+        int64_t len, got = tuple_items(fw->p, fw->V, at[k], fw->names + n, LOCALS_MAX - n, &len);
+        if (got < 0)
+            return -1;
+        memset(fw->c_local + n, SLOT_CELL, (size_t)got);
+        n += got;
+        if (got < len)
+            break;
+    }
+    return n;
+}
 
 /* Reads the names of the code object whose header (co_need bytes) is
  * hdr into the cache.  0, or -1 when they cannot be read. */
@@ -95,21 +134,30 @@ static int learn_code(frame_walk *fw, uint64_t code, const uint8_t *hdr)
     fw->c_fname = pysnap_u64(hdr, L->use_qualname ? L->co_qualname : L->co_name);
     fw->c_names_at = pysnap_u64(hdr, L->frame_objects ? V->co_varnames : V->co_localsplusnames);
     fw->c_kinds_at = L->frame_objects ? 0 : pysnap_u64(hdr, V->co_localspluskinds);
+    fw->c_cells_at = L->frame_objects ? pysnap_u64(hdr, V->co_cellvars) : 0;
+    fw->c_frees_at = L->frame_objects ? pysnap_u64(hdr, V->co_freevars) : 0;
     if (pystr_read(p, fw->c_fname, fw->c_func, sizeof fw->c_func) != 0)
         return -1;
-    int64_t n = tuple_items(p, V, fw->c_names_at, fw->names, LOCALS_MAX);
+    int64_t nlocals, n = tuple_items(p, V, fw->c_names_at, fw->names, LOCALS_MAX, &nlocals);
     if (n < 0)
         return -1;
     if (L->frame_objects) {
-        memset(fw->c_local, 1, (size_t)n);
+        memset(fw->c_local, SLOT_VALUE, (size_t)n);
+        if ((n = closure_names(fw, n, nlocals)) < 0)
+            return -1;
     } else {
         uint64_t ktype, kn;
         if (rd64(p, fw->c_kinds_at + L->ob_type, &ktype) != 0 || ktype != p->bytes_type ||
             rd64(p, fw->c_kinds_at + L->ob_size, &kn) != 0 || (int64_t)kn < n ||
             (n && pymem_read(&p->mem, fw->c_kinds_at + L->by_sval, fw->c_local, (size_t)n) != 0))
             return -1;
-        for (int64_t i = 0; i < n; i++)
-            fw->c_local[i] = (fw->c_local[i] & V->fast_local) && !(fw->c_local[i] & V->fast_hidden);
+        for (int64_t i = 0; i < n; i++) {
+            uint8_t kind = fw->c_local[i];
+            fw->c_local[i] = (kind & V->fast_hidden)                     ? SLOT_HIDDEN
+                             : (kind & (V->fast_cell | V->fast_free))   ? SLOT_CELL
+                             : (kind & V->fast_local)                   ? SLOT_VALUE
+                                                                        : SLOT_HIDDEN;
+        }
     }
     size_t used = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -121,6 +169,12 @@ static int learn_code(frame_walk *fw, uint64_t code, const uint8_t *hdr)
         fw->c_off[i] = (uint32_t)used;
         used += strlen(fw->c_text + used) + 1;
     }
+    /* ≤3.10: an argument that is also a cell is shown from its cell */
+    for (int64_t c = 0; L->frame_objects && c < n; c++)
+        for (int64_t i = 0; fw->c_local[c] == SLOT_CELL && i < nlocals && i < n; i++)
+            if (fw->c_local[i] == SLOT_VALUE &&
+                strcmp(fw->c_text + fw->c_off[i], fw->c_text + fw->c_off[c]) == 0)
+                fw->c_local[i] = SLOT_HIDDEN;
     fw->c_n = n;
     fw->c_valid = 1;
     return 0;
@@ -136,7 +190,9 @@ static int code_names(frame_walk *fw, uint64_t code, const uint8_t *hdr)
         fw->c_fname == pysnap_u64(hdr, L->use_qualname ? L->co_qualname : L->co_name) &&
         fw->c_names_at == pysnap_u64(hdr, L->frame_objects ? V->co_varnames
                                                            : V->co_localsplusnames) &&
-        (L->frame_objects || fw->c_kinds_at == pysnap_u64(hdr, V->co_localspluskinds)))
+        (L->frame_objects ? fw->c_cells_at == pysnap_u64(hdr, V->co_cellvars) &&
+                                fw->c_frees_at == pysnap_u64(hdr, V->co_freevars)
+                          : fw->c_kinds_at == pysnap_u64(hdr, V->co_localspluskinds)))
         return 0;
     return learn_code(fw, code, hdr);
 }
@@ -152,12 +208,21 @@ static int frame_locals(frame_walk *fw, int depth, uint64_t frame, py_local_fn o
     if (n && pymem_read(&p->mem, slots, fw->values, (size_t)n * 8) != 0)
         return -1;
     for (int64_t i = 0; i < n; i++) {
-        if (!fw->c_local[i])
+        if (fw->c_local[i] == SLOT_HIDDEN)
             continue;
-        if (fw->values[i] == 0)
+        uint64_t v = fw->values[i], type;
+        if (fw->c_local[i] == SLOT_CELL && v && p->cell_type &&
+            rd64(p, v + p->L.ob_type, &type) == 0 && type == p->cell_type &&
+            rd64(p, v + fw->V->ce_ref, &v) != 0) {
+            snprintf(fw->value, sizeof fw->value, "<unreadable cell at 0x%" PRIx64 ">",
+                     fw->values[i]);
+            on_local(ctx, depth, fw->c_text + fw->c_off[i], fw->value);
+            continue;
+        }
+        if (v == 0)
             snprintf(fw->value, sizeof fw->value, "<unbound>");
         else
-            pyval_format(&fw->vc, fw->values[i], fw->value, sizeof fw->value);
+            pyval_format(&fw->vc, v, fw->value, sizeof fw->value);
         on_local(ctx, depth, fw->c_text + fw->c_off[i], fw->value);
     }
     return 0;
@@ -255,7 +320,8 @@ int py_proc_locals(py_proc *p, uint64_t tstate, int max, py_frame_fn on_frame,
     fw->co_need = L->ob_type + 8;
     uint32_t fields[] = {L->use_qualname ? L->co_qualname : L->co_name,
                          L->frame_objects ? V->co_varnames : V->co_localsplusnames,
-                         L->frame_objects ? V->co_varnames : V->co_localspluskinds};
+                         L->frame_objects ? V->co_cellvars : V->co_localspluskinds,
+                         L->frame_objects ? V->co_freevars : V->co_localspluskinds};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (fields[i] + 8 > fw->co_need)
             fw->co_need = fields[i] + 8;

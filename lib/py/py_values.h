@@ -41,11 +41,16 @@ typedef struct py_vallayout {
     const char *headers;
     uint32_t fo_localsplus;      /* ≤3.10: PyFrameObject.f_localsplus */
     uint32_t co_varnames;        /* ≤3.10: the locals' names (a tuple) */
+    uint32_t co_cellvars;        /* ≤3.10: the cell variables' names, slots after the locals */
+    uint32_t co_freevars;        /* ≤3.10: the free variables' names, slots after the cells */
     uint32_t if_localsplus;      /* 3.11+: _PyInterpreterFrame.localsplus */
     uint32_t co_localsplusnames; /* 3.11+: names of locals, cells and free variables */
     uint32_t co_localspluskinds; /* 3.11+: a bytes object, one kind byte per name */
     uint32_t fast_local;         /* 3.11+: CO_FAST_LOCAL, the kind bit of a local */
     uint32_t fast_hidden;        /* 3.13+: CO_FAST_HIDDEN (comprehension temporaries), else 0 */
+    uint32_t fast_cell;          /* 3.11+: CO_FAST_CELL, a variable a closure shares */
+    uint32_t fast_free;          /* 3.11+: CO_FAST_FREE, one taken from an enclosing function */
+    uint32_t ce_ref;             /* PyCellObject.ob_ref: what a cell holds */
     uint32_t tp_name;            /* PyTypeObject.tp_name (const char *) */
     uint32_t tu_items;           /* PyTupleObject.ob_item */
     uint32_t li_items;           /* PyListObject.ob_item (PyObject **) */

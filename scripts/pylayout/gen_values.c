@@ -3,8 +3,8 @@
  * table (lib/py/py_values.h) of what reading a frame's local variables
  * needs beyond the walker's layout and the object-model table: where a
  * frame keeps its locals and a code object their names, and the value
- * fields of the builtin types shown by value (float, tuple, list) and
- * of type objects (tp_name), for the CPython version whose headers this
+ * fields of the builtin types shown by value (float, tuple, list), of
+ * type objects (tp_name) and of cells (a closure's variables), for the CPython version whose headers this
  * file is compiled against.  Built and run by `make py-layouts`
  * (mk/py.mk) for 3.8–3.13, e.g.
  *
@@ -55,14 +55,20 @@ int main(int argc, char **argv)
 #if PY_VERSION_HEX < 0x030b0000
     off("fo_localsplus", offsetof(PyFrameObject, f_localsplus));
     off("co_varnames", offsetof(PyCodeObject, co_varnames));
+    off("co_cellvars", offsetof(PyCodeObject, co_cellvars));
+    off("co_freevars", offsetof(PyCodeObject, co_freevars));
     none("if_localsplus");
     none("co_localsplusnames");
     none("co_localspluskinds");
     off("fast_local", 0);
     off("fast_hidden", 0);
+    off("fast_cell", 0);
+    off("fast_free", 0);
 #else
     none("fo_localsplus");
     none("co_varnames");
+    none("co_cellvars");
+    none("co_freevars");
     off("if_localsplus", offsetof(_PyInterpreterFrame, localsplus));
     off("co_localsplusnames", offsetof(PyCodeObject, co_localsplusnames));
     off("co_localspluskinds", offsetof(PyCodeObject, co_localspluskinds));
@@ -72,7 +78,10 @@ int main(int argc, char **argv)
 #else
     off("fast_hidden", 0);
 #endif
+    off("fast_cell", CO_FAST_CELL);
+    off("fast_free", CO_FAST_FREE);
 #endif
+    off("ce_ref", offsetof(PyCellObject, ob_ref));
     off("tp_name", offsetof(PyTypeObject, tp_name));
     off("tu_items", offsetof(PyTupleObject, ob_item));
     off("li_items", offsetof(PyListObject, ob_item));

@@ -1,6 +1,7 @@
 """dump_locals_check.py WORKLOAD WANT TEXT JSON — checks `trec --dump
 --locals` of fixtures/workloads/dump_locals.py: WANT is the JSON the
-workload wrote, for the frames of inner and outer each local's text as
+workload wrote, for the frames of inner, middle (a closure: its free
+variables) and outer (its cell variables) each local's text as
 the target's own repr makes it ("re:..." a regular expression).  Both in
 the text (the "    name = value" lines under the frame's File line) and
 in the JSON document (each frame's "locals"), every wanted local of
@@ -32,7 +33,9 @@ def parse_text(path):
                 continue
             m = re.match(r"    (\w+) = (.*)$", line)
             if m and frames:
-                frames[-1][2][m.group(1)] = m.group(2)
+                # a name shown twice (an argument that is also a cell) is wrong
+                seen = frames[-1][2]
+                seen[m.group(1)] = "<shown twice>" if m.group(1) in seen else m.group(2)
     return frames
 
 
@@ -62,7 +65,7 @@ def check(kind, frames, want, line, errs):
     if not frames or frames[-1][0].rsplit(".", 1)[-1] != "inner" or frames[-1][1] != line:
         errs.append("%s: innermost frame is %r, want inner at line %d"
                     % (kind, frames[-1][:2] if frames else None, line))
-    for func in ("inner", "outer"):
+    for func in want:
         if func not in by_func:
             errs.append("%s: no frame of %s" % (kind, func))
             continue

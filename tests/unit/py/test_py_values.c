@@ -344,6 +344,11 @@ static void test_tables(void **state)
          * interpreter frames after */
         assert_int_equal(V->fo_localsplus != PY_OFF_NONE, minor <= 10);
         assert_int_equal(V->if_localsplus != PY_OFF_NONE, minor >= 11);
+        /* closures: cell and free names before 3.11, kind bits after */
+        assert_int_equal(V->co_cellvars != PY_OFF_NONE, minor <= 10);
+        assert_int_equal(V->co_freevars != PY_OFF_NONE, minor <= 10);
+        assert_int_equal(V->fast_cell != 0 && V->fast_free != 0, minor >= 11);
+        assert_true(V->ce_ref != PY_OFF_NONE && V->ce_ref > 0);
     }
     assert_null(py_vallayout_for_minor(7));
     assert_null(py_vallayout_for_minor(14));
