@@ -62,6 +62,9 @@ typedef struct rec_dump_proc {
                               * no thread is shown */
     int natives_unknown;     /* a Python thread's OS id is unknown, so threads
                               * without a thread state cannot be told apart */
+    int no_gil;              /* a free-threaded build running without its GIL
+                              * (py_proc_no_gil): no thread holds one, so every
+                              * thread's holds_gil is -1 for that reason */
 } rec_dump_proc;
 
 /* Threads of several processes with the same stack. */

@@ -118,6 +118,9 @@ int rec_dump_json(FILE *out, const rec_dump_proc *procs, int n, const rec_dump_g
         jsonw_str(&w, p->command);
         jsonw_raw(&w, ",\"python\":");
         jsonw_str(&w, p->version);
+        /* "disabled": free-threaded without its GIL, why holds_gil is null */
+        jsonw_raw(&w, ",\"gil\":");
+        jsonw_str(&w, p->no_gil ? "disabled" : "enabled");
         jsonw_raw(&w, ",\"threads_torn\":");
         jsonw_raw(&w, p->torn ? "true" : "false");
         jsonw_raw(&w, ",\"threads\":[");

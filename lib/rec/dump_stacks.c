@@ -322,6 +322,7 @@ static int read_process(rec_target *t, rec_dump_proc *p, int locals)
     p->command = t->cmdline[0] ? t->cmdline : t->exe;
     p->version = py_proc_version(t->py);
     int n = read_threads(t);
+    p->no_gil = py_proc_no_gil(t->py); /* as the thread list just read says */
     if (n < 0) {
         p->torn = py_proc_last_error(t->py) == PY_ERR_IO;
         return 0; /* shown as a process without threads */

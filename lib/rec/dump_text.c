@@ -105,7 +105,9 @@ void rec_dump_text(FILE *out, const rec_dump_proc *procs, int n, const rec_dump_
         const rec_dump_proc *p = &procs[i];
         if (i)
             fputc('\n', out);
-        fprintf(out, "Process %d: %s (Python %s)\n", (int)p->pid, p->command, p->version);
+        /* a free-threaded process without its GIL: why no thread holds it */
+        fprintf(out, "Process %d: %s (Python %s%s)\n", (int)p->pid, p->command, p->version,
+                p->no_gil ? ", no GIL" : "");
         if (p->torn)
             fprintf(out, "  (thread list changed while it was read, each time; not shown)\n");
         for (int j = 0; j < p->n_threads; j++)

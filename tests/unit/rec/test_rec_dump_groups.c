@@ -8,7 +8,7 @@
  * or without a thread state are in no group; groups come most pids
  * first, then by lowest pid; the text writes consecutive pids as a
  * range, the JSON lists them all.  Also: stopped and zombie threads
- * say so.
+ * say so; a free-threaded process without its GIL says so.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -192,12 +192,50 @@ static void test_json(void **state)
     rec_dump_groups_free(&g);
 }
 
+/* A free-threaded process without its GIL says why no thread holds it:
+ * ", no GIL" on its line and "gil":"disabled"; another says neither. */
+static void test_no_gil(void **state)
+{
+    tree tr;
+    make_tree(&tr);
+    tr.p[0].no_gil = 1;
+    tr.p[0].version = "3.13.0";
+    for (int i = 0; i < 3; i++)
+        tr.t[i].holds_gil = -1;
+    rec_dump_groups g;
+    assert_int_equal(rec_dump_group_stacks(tr.p, 2, &g), 0);
+    char *out = print_text(tr.p, 2, &g);
+    assert_non_null(strstr(out, "Process 104: python3 train.py (Python 3.13.0, no GIL)\n"));
+    assert_non_null(strstr(out, "Process 101: python3 train.py (Python 3.12.1)\n"));
+    assert_null(strstr(out, "holds the GIL"));
+    free(out);
+
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(rec_dump_json(f, tr.p, 2, &g, 0), 0);
+    fclose(f);
+    const char *p104 = strstr(buf, "{\"pid\":104,");
+    const char *p101 = strstr(buf, "{\"pid\":101,");
+    assert_non_null(p104);
+    assert_non_null(p101);
+    assert_true(p104 < p101);
+    const char *gil = strstr(p104, "\"gil\":\"disabled\"");
+    assert_true(gil && gil < p101);
+    assert_non_null(strstr(p104, "\"holds_gil\":null"));
+    assert_non_null(strstr(p101, "\"gil\":\"enabled\""));
+    free(buf);
+    rec_dump_groups_free(&g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_groups),
         cmocka_unit_test(test_text),
         cmocka_unit_test(test_json),
+        cmocka_unit_test(test_no_gil),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
