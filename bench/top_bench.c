@@ -137,7 +137,7 @@ typedef struct bench {
 static double refresh(bench *b, int since_start)
 {
     top_view v = {since_start, 0, 0, TOP_SORT_OWN};
-    top_context c = {10, "", "reading"};
+    top_context c = {10, "", "reading", "", 0, 0};
     char line[TOP_LINE], head[4][TOP_LINE];
     double t0 = cpu_us();
     if (top_table_fill(b->m, &v, &b->t) != TRC_OK)

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,7 +26,7 @@ static void on_signal(int sig)
 
 typedef struct opts {
     const char *pid, *follow, *sort, *rate;
-    double window, interval;
+    double window, interval, wait;
     long rows;
     int since_start, idle, gil, once, subprocesses;
     conv_selection sel;    /* --pids/--threads: the converters' --pid/--thread */
@@ -42,13 +43,25 @@ static top_sort parse_sort(const char *s)
             "--sort must be own, total, own-time, total-time, gpu or name, not '%s'", s);
 }
 
+/* TRC_TOP_FRAMES=1: the screen numbers its redraws, for measuring the
+ * refresh rate from outside (tests/e2e/top_tmux.sh). */
+static int show_frames(void)
+{
+    const char *e = getenv("TRC_TOP_FRAMES");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
 int main(int argc, char **argv)
 {
     static opts o = {.window = 10, .interval = -1, .rows = -1};
     const cli_option options[] = {
         {"pid", 'p', CLI_STRING, &o.pid, "PID", "run trec --pid PID and show that process", 0, 0},
         {"follow", 'f', CLI_STRING, &o.follow, "FILE",
-         "read FILE as it is written (a recording in progress)", 0, 0},
+         "read FILE as it is written (a recording in progress; waits for it to be created)",
+         0, 0},
+        {"wait", 0, CLI_DOUBLE, &o.wait, "S",
+         "with --follow: wait at most S seconds for FILE to be created (default: until q)",
+         0.001, 1e6},
         {"rate", 'r', CLI_STRING, &o.rate, "HZ", "with --pid or a program: trec's --rate", 0, 0},
         {"subprocesses", 's', CLI_FLAG, &o.subprocesses, NULL,
          "with --pid: the process's children too", 0, 0},
@@ -111,6 +124,8 @@ int main(int argc, char **argv)
     if (!modes && isatty(STDIN_FILENO))
         cli_die(CLI_EXIT_USAGE, "no input: give FILE, --pid PID, --follow FILE or -- PROGRAM "
                                 "(standard input is a terminal)");
+    if (o.wait > 0 && !o.follow)
+        cli_die(CLI_EXIT_USAGE, "--wait goes with --follow");
     if ((o.rate || o.subprocesses) && !o.pid && !cmd_at)
         cli_die(CLI_EXIT_USAGE, "--rate and --subprocesses go with --pid or a PROGRAM");
     top_view view = {o.since_start, o.idle, o.gil, o.sort ? parse_sort(o.sort) : TOP_SORT_OWN};
@@ -162,7 +177,8 @@ int main(int argc, char **argv)
             if (rc != 0)
                 cli_die(CLI_EXIT_USAGE, "%s", why);
         }
-    } else if (top_source_open(&src, o.follow ? o.follow : npos ? pos[0] : NULL, !!o.follow) != 0) {
+    } else if (top_source_open(&src, o.follow ? o.follow : npos ? pos[0] : NULL, !!o.follow,
+                               o.wait) != 0) {
         cli_die(CLI_EXIT_USAGE, "%s: %s", name, strerror(errno));
     }
     char filters[256] = "";
@@ -177,7 +193,7 @@ int main(int argc, char **argv)
     double interval = o.interval > 0 ? o.interval : live ? 1 : 0;
     top_live_opts lo = {&src, name, &o.sel.filter, (int64_t)(o.window * 1e9), view, filters,
                         screen, o.once, interval, o.rows < 0 ? 30 : (size_t)o.rows, stdout,
-                        &interrupted};
+                        &interrupted, show_frames()};
     int code = top_live_run(&lo, why, sizeof why);
     if (why[0])
         cli_error("%s", why);

@@ -3,7 +3,8 @@
 # exactly the rows that trc2collapsed's folded stacks give when counted
 # independently (lib/top_check.py; on-CPU, --idle, --gil); a GPU trace
 # has its device line and GPU column; a trace piped
-# from trec, a file read with --follow while trec writes it and a process
+# from trec, a file read with --follow while trec writes it (or created
+# after trc-top started: waited for, at most --wait seconds) and a process
 # attached with --pid each show the program's hot function on top (and
 # --pid leaves the process running); bad input is one line naming the
 # file, exit 2, nothing on stdout; --pids matching nothing exits 1.
@@ -76,6 +77,30 @@ for ((i = 0; i < 100; i++)); do [ -s "$tmp/live.trc" ] && break; sleep 0.05; don
 [ "$(first_row "$tmp/follow.txt")" = alpha ] || { cat "$tmp/follow.txt"; fail "--follow: alpha not on top"; }
 grep -q " - reading" "$tmp/follow.txt" || { cat "$tmp/follow.txt"; fail "--follow: the header does not say it is still reading"; }
 echo "--follow: alpha on top while trec writes"
+
+# 4b. --follow on a file not created yet waits for it; --wait bounds that.
+"$top" --follow "$tmp/later.trc" --once --interval 4 > "$tmp/later.txt" 2> "$tmp/later.err" &
+later=$!
+pids+=($later)
+sleep 1
+kill -0 $later 2> /dev/null || { cat "$tmp/later.err"; fail "--follow of a file not there yet did not wait"; }
+"$BIN/trec" -q -o "$tmp/later.trc" "$py" "$prog" "$tmp/nocue" 6 2> /dev/null &
+pids+=($!)
+wait $later || { cat "$tmp/later.err"; fail "--follow of a file created later exited $?"; }
+[ "$(first_row "$tmp/later.txt")" = alpha ] || { cat "$tmp/later.txt" "$tmp/later.err"; fail "--follow, file created later: alpha not on top"; }
+echo "--follow: waits for the file to be created, then alpha on top"
+rc=0
+t0=$(date +%s%N)
+"$top" --follow "$tmp/never.trc" --once --wait 0.5 > "$tmp/never.out" 2> "$tmp/never.err" || rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ $rc -eq 2 ] && [ ! -s "$tmp/never.out" ] && [ "$(wc -l < "$tmp/never.err")" -eq 1 ] &&
+  grep -q "never.trc: not created within the --wait time" "$tmp/never.err" ||
+  { cat "$tmp/never.out" "$tmp/never.err"; fail "--wait 0.5 on a file never created: exit $rc"; }
+[ $ms -ge 450 ] && [ $ms -lt 5000 ] || fail "--wait 0.5 gave up after $ms ms"
+rc=0
+"$top" --wait 1 "$tmp/fx.trc" > /dev/null 2> "$tmp/wait.err" || rc=$?
+[ $rc -eq 2 ] && grep -q -- "--wait goes with --follow" "$tmp/wait.err" || fail "--wait without --follow: exit $rc"
+echo "--wait: gives up after it with one line naming the file, exit 2"
 
 # 5. --pid: trc-top runs trec --pid; the process runs on afterwards.
 "$py" "$prog" "$tmp/cue" 20 &

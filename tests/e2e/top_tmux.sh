@@ -5,8 +5,12 @@
 # follows); the keys sort (2: total, the top row is <module>) and toggle
 # (i wall, g GIL only, w since start) as the header says; q exits with
 # status 0, leaves the alternate screen and gives the terminal back
-# (stty: echo and icanon on again); so does Ctrl-C.  Skips (77) without
-# tmux.
+# (stty: echo and icanon on again); so does Ctrl-C.  The screen refreshes
+# at least 8 times a second as the terminal shows it (the redraw number
+# TRC_TOP_FRAMES=1 paints, read twice by capture-pane; 10 is the aim, 8
+# leaves room for this loaded machine), and what the program writes at
+# the cue (stdout, and stderr after a cursor-home escape) shows only as
+# the header's "output:" line.  Skips (77) without tmux.
 # retry-once: records a live program against the clock (tests/run-all)
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
@@ -25,7 +29,7 @@ cleanup() { tm kill-server 2> /dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 
 # The pane runs trc-top, then records its status and the terminal's modes.
-cmd="TERM=xterm-256color $PWD/$BIN/trc-top --window 1 -- $py $PWD/fixtures/workloads/top_switch.py $tmp/cue 40;"
+cmd="TRC_TOP_FRAMES=1 TERM=xterm-256color $PWD/$BIN/trc-top --window 1 -- $py $PWD/fixtures/workloads/top_switch.py $tmp/cue 40;"
 cmd+=" echo \$? > $tmp/status; stty -a > $tmp/stty; echo TOP-DONE; sleep 60"
 tm new-session -d -x 160 -y 40 -s "$session" "$cmd"
 
@@ -49,9 +53,28 @@ header_has() { screen | head -n 1 | grep -qF -- "$1"; }
 
 wait_for 15 "alpha on the top row" row_is alpha
 echo "top row: alpha"
+
+# The refresh rate as the terminal sees it: redraws numbered on screen.
+frame_now() { screen | grep -oE 'frame [0-9]+' | tail -n 1 | cut -d' ' -f2; }
+f0=$(frame_now) t0=$(date +%s%N)
+sleep 3
+f1=$(frame_now) t1=$(date +%s%N)
+[ -n "$f0" ] && [ -n "$f1" ] || { echo "FAIL: no redraw number on the screen (TRC_TOP_FRAMES=1)"; screen; exit 1; }
+hz=$(awk -v f="$((f1 - f0))" -v ns="$((t1 - t0))" 'BEGIN { printf "%.1f", f / (ns / 1e9) }')
+awk -v hz="$hz" 'BEGIN { exit !(hz >= 8) }' ||
+  { echo "FAIL: the screen refreshed $hz times a second (frames $f0 -> $f1), want >= 8"; exit 1; }
+echo "refresh: $hz Hz on the terminal"
+
 touch "$tmp/cue"
 wait_for 8 "beta on the top row after the cue" row_is beta
 echo "top row after the cue: beta"
+output_shown() { screen | sed -n 2p | grep -qx 'output:  *top_switch: cue seen, now in beta'; }
+wait_for 3 "the program's stderr as the output line" output_shown
+header_first() { screen | head -n 1 | grep -q '^trc-top: '; }
+header_first || { echo "FAIL: the program's output moved the header"; screen; exit 1; }
+[ "$(screen | grep -c 'top_switch:')" = 1 ] ||
+  { echo "FAIL: the program's output reached the screen outside the output line"; screen; exit 1; }
+echo "program output: only the header's output line"
 tm send-keys -t "$session" 2
 wait_for 3 "sort by total after key 2" header_has "sort total %"
 wait_for 3 "<module> on top by total" row_is "<module>"

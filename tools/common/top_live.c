@@ -27,7 +27,11 @@ typedef struct job {
     int done;
     int unusable;           /* the input could not be read at all */
     char status[512];       /* the header's note on the input */
+    top_context *ctx;       /* the main thread's: status_of sets its recorder line */
 } job;
+
+/* Why a --follow input never came (top_source_open). */
+#define NOT_CREATED "not created within the --wait time"
 
 static void set_status(job *j, int done, const char *fmt, const char *a, const char *b)
 {
@@ -45,7 +49,10 @@ static void *reader_main(void *arg)
     j->r = trc_reader_open_callback(top_source_read, j->o->src, j->o->name, &st);
     if (!j->r) {
         j->unusable = 1;
-        set_status(j, 1, "%s: %s", j->o->name, trc_status_str(st));
+        if (j->o->src->timed_out)
+            set_status(j, 1, "%s: %s", j->o->name, NOT_CREATED);
+        else
+            set_status(j, 1, "%s: %s", j->o->name, trc_status_str(st));
         top_end(j->m);
         return NULL;
     }
@@ -63,7 +70,10 @@ static void *reader_main(void *arg)
     case CONV_PIPE_UNUSABLE: {
         const char *e = trc_reader_error(j->r);
         j->unusable = 1;
-        set_status(j, 1, "%s", e && *e ? e : trc_status_str(j->res.status), "");
+        if (j->o->src->timed_out) /* the first read gave up waiting */
+            set_status(j, 1, "%s: %s", j->o->name, NOT_CREATED);
+        else
+            set_status(j, 1, "%s", e && *e ? e : trc_status_str(j->res.status), "");
         break;
     }
     case CONV_PIPE_UNMATCHED: set_status(j, 1, "%s%s", j->res.why, ""); break;
@@ -75,14 +85,20 @@ static void *reader_main(void *arg)
     return NULL;
 }
 
-/* The header's note, copied under the lock into the caller's buffer. */
-static char shown[512];
+/* The header's note, copied under the lock into the caller's buffer;
+ * with it (main thread only) the recorder's last message. */
+static char shown[512], recorder[512];
 static const char *status_of(void *arg)
 {
     job *j = arg;
     pthread_mutex_lock(&j->lock);
-    snprintf(shown, sizeof shown, "%s", j->status);
+    if (j->o->src->waiting)
+        snprintf(shown, sizeof shown, "waiting for %s to be created", j->o->name);
+    else
+        snprintf(shown, sizeof shown, "%s", j->status);
     pthread_mutex_unlock(&j->lock);
+    top_source_recorder_message(j->o->src, recorder, sizeof recorder);
+    j->ctx->recorder = recorder;
     return shown;
 }
 
@@ -160,7 +176,8 @@ int top_live_run(const top_live_opts *o, char *why, size_t n)
         return 2;
     }
     top_view v = o->view;
-    top_context c = {(double)o->window_ns / 1e9, o->filters, ""};
+    top_context c = {(double)o->window_ns / 1e9, o->filters, "", "", o->show_frames, 0};
+    j.ctx = &c;
     int rc = o->screen ? top_screen_run(j.m, &v, &c, status_of, &j, o->interrupted, why, n)
                        : snapshots(&j, &v, &c, why, n);
     int user_stopped = !is_done(&j);

@@ -29,6 +29,7 @@ typedef struct top_live_opts {
     size_t rows;            /* snapshots: at most this many rows, 0 = all */
     FILE *out;              /* snapshots go here */
     volatile sig_atomic_t *interrupted; /* set by the caller's signal handler */
+    int show_frames;        /* the screen numbers its redraws (top_context) */
 } top_live_opts;
 
 /* Run until the user quits, an interrupt, or (snapshots) the input ends

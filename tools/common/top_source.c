@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,7 +20,7 @@
 
 #define WAIT_MS 100
 
-int top_source_open(top_source *s, const char *path, int follow)
+int top_source_open(top_source *s, const char *path, int follow, double wait_s)
 {
     memset(s, 0, sizeof *s);
     s->follow = follow;
@@ -28,10 +29,53 @@ int top_source_open(top_source *s, const char *path, int follow)
         return 0;
     }
     s->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (s->fd < 0)
-        return -1;
+    if (s->fd < 0) {
+        /* a recording about to start: its file is waited for */
+        if (!follow || errno != ENOENT)
+            return -1;
+        s->path = path;
+        s->wait_s = wait_s;
+        s->waiting = 1;
+        return 0;
+    }
     s->own_fd = 1;
     return 0;
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* --follow of a file not created yet: open it once it is.  0; 1 when
+ * stopped meanwhile; -1 with errno (ETIMEDOUT when the wait ran out). */
+static int wait_created(top_source *s)
+{
+    double until = s->wait_s > 0 ? mono_s() + s->wait_s : 0;
+    for (;;) {
+        if (s->stop)
+            return 1;
+        s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+        if (s->fd >= 0) {
+            s->own_fd = 1;
+            s->waiting = 0;
+            return 0;
+        }
+        if (errno != ENOENT) {
+            s->waiting = 0;
+            return -1;
+        }
+        if (until > 0 && mono_s() >= until) {
+            s->waiting = 0;
+            s->timed_out = 1;
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        struct timespec ts = {0, WAIT_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* BINDIR/trec into out. */
@@ -109,6 +153,11 @@ int top_source_spawn(top_source *s, char *const args[], int quiet_stderr, char *
 long top_source_read(void *ctx, void *buf, size_t len)
 {
     top_source *s = ctx;
+    if (s->fd < 0 && s->path) {
+        int w = wait_created(s);
+        if (w != 0)
+            return w > 0 ? 0 : -1;
+    }
     for (;;) {
         if (s->stop)
             return 0;
@@ -127,6 +176,52 @@ long top_source_read(void *ctx, void *buf, size_t len)
         struct timespec ts = {0, WAIT_MS * 1000000L};
         nanosleep(&ts, NULL);
     }
+}
+
+void top_source_recorder_message(top_source *s, char *buf, size_t n)
+{
+    char tail[512];
+    struct stat st;
+    if (!n)
+        return;
+    buf[0] = 0;
+    if (!s->child_err || fstat(fileno(s->child_err), &st) != 0 || st.st_size <= 0)
+        return;
+    /* the last lines: read at the end, apart from the stream's position */
+    off_t at = st.st_size > (off_t)sizeof tail ? st.st_size - (off_t)sizeof tail : 0;
+    ssize_t got = pread(fileno(s->child_err), tail, sizeof tail, at);
+    if (got <= 0)
+        return;
+    size_t end = (size_t)got;
+    while (end > 0 && (tail[end - 1] == '\n' || tail[end - 1] == '\r' || tail[end - 1] == ' '))
+        end--;
+    size_t start = end;
+    while (start > 0 && tail[start - 1] != '\n')
+        start--;
+    while (start < end && ((unsigned char)tail[start] & 0xc0) == 0x80)
+        start++; /* a line longer than the tail: not from inside a character */
+    size_t k = 0;
+    for (size_t i = start; i < end && k + 1 < n; i++) {
+        unsigned char ch = (unsigned char)tail[i];
+        if (ch == 0x1b && i + 1 < end) {
+            /* a terminal escape (colours, cursor moves) is left out: a CSI
+             * up to its final byte, an OSC up to BEL or ST, else one byte */
+            char kind = tail[++i];
+            if (kind == '[')
+                while (i + 1 < end && !((unsigned char)tail[i + 1] >= 0x40 &&
+                                        (unsigned char)tail[i + 1] <= 0x7e))
+                    i++;
+            else if (kind == ']')
+                while (i + 1 < end && tail[i + 1] != '\a' && tail[i + 1] != 0x1b)
+                    i++;
+            if (kind == '[' || kind == ']')
+                i++; /* the final byte, BEL or ESC of ST */
+            continue;
+        }
+        /* what is left that could move the cursor becomes a space */
+        buf[k++] = ch < 0x20 || ch == 0x7f ? ' ' : (char)ch;
+    }
+    buf[k] = 0;
 }
 
 int top_source_close(top_source *s, int user_stopped, FILE *echo)

@@ -46,6 +46,8 @@ size_t top_format_header(const top_table *t, const top_view *v, const top_contex
              v->wall ? "wall (idle too)" : "on-CPU", v->gil_only ? ", GIL only" : "",
              top_sort_name(v->sort), (unsigned long long)t->samples,
              *c->filters ? ", " : "", c->filters, *c->status ? " - " : "", c->status);
+    if (c->recorder && *c->recorder && n < max)
+        snprintf(lines[n++], TOP_LINE, "output: %s", c->recorder);
     for (size_t i = 0; i < t->n_devs && n < max; i++) {
         const top_device *d = &t->devs[i];
         char mem[48] = "";

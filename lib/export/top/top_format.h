@@ -22,6 +22,12 @@ typedef struct top_context {
     const char *filters;
     const char *status;    /* a note on the input ("recording", "ended",
                             * an error), "" for none */
+    const char *recorder;  /* the last line the recorder trc-top started
+                            * wrote on its standard error (kept off the
+                            * screen), "" for none: a header line of its own */
+    int show_frames;       /* the screen numbers its redraws in a corner,
+                            * so that a test can measure the refresh rate */
+    unsigned long frame;   /* redraws so far (top_screen.c counts them) */
 } top_context;
 
 /* The one-line help of the keys. */

@@ -63,6 +63,13 @@ static void draw(const top_table *t, const top_view *v, const top_context *c)
         top_format_row(t, &t->rows[i], line, sizeof line);
         mvaddnstr(y++, 0, line, COLS);
     }
+    if (c->show_frames) {
+        /* bottom right, over whatever row is there: the count reaches the
+         * terminal with the frame it numbers */
+        int len = snprintf(line, sizeof line, " frame %lu", c->frame);
+        if (LINES > 0 && COLS > len)
+            mvaddnstr(LINES - 1, COLS - len, line, len);
+    }
     refresh();
 }
 
@@ -94,6 +101,7 @@ int top_screen_run(top_model *m, top_view *v, top_context *c, top_status_fn stat
             rc = -1;
             break;
         }
+        c->frame++;
         draw(&t, v, c);
         int64_t now = now_ms();
         if (next <= now) {
