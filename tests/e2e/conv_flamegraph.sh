@@ -133,8 +133,11 @@ browser() { # SVG NAME REGEX WIDTH FOLDED
     --disable-background-networking --disable-component-update --disable-sync \
     --user-data-dir="$prof" --dump-dom "file://$tmp/page.html" > "$tmp/page.dom" 2> "$tmp/chrome.log"
   rm -rf "$prof"
-  python3 "$check" browser "$tmp/page.dom" "$5" "$2" "$3" "$4" > "$tmp/b.log" 2>&1 ||
+  if python3 "$check" browser "$tmp/page.dom" "$5" "$2" "$3" "$4" > "$tmp/b.log" 2>&1; then
+    cat "$tmp/b.log"
+  else
     bad "browser ($1, $2): $(tail -n 2 "$tmp/b.log") $(tail -n 2 "$tmp/chrome.log")"
+  fi
 }
 # the file itself, as opened from disk: the viewer starts and zooms
 python3 "$check" standalone "$tmp/1.svg" "$tmp/alone.svg" 'main (proj/app.py:10)'

@@ -4,8 +4,10 @@
  * nothing else to be read: click a frame to zoom into it (its ancestors stretch across,
  * shown faded; frames beside it hide), "Reset Zoom" or a click on the
  * root to undo, "Search" (or Ctrl-F) highlights frames whose name
- * matches a regular expression and shows the share of the total they
- * cover (nested matches counted once), a frame's tooltip is its
+ * matches a regular expression and shows the share they cover (nested
+ * matches counted once): of the zoomed frame when zoomed, as
+ * flamegraph.pl does (a matching ancestor covers all of it), with the
+ * share of the whole graph beside it; a frame's tooltip is its
  * <title>, also shown in the line at the bottom while the pointer is on
  * it.  The script works from the drawn geometry alone (each frame is
  * <g><title>NAME\nfigures</title><rect/><text/></g> under #frames), so
@@ -64,18 +66,24 @@ const char exp_flame_js[] =
     "  else g.classList.add('hide');});\n"
     " if(term!==null)search(term);return true;}\n"
     "function reset_search(){term=null;sbtn.textContent='Search';matched.textContent=' ';\n"
-    " matched.removeAttribute('data-share');\n"
+    " matched.removeAttribute('data-share');matched.removeAttribute('data-share-all');\n"
     " gs.forEach(function(g){g.children[1].setAttribute('fill',g._fill);g.classList.remove('match');});}\n"
+    "function cover(hits){hits=hits.slice().sort(function(a,b){return a._x-b._x||b._w-a._w;});\n"
+    " var sum=0,end=-1;hits.forEach(function(g){if(g._x>=end-EPS){sum+=g._w;end=g._x+g._w;}\n"
+    "  else if(g._x+g._w>end){sum+=g._x+g._w-end;end=g._x+g._w;}});return sum;}\n"
+    "function pct(part,whole){var s=whole>0?100*part/whole:0;return s>100?100:s;}\n"
     "function search(t){var re;try{re=new RegExp(t);}catch(e){return -1;}\n"
     " reset_search();term=t;var hits=[];\n"
     " gs.forEach(function(g){if(g!==gs[0]&&re.test(g._name)){g.classList.add('match');\n"
     "  g.children[1].setAttribute('fill','rgb(230,0,230)');hits.push(g);}});\n"
-    " hits.sort(function(a,b){return a._x-b._x||b._w-a._w;});\n"
-    " var sum=0,end=-1;hits.forEach(function(g){if(g._x>=end-EPS){sum+=g._w;end=g._x+g._w;}\n"
-    "  else if(g._x+g._w>end){sum+=g._x+g._w-end;end=g._x+g._w;}});\n"
-    " var share=gs.length?100*sum/gs[0]._w:0;if(share>100)share=100;\n"
+    " var all=pct(cover(hits),gs.length?gs[0]._w:0),share=all;\n"
+    " if(zoomed)share=hits.some(function(g){return g.classList.contains('parent');})?100:\n"
+    "  pct(cover(hits.filter(function(g){return !g.classList.contains('hide')&&\n"
+    "   !g.classList.contains('parent');})),zoomed._w);\n"
     " sbtn.textContent='Reset Search';matched.setAttribute('data-share',share.toFixed(2));\n"
-    " matched.textContent='Matched: '+share.toFixed(2)+'%';return share;}\n"
+    " matched.setAttribute('data-share-all',all.toFixed(2));\n"
+    " matched.textContent='Matched: '+share.toFixed(2)+'%'+\n"
+    "  (zoomed?' (of all: '+all.toFixed(2)+'%)':'');return share;}\n"
     "function ask(){if(term!==null){reset_search();return;}\n"
     " var t=window.prompt('Search for (regular expression):','');if(t)search(t);}\n"
     "frames.addEventListener('click',function(e){var g=e.target.closest('g');\n"

@@ -23,7 +23,9 @@
       Checks that state: the click zoomed into NAME (its frame now spans
       the whole width; frames outside its subtree hidden, its ancestors
       faded), the search highlighted exactly the frames matching REGEX and
-      reported their share, computed here from the folded lines.
+      reported their share of the zoomed frame's samples (all of them
+      when an ancestor matches, as flamegraph.pl counts it) and, beside
+      it, of the whole graph's, both computed here from the folded lines.
 """
 import html
 import json
@@ -90,6 +92,25 @@ def shares(lines):
             key = tuple(shown(f) for f in frames[:i + 1])
             out[key] = out.get(key, 0) + v / total
     return out
+
+
+def places(lines, width):
+    """(depth, name as shown, x as printed) -> the frame's path, in the
+    layout flamegraph.pl draws (default orientation, WIDTH px)."""
+    where = {}
+    root = tree(lines)
+    scale = (width - 2 * XPAD) / root["value"]
+
+    def walk(node, path, start):
+        for name in sorted(node["kids"], key=lambda s: s.encode("utf-8")):
+            kid = node["kids"][name]
+            p = path + (shown(name),)
+            where[(len(p), shown(name), "%.2f" % (XPAD + start * scale))] = p
+            walk(kid, p, start)
+            start += kid["value"]
+
+    walk(root, (), 0)
+    return where
 
 
 def check_diff(collapsed, base, svg):
@@ -171,6 +192,9 @@ SCRIPT = """
   var target = gs.filter(function(g){ return name(g) === NAME; })[0];
   out.found = !!target;
   if (target) {
+    out.before_x = target.querySelector('rect').getAttribute('x');
+    out.before_y = +target.querySelector('rect').getAttribute('y');
+    out.height = +document.querySelector('svg').getAttribute('height');
     target.querySelector('rect').dispatchEvent(new MouseEvent('click', {bubbles: true}));
     out.zoomed = window.flamegraph.zoomed();
     out.target_x = +target.querySelector('rect').getAttribute('x');
@@ -183,6 +207,7 @@ SCRIPT = """
   out.unzoom_hidden = document.querySelector('#unzoom').classList.contains('hide');
   out.share = window.flamegraph.search(REGEX);
   out.matched = document.querySelector('#matched').textContent;
+  out.share_all = +document.querySelector('#matched').getAttribute('data-share-all');
   out.highlighted = gs.filter(function(g){
       return g.querySelector('rect').getAttribute('fill') === 'rgb(230,0,230)'; }).map(name);
   document.getElementById('result').textContent = JSON.stringify(out);
@@ -234,13 +259,22 @@ def check_browser(dom, collapsed, name, regex, width):
     rx = re.compile(regex)
     want = sorted(f["name"] for f in st["frames"] if f["name"] != "all" and rx.search(f["name"]))
     assert want and sorted(st["highlighted"]) == want, (want, st["highlighted"])
-    # share of samples under a matching frame (nested matches once)
+    # share of samples under a matching frame (nested matches once): of
+    # the whole graph, and of the zoomed frame's samples
+    def matching(frames):
+        return any(rx.search(shown(f)) for f in frames)
     total = sum(v for _, v in lines)
-    hit = sum(v for frames, v in lines if any(rx.search(shown(f)) for f in frames))
-    share = 100.0 * hit / total
-    assert abs(st["share"] - share) < 0.05, (st["share"], share)
-    assert st["matched"] == "Matched: %.2f%%" % st["share"], st["matched"]
-    print(f"zoom into {name!r} and search {regex!r} ({share:.2f}%) behave in the browser")
+    share_all = 100.0 * sum(v for frames, v in lines if matching(frames)) / total
+    depth = int((st["height"] - YPAD_BOTTOM - st["before_y"]) / FRAME_H - 1)
+    path = places(lines, float(width))[(depth, name, st["before_x"])]
+    inside = [(frames, v) for frames, v in lines if tuple(map(shown, frames[:len(path)])) == path]
+    share = 100.0 * sum(v for frames, v in inside if matching(frames)) / sum(v for _, v in inside)
+    assert abs(st["share"] - share) < 0.05, ("share of the zoomed frame", st["share"], share)
+    assert abs(st["share_all"] - share_all) < 0.05, ("share of all", st["share_all"], share_all)
+    assert st["matched"] == "Matched: %.2f%% (of all: %.2f%%)" % (st["share"], st["share_all"]), \
+        st["matched"]
+    print(f"zoom into {name!r} and search {regex!r} ({share:.2f}% of it, {share_all:.2f}% of all)"
+          " behave in the browser")
 
 
 if __name__ == "__main__":
