@@ -101,4 +101,43 @@ kill $notpy
 wait $notpy 2>/dev/null
 expect_error "missing pid" "no process with pid $notpy" --pid $notpy
 expect_error "--dump without --pid" "give --pid" 
+
+# Permission: a process trec may not read gives --dump the very line
+# recording gives (exit 2, nothing on stdout): one of another user (trec
+# run as nobody), and one of its own user that made itself not dumpable
+# (PR_SET_DUMPABLE 0: ptrace and process_vm_readv refused).
+same_refusal() {
+  local what=$1 victim=$2 rec_rc=0 dump_rc=0
+  shift 2
+  "$@" "$TREC" -q -o /dev/null --duration 0.2 --pid "$victim" >/dev/null 2>"$TMPD/perm.rec" || rec_rc=$?
+  "$@" "$TREC" --dump --pid "$victim" >"$TMPD/perm.out" 2>"$TMPD/perm.dump" || dump_rc=$?
+  if [ $rec_rc -ne 2 ] || [ $dump_rc -ne 2 ]; then
+    fail "$what: exit $rec_rc recording, $dump_rc --dump; want 2 and 2 ($(cat "$TMPD/perm.dump"))"
+  elif [ -s "$TMPD/perm.out" ]; then
+    fail "$what: --dump wrote to stdout"
+  elif [ "$(wc -l <"$TMPD/perm.dump")" -ne 1 ] || ! cmp -s "$TMPD/perm.rec" "$TMPD/perm.dump" ||
+    ! grep -qi "ptrace\|permission\|CAP_SYS_PTRACE" "$TMPD/perm.dump"; then
+    fail "$what: recording said '$(cat "$TMPD/perm.rec")', --dump '$(cat "$TMPD/perm.dump")'"
+  else
+    RESULTS="$RESULTS  ok    $what: as recording: $(cat "$TMPD/perm.dump")"$'\n'
+  fi
+}
+PY1=$(trec_pythons | head -n 1 | cut -d' ' -f1)
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -n "$PY1" ]; then
+  nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  "$PY1" -c 'import time; time.sleep(30)' &
+  victim=$!
+  sleep 0.5
+  same_refusal "another user's process" $victim "${nobody[@]}"
+  kill $victim
+  "${nobody[@]}" "$PY1" -c 'import ctypes, time
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+time.sleep(30)' &
+  victim=$!
+  sleep 0.5
+  same_refusal "a process that is not dumpable" $victim "${nobody[@]}"
+  kill $victim
+else
+  note "not root, no setpriv or no CPython: permission cases not run"
+fi
 finish
