@@ -6,7 +6,8 @@
 # from trec, a file read with --follow while trec writes it (or created
 # after trc-top started: waited for, at most --wait seconds) and a process
 # attached with --pid each show the program's hot function on top (and
-# --pid leaves the process running); bad input is one line naming the
+# --pid leaves the process running); a program with a non-ASCII name
+# and path shows both as they are; bad input is one line naming the
 # file, exit 2, nothing on stdout; --pids matching nothing exits 1.
 # retry-once: records live programs against the clock (tests/run-all)
 set -u
@@ -102,8 +103,27 @@ rc=0
 [ $rc -eq 2 ] && grep -q -- "--wait goes with --follow" "$tmp/wait.err" || fail "--wait without --follow: exit $rc"
 echo "--wait: gives up after it with one line naming the file, exit 2"
 
+# 4c. -- PROGRAM, its function and path not ASCII: shown as they are.
+mkdir -p "$tmp/tøp 目录"
+cat > "$tmp/tøp 目录/hot_ü.py" <<'PY'
+import time
+def 計算_ünï():
+    x = 0
+    for i in range(20000):
+        x += i
+end = time.monotonic() + 8
+while time.monotonic() < end:
+    計算_ünï()
+PY
+"$top" --once --interval 2.5 -- "$py" "$tmp/tøp 目录/hot_ü.py" > "$tmp/uni.txt" 2> "$tmp/uni.err" ||
+  { cat "$tmp/uni.err"; fail "-- PROGRAM (non-ASCII) exited $?"; }
+grep -qE '^ +[0-9.]+% +[0-9.]+% +[0-9.]+s +[0-9.]+s 計算_ünï \(tøp 目录/hot_ü\.py:5\)$' "$tmp/uni.txt" ||
+  { cat "$tmp/uni.txt"; fail "non-ASCII function and path not shown as they are"; }
+[ "$(first_row "$tmp/uni.txt")" = "計算_ünï" ] || { cat "$tmp/uni.txt"; fail "non-ASCII: 計算_ünï not on top"; }
+echo "-- PROGRAM: a non-ASCII function and path shown as they are"
+
 # 5. --pid: trc-top runs trec --pid; the process runs on afterwards.
-"$py" "$prog" "$tmp/cue" 20 &
+"$py" "$prog" "$tmp/cue" 20 > /dev/null 2>&1 &
 target=$!
 pids+=($target)
 touch "$tmp/cue"
