@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # trc-top's text snapshots and inputs: --once on a recorded trace gives
 # exactly the rows that trc2collapsed's folded stacks give when counted
-# independently (lib/top_check.py; on-CPU, --idle, --gil); a GPU trace
+# independently (lib/top_check.py; on-CPU, --idle, --gil, and --threads/
+# --pids as the converters' --thread/--pid); a GPU trace
 # has its device line and GPU column; a trace piped
 # from trec, a file read with --follow while trec writes it (or created
 # after trc-top started: waited for, at most --wait seconds) and a process
 # attached with --pid each show the program's hot function on top (and
-# --pid leaves the process running); a program with a non-ASCII name
-# and path shows both as they are; bad input is one line naming the
+# --pid leaves the process running); bad input is one line naming the
 # file, exit 2, nothing on stdout; --pids matching nothing exits 1.
 # retry-once: records live programs against the clock (tests/run-all)
 set -u
@@ -35,6 +35,17 @@ for sel in "" --idle --gil; do
   python3 tests/e2e/lib/top_check.py "$tmp/top.txt" "$tmp/n.folded" "$tmp/us.folded" ||
     { cat "$tmp/top.txt"; fail "trc-top --once ${sel:-(on-CPU)} differs from trc2collapsed"; }
   echo "--once ${sel:-(on-CPU)}: rows as trc2collapsed counts them"
+done
+# the filters keep what the converters' --thread and --pid keep
+for f in "--threads MainThread:--thread MainThread" "--threads w2:--thread w2" \
+  "--pids 200:--pid 200" "--pids app.py --threads MainThread:--pid app.py --thread MainThread"; do
+  mine=${f%%:*} theirs=${f#*:}
+  "$top" --once --since-start --rows 0 $mine "$tmp/fx.trc" > "$tmp/top.txt" || fail "trc-top --once $mine exited $?"
+  "$BIN/trc2collapsed" $theirs "$tmp/fx.trc" > "$tmp/n.folded" || fail "trc2collapsed $theirs"
+  "$BIN/trc2collapsed" $theirs --weight us "$tmp/fx.trc" > "$tmp/us.folded" || fail "trc2collapsed --weight us $theirs"
+  python3 tests/e2e/lib/top_check.py "$tmp/top.txt" "$tmp/n.folded" "$tmp/us.folded" ||
+    { cat "$tmp/top.txt"; fail "trc-top --once $mine differs from trc2collapsed $theirs"; }
+  echo "--once $mine: rows as trc2collapsed $theirs counts them"
 done
 "$top" --once --sort total --rows 1 "$tmp/fx.trc" > "$tmp/total.txt"
 [ "$(first_row "$tmp/total.txt")" = "<module>" ] || { cat "$tmp/total.txt"; fail "--sort total: <module> not on top"; }
@@ -102,25 +113,6 @@ rc=0
 "$top" --wait 1 "$tmp/fx.trc" > /dev/null 2> "$tmp/wait.err" || rc=$?
 [ $rc -eq 2 ] && grep -q -- "--wait goes with --follow" "$tmp/wait.err" || fail "--wait without --follow: exit $rc"
 echo "--wait: gives up after it with one line naming the file, exit 2"
-
-# 4c. -- PROGRAM, its function and path not ASCII: shown as they are.
-mkdir -p "$tmp/tøp 目录"
-cat > "$tmp/tøp 目录/hot_ü.py" <<'PY'
-import time
-def 計算_ünï():
-    x = 0
-    for i in range(20000):
-        x += i
-end = time.monotonic() + 8
-while time.monotonic() < end:
-    計算_ünï()
-PY
-"$top" --once --interval 2.5 -- "$py" "$tmp/tøp 目录/hot_ü.py" > "$tmp/uni.txt" 2> "$tmp/uni.err" ||
-  { cat "$tmp/uni.err"; fail "-- PROGRAM (non-ASCII) exited $?"; }
-grep -qE '^ +[0-9.]+% +[0-9.]+% +[0-9.]+s +[0-9.]+s 計算_ünï \(tøp 目录/hot_ü\.py:5\)$' "$tmp/uni.txt" ||
-  { cat "$tmp/uni.txt"; fail "non-ASCII function and path not shown as they are"; }
-[ "$(first_row "$tmp/uni.txt")" = "計算_ünï" ] || { cat "$tmp/uni.txt"; fail "non-ASCII: 計算_ünï not on top"; }
-echo "-- PROGRAM: a non-ASCII function and path shown as they are"
 
 # 5. --pid: trc-top runs trec --pid; the process runs on afterwards.
 "$py" "$prog" "$tmp/cue" 20 > /dev/null 2>&1 &
