@@ -3,10 +3,12 @@
 # well-formed (xmllint) whatever the names; its frames are exactly the
 # ones flamegraph.pl's rules draw from trc2collapsed's lines with the same
 # options (tests/e2e/lib/flamegraph_check.py builds them independently);
-# --diff colours follow the change of share; bad input is one line, exit
-# 2, no output; and in headless Chromium a click zooms into a known frame
-# and a search highlights a known function (the page's state, read back
-# with --dump-dom).  Without chromium the browser part skips (77) after
+# each kind of frame (Python, native, GPU, mostly off-CPU, synthetic)
+# has its class; --diff colours follow the change of share; bad input is
+# one line, exit 2, no output; and in headless Chromium a click zooms into
+# a known frame and a search highlights a known function and reports its
+# share of the zoomed frame and of the whole graph, both computed from the
+# folded lines (the page's state, read back with --dump-dom).  Without chromium the browser part skips (77) after
 # the rest has passed.
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
@@ -61,6 +63,9 @@ a=$(grep -c '<g class=' "$tmp/5.svg") b=$(grep -c '<g class=' "$tmp/6.svg")
 # kinds: Python frames, the idle share, GPU leaves, synthetic roots
 grep -q '<g class="py"><title>fib (proj/app.py:31)' "$tmp/1.svg" || bad "no Python frame class"
 grep -q '<g class="oth"><title>&lt;no Python frames&gt;' "$tmp/2.svg" || bad "synthetic frame not 'oth'"
+grep -q '<g class="nat"><title>PyEval_EvalFrameDefault' "$tmp/1.svg" || bad "native frame not 'nat'"
+"$BIN/trc2flamegraph" --idle "$S" -o "$tmp/idle.svg" &&
+  grep -q '<g class="idle"><title>time.sleep' "$tmp/idle.svg" || bad "--idle: a frame mostly off-CPU not 'idle'"
 grep -q 'off-CPU' "$tmp/2.svg" || bad "--idle: no off-CPU share in a tooltip"
 grep -q '<g class="gpu">' "$tmp/8.svg" || bad "--gpu: no GPU frame"
 grep -q 'us">' "$tmp/8.svg" && grep -q 'data-unit="us"' "$tmp/8.svg" || bad "--gpu: not weighted in us"
