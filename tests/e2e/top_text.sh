@@ -101,6 +101,15 @@ pids+=($!)
 wait $later || { cat "$tmp/later.err"; fail "--follow of a file created later exited $?"; }
 [ "$(first_row "$tmp/later.txt")" = alpha ] || { cat "$tmp/later.txt" "$tmp/later.err"; fail "--follow, file created later: alpha not on top"; }
 echo "--follow: waits for the file to be created, then alpha on top"
+"$top" --follow "$tmp/never.trc" --interval 0.3 > "$tmp/int.out" 2> "$tmp/int.err" &
+intr=$!
+sleep 1
+kill -INT $intr
+rc=0
+wait $intr || rc=$?
+[ $rc -eq 0 ] && [ ! -s "$tmp/int.err" ] && grep -q "waiting for $tmp/never.trc to be created" "$tmp/int.out" ||
+  { cat "$tmp/int.out" "$tmp/int.err"; fail "Ctrl-C while waiting for the file: exit $rc"; }
+echo "--follow: the header says it waits; Ctrl-C then ends it quietly, exit 0"
 rc=0
 t0=$(date +%s%N)
 "$top" --follow "$tmp/never.trc" --once --wait 0.5 > "$tmp/never.out" 2> "$tmp/never.err" || rc=$?

@@ -186,7 +186,9 @@ int top_live_run(const top_live_opts *o, char *why, size_t n)
     int code = top_source_close(o->src, user_stopped, stderr);
     if (rc != 0)
         code = 2;
-    else if (j.unusable) {
+    else if (j.unusable && !user_stopped) {
+        /* (stopped first, the input is merely cut short: a --follow file
+         * still awaited reads as empty then) */
         snprintf(why, n, "%s", j.status);
         code = 2;
     } else if (code) {
