@@ -406,8 +406,8 @@ static trc_status emit(exp_gpu_callsite *c, int64_t pid, uint32_t thread, uint32
                        exp_gpu_origin origin, exp_gpu_kind kind, uint32_t name_id,
                        uint64_t dur_ns, int64_t start)
 {
-    exp_gpu_hit h = {pid, thread, origin == EXP_GPU_PYTHON ? stack : 0, 0, origin, kind, name_id,
-                     name_pool_str(&c->names, name_id), dur_ns};
+    exp_gpu_hit h = {pid, thread, origin == EXP_GPU_PYTHON ? stack : 0, origin, kind, name_id,
+                     name_pool_str(&c->names, name_id), dur_ns, 0};
     if (origin == EXP_GPU_UNKNOWN)
         h.thread = 0;
     if (origin == EXP_GPU_NO_PYTHON && c->n_lines) {

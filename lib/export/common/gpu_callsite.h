@@ -75,15 +75,15 @@ typedef struct exp_gpu_hit {
     int64_t pid;             /* the activity's process */
     uint32_t thread;         /* launching thread (reader id); 0 when origin is UNKNOWN */
     uint32_t stack;          /* launching Python stack; 0 unless origin is PYTHON */
-    uint32_t waiter;         /* 0: `stack` is the launcher's own (direct); else the
-                              * waiting thread (reader id) whose stack `stack` is,
-                              * the launcher having none (origin is PYTHON) */
     exp_gpu_origin origin;
     exp_gpu_kind kind;
     uint32_t name_id;        /* dense id >= 1 of `name` in this correlator */
     const char *name;        /* leaf: kernel name, "[CUDA memcpy HtoD]", "[CUDA memset]";
                               * owned by the correlator, valid until _free */
     uint64_t dur_ns;         /* end - start (0 if reversed) */
+    uint32_t waiter;         /* 0: `stack` is the launcher's own (direct); else the
+                              * waiting thread (reader id) whose stack `stack` is,
+                              * the launcher having none (origin is PYTHON) */
 } exp_gpu_hit;
 
 /* Called once per activity counted, with the reader last fed.  A status
