@@ -143,9 +143,9 @@ static void print_header(const ctx *c, trc_reader *r, FILE *out)
         const exp_gpu_callsite_stats g = *c->gpu;
         fprintf(out, "GPU time:   %" PRIu64 " activities (kernels, copies, memsets), %.6f s\n",
                 t->gpu_activities, (double)t->gpu_ns / 1e9);
-        fprintf(out, "launched:   %" PRIu64 " with a Python stack, %" PRIu64
+        fprintf(out, "launched:   %" PRIu64 " with a Python stack (%" PRIu64 " a waiting thread's), %" PRIu64
                 " without (" EXP_GPU_NO_PYTHON_ROOT "), %" PRIu64 " unmatched (" EXP_GPU_UNKNOWN_ROOT
-                ")\n", g.python, g.no_python, g.unknown);
+                ")\n", g.python, g.via, g.no_python, g.unknown);
         char share[160];
         fprintf(out, "lines:      %s\n", exp_gpu_share_str(&g, share, sizeof share));
     } else {
