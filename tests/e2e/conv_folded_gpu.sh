@@ -2,7 +2,8 @@
 # GPU time in trc2collapsed --gpu, trc-stats --gpu / --gpu-callsites and
 # trc2pstats --gpu, on the recording path's fixture (fixtures/gpu/
 # fake_train.trc, fake CUPTI) and on trc2nvvp's synthetic GPU trace:
-#  - trc-stats --gpu prints exactly fixtures/gpu/fake_train.summary.txt;
+#  - trc-stats --gpu prints exactly fixtures/gpu/fake_train.summary.txt,
+#    then the share line;
 #  - the total of `trc2collapsed --gpu --weight us` equals the GPU
 #    activities' total from `trc2nvvp --csv` rounded to the nearest us,
 #    exactly (counts are apportioned by largest remainder); --weight
@@ -13,6 +14,12 @@
 #  - every line is an independent reading of `trc-dump --events`: the
 #    launching API call's Python stack (same pid and correlation id), then
 #    the activity's name as the leaf, or <no Python stack> / <unknown launch>;
+#    a launch without Python frames goes to the stack of a thread of its
+#    process whose samples cover the launch (off CPU first, then the first
+#    thread defined) with a [via thread TID NAME] frame (docs/gpu.md);
+#  - the share of GPU time with a Python line (direct, via, none) that
+#    trc-stats --gpu, --gpu-callsites and trc2nvvp print, and trc-lines'
+#    gpu_via_ns, equal that reading's;
 #  - selections: --thread keeps what those threads launched, --from/--to
 #    keep activities in the window even when their launch call is before
 #    it, --pid; exit codes and the one loss warning; stdin.
@@ -186,6 +193,7 @@ open(base + ".total", "w").write(str(total_ns))
 # the share line every GPU view prints: hundredths of a percent, half up
 bp = lambda part: (part * 10000 + total_ns // 2) // total_ns
 pc = lambda part: "%d.%02d%%" % divmod(bp(part), 100)
+open(base + ".via", "w").write(str(share[1]))
 open(base + ".share", "w").write(
     "%s of GPU time has a Python line (direct %s, via a waiting thread %s, none %s)\n"
     % (pc(share[0] + share[1]), pc(share[0]), pc(share[1]), pc(share[2])))
@@ -199,6 +207,11 @@ EOF
     bad "$tag: trc-stats --gpu share: $(tail -n 1 "$tmp/$tag.summary.out") want $(cat "$tmp/$tag.share")"
   cmp -s <(sed -n 's/^lines:      //p' "$tmp/$tag.table.out") "$tmp/$tag.share" ||
     bad "$tag: trc-stats --gpu-callsites share: $(grep '^lines:' "$tmp/$tag.table.out")"
+  if [ -x "$BIN/trc-lines" ]; then
+    "$BIN/trc-lines" --json "$trc" 2>/dev/null |
+      "$py" -c 'import json, sys; print(json.load(sys.stdin)["gpu_via_ns"])' |
+      cmp -s - <(cat "$tmp/$tag.via"; echo) || bad "$tag: trc-lines gpu_via_ns is not $(cat "$tmp/$tag.via")"
+  fi
   if [ -x "$BIN/trc2nvvp" ]; then
     "$BIN/trc2nvvp" "$trc" 2>/dev/null | tail -n 1 | cmp -s - "$tmp/$tag.share" ||
       bad "$tag: trc2nvvp share differs from $(cat "$tmp/$tag.share")"
