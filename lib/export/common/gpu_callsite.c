@@ -283,9 +283,11 @@ static trc_status on_sample(exp_gpu_callsite *c, trc_reader *r, const trc_sample
         *slot = ++c->n_lines;
     }
     wait_line *l = &c->lines[*slot - 1];
-    uint64_t len = s->span_ns + s->weight_ns;
-    int64_t to = len > (uint64_t)(INT64_MAX - s->time_ns) || s->time_ns < 0
-                     ? INT64_MAX : s->time_ns + (int64_t)len;
+    /* hostile times: saturate instead of overflowing */
+    uint64_t len = s->weight_ns > UINT64_MAX - s->span_ns ? UINT64_MAX
+                                                          : s->span_ns + s->weight_ns;
+    __int128 end = (__int128)s->time_ns + len;
+    int64_t to = end > INT64_MAX ? INT64_MAX : (int64_t)end;
     uint32_t on_cpu = (s->flags & TRC_SAMPLE_ON_CPU) != 0;
     if (l->n) {
         wait_run *last = &l->runs[(l->head + l->n - 1) % l->cap];

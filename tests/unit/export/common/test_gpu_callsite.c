@@ -756,6 +756,35 @@ static void test_wait_runs_are_bounded(void **state)
     world_close(&w);
 }
 
+/* Hostile sample times and lengths saturate (checked under UBSan), and
+ * a launcher is never its own waiting thread. */
+static void test_hostile_sample_times(void **state)
+{
+    world w;
+    got g = {0};
+    world_open(&w);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
+    const trc_sample hostile[] = {
+        {.time_ns = INT64_MIN, .thread = w.ta, .stack = 1, .weight_ns = UINT64_MAX, .span_ns = UINT64_MAX},
+        {.time_ns = -5, .thread = w.ta, .stack = 2, .weight_ns = UINT64_MAX, .span_ns = 7},
+        {.time_ns = INT64_MAX - 1, .thread = w.ta, .stack = 1, .weight_ns = 10, .span_ns = UINT64_MAX},
+        {.time_ns = 0, .thread = w.ta, .stack = 1},  /* before the last: not kept */
+        {.time_ns = 0, .thread = 9999, .stack = 1},  /* no such thread */
+    };
+    for (size_t i = 0; i < sizeof hostile / sizeof *hostile; i++) {
+        trc_event e = {.type = TRC_EV_SAMPLE};
+        e.u.sample = hostile[i];
+        feed(c, &w, e);
+    }
+    feed(c, &w, api(w.ta, 5, 0, LAUNCH | TRC_API_NO_PYTHON));
+    feed(c, &w, kernel(PID_A, 5, "k", 10));
+    assert_int_equal(g.n, 1);
+    assert_int_equal(g.h[0].origin, EXP_GPU_NO_PYTHON); /* ta covers, but launched it */
+    assert_int_equal(g.h[0].waiter, 0);
+    exp_gpu_callsite_free(c);
+    world_close(&w);
+}
+
 /* Every allocation may fail: the call reports TRC_ERR_NOMEM, nothing
  * leaks (checked under ASan), and freeing works from any state. */
 static void test_every_allocation_fails(void **state)
@@ -812,6 +841,7 @@ int main(void)
         cmocka_unit_test(test_via_a_waiting_thread),
         cmocka_unit_test(test_share_line),
         cmocka_unit_test(test_wait_runs_are_bounded),
+        cmocka_unit_test(test_hostile_sample_times),
         cmocka_unit_test(test_every_allocation_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
