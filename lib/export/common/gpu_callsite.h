@@ -111,9 +111,12 @@ exp_gpu_callsite *exp_gpu_callsite_new(uint64_t window, exp_gpu_emit_fn emit, vo
  * (call exp_gpu_callsite_finish first to emit them). */
 void exp_gpu_callsite_free(exp_gpu_callsite *c);
 
-/* Feed events in file order: TRC_EV_SEGMENT, TRC_EV_API_CALL and
- * TRC_EV_GPU_KERNEL/MEMCPY/MEMSET matter, others are ignored.  Every
- * launch call must be fed; the activities fed are those counted (a
+/* Feed events in file order: TRC_EV_SEGMENT, TRC_EV_API_CALL,
+ * TRC_EV_SAMPLE and TRC_EV_GPU_KERNEL/MEMCPY/MEMSET matter, others are
+ * ignored.  Every launch call must be fed, and every sample for the
+ * waiting-thread rule (a launch is charged from the samples fed before
+ * its activity is emitted, as in trec's files, where the samples come
+ * first); the activities fed are those counted (a
  * converter feeds the ones its selection keeps, and judges the launching
  * thread of each hit itself: lib/export/pipeline/pipeline.c).  r is
  * the reader the event came from (for the API call's thread → pid), the
@@ -134,9 +137,9 @@ void exp_gpu_stats_add(exp_gpu_callsite_stats *s, const exp_gpu_hit *hit);
  * "75.00% of GPU time has a Python line (direct 50.00%, via a waiting
  * thread 25.00%, none 25.00%)" (each of direct_ns, via_ns, none_ns of
  * their sum, rounded half up to 0.01 on its own, so they may add up to
- * 100 +- 0.02; "no GPU time to give a Python line" when the sum is 0).  The same words in every
- * view, so that the views can be compared.  Writes at
- * most n bytes, NUL included; returns buf. */
+ * 100 +- 0.02; "no GPU time to give a Python line" when the sum is 0).
+ * The same words in every view, so that the views can be compared.
+ * Writes at most n bytes, NUL included; returns buf. */
 const char *exp_gpu_share_str(const exp_gpu_callsite_stats *s, char *buf, size_t n);
 
 /* Counters so far.  Cannot fail. */
