@@ -2,7 +2,8 @@
 # GPU time in trc2collapsed --gpu, trc-stats --gpu / --gpu-callsites and
 # trc2pstats --gpu, on the recording path's fixture (fixtures/gpu/
 # fake_train.trc, fake CUPTI) and on trc2nvvp's synthetic GPU trace:
-#  - trc-stats --gpu prints exactly fixtures/gpu/fake_train.summary.txt;
+#  - trc-stats --gpu prints exactly fixtures/gpu/fake_train.summary.txt,
+#    then the share line;
 #  - the total of `trc2collapsed --gpu --weight us` equals the GPU
 #    activities' total from `trc2nvvp --csv` rounded to the nearest us,
 #    exactly (counts are apportioned by largest remainder); --weight
@@ -13,6 +14,12 @@
 #  - every line is an independent reading of `trc-dump --events`: the
 #    launching API call's Python stack (same pid and correlation id), then
 #    the activity's name as the leaf, or <no Python stack> / <unknown launch>;
+#    a launch without Python frames goes to the stack of a thread of its
+#    process whose samples cover the launch (off CPU first, then the first
+#    thread defined) with a [via thread TID NAME] frame (docs/gpu.md);
+#  - the share of GPU time with a Python line (direct, via, none) that
+#    trc-stats --gpu, --gpu-callsites and trc2nvvp print, and trc-lines'
+#    gpu_via_ns, equal that reading's;
 #  - selections: --thread keeps what those threads launched, --from/--to
 #    keep activities in the window even when their launch call is before
 #    it, --pid; exit codes and the one loss warning; stdin.
@@ -43,8 +50,10 @@ run() {
 }
 
 # ---- nvprof's summary --------------------------------------------------
+# (the table; then a blank line and the share of GPU time with a Python
+# line, checked against the independent reading below)
 run summary 1 trc-stats --gpu "$ft"
-cmp -s "$tmp/summary.out" fixtures/gpu/fake_train.summary.txt ||
+cmp -s <(head -n -2 "$tmp/summary.out") fixtures/gpu/fake_train.summary.txt ||
   { bad "trc-stats --gpu differs from fixtures/gpu/fake_train.summary.txt"; diff fixtures/gpu/fake_train.summary.txt "$tmp/summary.out" | head; }
 [ "$(wc -l < "$tmp/summary.err")" = 1 ] && grep -q "^trc-stats: warning: .*fake_train.trc: 4 GPU records dropped" "$tmp/summary.err" ||
   bad "summary: want one loss warning, got: $(cat "$tmp/summary.err")"
@@ -104,30 +113,62 @@ def frames(st):
         out.append(fn + (" (%s%s)" % (fl, ":" + ln if ln and ln != "0" else "") if fl else ""))
     return out
 calls, acts = {}, []
+# the waiting-thread rule (docs/gpu.md), read from the samples: per
+# thread in definition order, its samples with a stack as (from, to,
+# stack, on_cpu), a run lasting one period after its last sample
+order, names, runs = {}, {}, defaultdict(list)
 for line in open(base + ".events", encoding="utf-8"):
     kind = line.split(" ", 1)[0]
     f = dict(re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)', line))
-    if kind == "api_call":
+    if kind == "thread":
+        key = f["pid"] + "/" + f["tid"]
+        order.setdefault(key, len(order))
+        names[key] = f["name"][1:-1]
+    elif kind == "sample":
+        st = re.search(r" stack=(.*?) flags=", line).group(1)
+        if st != "-":
+            t0 = ns(f["time"])
+            runs[f["thread"]].append((t0, t0 + int(f["span_ns"]) + int(f["weight_ns"]), st,
+                                      int(f["flags"], 16) & 1))
+    elif kind == "api_call":
         pid = f["thread"].split("/")[0]
         corr = int(f["correlation"])
         st = re.search(r" stack=(.*?) result=", line).group(1)
         flags = int(f["flags"], 16)
         if corr and (flags & 2 or st != "-"):
-            calls.setdefault((pid, corr), (st, flags))
+            calls.setdefault((pid, corr), (st, flags, f["thread"], ns(f["start"])))
     elif kind in ("gpu_kernel", "gpu_memcpy", "gpu_memset"):
         name = (f["name"][1:-1] if kind == "gpu_kernel" else
                 copy.get(int(f["copy_kind"]), "[CUDA memcpy]") if kind == "gpu_memcpy" else "[CUDA memset]")
         acts.append((f["pid"], int(f["correlation"]), name, ns(f["end"]) - ns(f["start"])))
 want_ns, want_n = defaultdict(int), defaultdict(int)
+share = [0, 0, 0]  # ns: direct, via a waiting thread, none
 for pid, corr, name, d in acts:
     c = calls.get((pid, corr))
+    how = 2
     if c is None:
         root = ["<unknown launch>"]
     elif c[1] & 1 or c[0] == "-":
         root = ["<no Python stack>"]
+        best = None
+        for th, rs in runs.items():
+            if th.split("/")[0] != pid or th == c[2]:
+                continue
+            cover = [r for r in rs if r[0] <= c[3] < r[1]]
+            if cover:
+                r = max(cover, key=lambda r: r[0])
+                rank = (r[3], order[th])
+                if best is None or rank < best[0]:
+                    best = (rank, r[2])
+        if best:
+            tid = c[2].split("/")[1]
+            root = frames(best[1]) + ["[via thread %s %s]" % (tid, names[c[2]])]
+            how = 1
     else:
         root = frames(c[0])
+        how = 0
     key = ";".join(root + [name])
+    share[how] += d
     want_ns[key] += d
     want_n[key] += 1
 total_ns = sum(want_ns.values())
@@ -149,10 +190,32 @@ if gpu:
     assert {r[7] for r in gpu} == names, ({r[7] for r in gpu} ^ names)
     open(base + ".rows", "w").write(repr([(r[7], round(float(r[2]) * 1000), int(r[3])) for r in gpu]))
 open(base + ".total", "w").write(str(total_ns))
+# the share line every GPU view prints: hundredths of a percent, half up
+bp = lambda part: (part * 10000 + total_ns // 2) // total_ns
+pc = lambda part: "%d.%02d%%" % divmod(bp(part), 100)
+open(base + ".via", "w").write(str(share[1]))
+open(base + ".share", "w").write(
+    "%s of GPU time has a Python line (direct %s, via a waiting thread %s, none %s)\n"
+    % (pc(share[0] + share[1]), pc(share[0]), pc(share[1]), pc(share[2])))
 print("ok", len(us), "lines,", total_ns, "ns")
 EOF
   local total
   total=$(cat "$tmp/$tag.total" 2>/dev/null || echo 0)
+  # the share of GPU time with a Python line, in each view that prints it
+  run "$tag.summary" 1 trc-stats --gpu "$trc"
+  cmp -s <(tail -n 1 "$tmp/$tag.summary.out") "$tmp/$tag.share" ||
+    bad "$tag: trc-stats --gpu share: $(tail -n 1 "$tmp/$tag.summary.out") want $(cat "$tmp/$tag.share")"
+  cmp -s <(sed -n 's/^lines:      //p' "$tmp/$tag.table.out") "$tmp/$tag.share" ||
+    bad "$tag: trc-stats --gpu-callsites share: $(grep '^lines:' "$tmp/$tag.table.out")"
+  if [ -x "$BIN/trc-lines" ]; then
+    "$BIN/trc-lines" --json "$trc" 2>/dev/null |
+      "$py" -c 'import json, sys; print(json.load(sys.stdin)["gpu_via_ns"])' |
+      cmp -s - <(cat "$tmp/$tag.via"; echo) || bad "$tag: trc-lines gpu_via_ns is not $(cat "$tmp/$tag.via")"
+  fi
+  if [ -x "$BIN/trc2nvvp" ]; then
+    "$BIN/trc2nvvp" "$trc" 2>/dev/null | tail -n 1 | cmp -s - "$tmp/$tag.share" ||
+      bad "$tag: trc2nvvp share differs from $(cat "$tmp/$tag.share")"
+  fi
   for p in "${pythons[@]}"; do
     "$p" - "$tmp/$tag.prof" "$total" "$tmp/$tag.rows" <<'EOF' || bad "$tag: pstats under $p"
 import os, pstats, sys
@@ -197,9 +260,10 @@ grep -q '^<no Python stack>;void at::native::vectorized_elementwise_kernel<4, .*
 if [ -x "$BUILD/tests/nvvp-gen" ]; then
   "$BUILD/tests/nvvp-gen" --write fixture "$tmp/nv.trc" > /dev/null || bad "nvvp generator"
   check "$tmp/nv.trc" nv
-  # --thread: the autograd worker launched only the no-Python kernels
+  # --thread: the autograd worker launched only the no-Python kernels,
+  # charged via the main thread, which waits in compute_loss meanwhile
   run nv_thr 1 trc2collapsed --gpu --thread pt_autograd_0 "$tmp/nv.trc"
-  [ -s "$tmp/nv_thr.out" ] && ! grep -qv '^<no Python stack>;' "$tmp/nv_thr.out" ||
+  [ -s "$tmp/nv_thr.out" ] && ! grep -qv '^<module> (proj/train.py:88);main (proj/train.py:80);train_step (proj/train.py:42);compute_loss (proj/train.py:55);\[via thread 4250 pt_autograd_0\];' "$tmp/nv_thr.out" ||
     bad "--thread pt_autograd_0: $(head -3 "$tmp/nv_thr.out")"
   run nv_main 1 trc2collapsed --gpu --thread 4242 "$tmp/nv.trc"
   grep -q '^<no Python stack>\|^<unknown launch>' "$tmp/nv_main.out" && bad "--thread 4242 kept work not launched by it"

@@ -143,9 +143,11 @@ static void print_header(const ctx *c, trc_reader *r, FILE *out)
         const exp_gpu_callsite_stats g = *c->gpu;
         fprintf(out, "GPU time:   %" PRIu64 " activities (kernels, copies, memsets), %.6f s\n",
                 t->gpu_activities, (double)t->gpu_ns / 1e9);
-        fprintf(out, "launched:   %" PRIu64 " with a Python stack, %" PRIu64
+        fprintf(out, "launched:   %" PRIu64 " with a Python stack (%" PRIu64 " a waiting thread's), %" PRIu64
                 " without (" EXP_GPU_NO_PYTHON_ROOT "), %" PRIu64 " unmatched (" EXP_GPU_UNKNOWN_ROOT
-                ")\n", g.python, g.no_python, g.unknown);
+                ")\n", g.python, g.via, g.no_python, g.unknown);
+        char share[160];
+        fprintf(out, "lines:      %s\n", exp_gpu_share_str(&g, share, sizeof share));
     } else {
         fprintf(out, "samples:    %" PRIu64 " (%s%s), %.3f s sampled\n", t->samples,
                 c->o->idle ? "on- and off-CPU" : "on-CPU only",
@@ -340,12 +342,7 @@ static trc_status table_event(void *self, trc_reader *r, const trc_event *ev, FI
 static trc_status table_hit(void *self, trc_reader *r, const exp_gpu_hit *h)
 {
     table_sink *t = self;
-    if (h->origin == EXP_GPU_PYTHON)
-        t->gpu.python++;
-    else if (h->origin == EXP_GPU_NO_PYTHON)
-        t->gpu.no_python++;
-    else
-        t->gpu.unknown++;
+    exp_gpu_stats_add(&t->gpu, h);
     return exp_stats_add_gpu(t->stats, r, h);
 }
 

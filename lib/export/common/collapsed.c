@@ -28,6 +28,7 @@ typedef struct row {
     /* GPU rows only (leaf_id != 0) */
     uint32_t leaf_id;
     uint8_t origin;          /* exp_gpu_origin */
+    uint32_t via;            /* launching thread of a hit charged via a waiting one, else 0 */
     int64_t pid;
     const char *leaf;        /* borrowed from the correlator */
 } row;
@@ -161,6 +162,8 @@ trc_status exp_collapsed_add_gpu(exp_collapsed *c, const trc_reader *r, const ex
     uint64_t hash = trch_hash_more_u64(trch_hash_u64(((uint64_t)group << 32) | h->stack),
                                        (uint64_t)pid);
     hash = trch_hash_more_u64(hash, ((uint64_t)h->origin << 32) | h->name_id);
+    uint32_t via = h->waiter ? h->thread : 0;
+    hash = trch_hash_more_u64(hash, via);
     trch_probe p;
     row *rw = NULL;
 
@@ -168,7 +171,7 @@ trc_status exp_collapsed_add_gpu(exp_collapsed *c, const trc_reader *r, const ex
          i = trch_next(&c->gpu_index, &p)) {
         const row *o = &c->rows[i];
         if (o->group == group && o->pid == pid && o->stack == h->stack &&
-            o->origin == (uint8_t)h->origin && o->leaf_id == h->name_id) {
+            o->origin == (uint8_t)h->origin && o->leaf_id == h->name_id && o->via == via) {
             rw = &c->rows[i];
             break;
         }
@@ -187,6 +190,7 @@ trc_status exp_collapsed_add_gpu(exp_collapsed *c, const trc_reader *r, const ex
         rw->pid = pid;
         rw->stack = h->stack;
         rw->origin = (uint8_t)h->origin;
+        rw->via = via;
         rw->leaf_id = h->name_id;
         rw->leaf = h->name;
     }
@@ -329,6 +333,13 @@ static trc_status put_gpu(const exp_collapsed *c, const trc_reader *r, sbuf *b, 
         trc_status st = put_stack(c, r, b, rw->stack, path, cap);
         if (st != TRC_OK)
             return st;
+        const trc_thread *t = rw->via ? trc_reader_thread(r, rw->via) : NULL;
+        if (t) {
+            /* the stack is a waiting thread's: name the launcher */
+            sb_printf(b, ";[" EXP_GPU_VIA_FRAME " %" PRId64 " ", t->tid);
+            sb_escaped(b, t->name && *t->name ? t->name : "<unnamed>");
+            sb_puts(b, "]");
+        }
     } else {
         sb_puts(b, rw->origin == EXP_GPU_NO_PYTHON ? EXP_GPU_NO_PYTHON_ROOT
                                                    : EXP_GPU_UNKNOWN_ROOT);

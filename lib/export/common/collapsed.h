@@ -39,7 +39,8 @@ trc_status exp_collapsed_add(exp_collapsed *c, const trc_reader *r, const trc_sa
 
 /* Count one GPU activity (--gpu): the line is the launching stack (or
  * EXP_GPU_NO_PYTHON_ROOT / EXP_GPU_UNKNOWN_ROOT) plus a leaf frame for
- * h->name; it counts 1 (weight samples) or h->dur_ns.  --threads roots
+ * h->name; for a hit charged via a waiting thread, the waiting thread's
+ * stack, a frame "[via thread TID NAME]" naming the launcher, the leaf; it counts 1 (weight samples) or h->dur_ns.  --threads roots
  * use the launching thread ("<unknown thread>" when unknown), --pids the
  * activity's process.  h->name is borrowed until exp_collapsed_write.
  * TRC_OK, TRC_ERR_NOMEM or TRC_ERR_LIMIT. */

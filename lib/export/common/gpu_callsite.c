@@ -18,9 +18,15 @@
  *             other launches run, which can evict its `recent` slot
  *             before its last kernel comes; graphs are few.
  *   names     leaf names interned in an name_pool (ids dense from 1).
+ *   waits     per thread that had Python frames, a ring of its last
+ *             EXP_GPU_WAIT_RUNS sample runs, for the launches without
+ *             Python frames (the waiting-thread rule, docs/design/cupti.md
+ *             §5.1); kept across segments, since a process's side trace
+ *             follows the segment that holds its samples.
  */
 #include "lib/export/common/gpu_callsite.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "lib/util/alloc.h"
@@ -38,6 +44,7 @@ typedef struct entry {
     uint64_t seq;             /* record number at creation (age) */
     uint32_t corr;
     uint32_t thread, stack, flags;
+    int64_t start;            /* the call's start (trace clock) */
     uint32_t acts, acts_tail; /* pending activities waiting for the call */
     uint32_t older, newer;    /* age list; `newer` links the free list */
     uint8_t has_api;
@@ -56,7 +63,23 @@ typedef struct recent {
     uint32_t corr;            /* 0 = empty */
     uint32_t thread, stack;
     uint32_t graph;           /* in `graphs` only: the key, with pid */
+    int64_t start;            /* the call's start */
 } recent;
+
+/* Consecutive samples of a thread with one stack and one CPU state:
+ * from the first sample to one period after the last. */
+typedef struct wait_run {
+    int64_t from, to;         /* [from, to) */
+    uint32_t stack;           /* != 0 */
+    uint32_t on_cpu;
+} wait_run;
+
+typedef struct wait_line {
+    int64_t pid;
+    uint32_t thread;          /* reader id */
+    uint32_t head, n, cap;    /* ring: oldest at head, n used, cap allocated */
+    wait_run *runs;
+} wait_line;
 
 struct exp_gpu_callsite {
     exp_gpu_emit_fn emit;
@@ -73,6 +96,10 @@ struct exp_gpu_callsite {
     recent *recent;
     recent *graphs;
     name_pool names;
+    wait_line *lines;         /* threads with Python samples */
+    uint32_t n_lines, cap_lines;
+    uint32_t *line_of;        /* reader thread id -> index in lines + 1 */
+    uint32_t cap_line_of;
     exp_gpu_callsite_stats st;
 };
 
@@ -111,6 +138,10 @@ void exp_gpu_callsite_free(exp_gpu_callsite *c)
     trc_free(c->recent);
     trc_free(c->graphs);
     name_pool_cleanup(&c->names);
+    for (uint32_t i = 0; i < c->n_lines; i++)
+        trc_free(c->lines[i].runs);
+    trc_free(c->lines);
+    trc_free(c->line_of);
     trc_free(c);
 }
 
@@ -226,23 +257,170 @@ static trc_status add_pact(exp_gpu_callsite *c, entry *e, exp_gpu_kind kind, uin
     return TRC_OK;
 }
 
+/* ---- the waiting-thread rule --------------------------------------- */
+
+/* A sample of thread `thread` (reader id, of pid): extends its last run
+ * when it continues it, else starts a run, overwriting the oldest when
+ * the ring is full.  Samples out of time order are not kept. */
+static trc_status on_sample(exp_gpu_callsite *c, trc_reader *r, const trc_sample *s)
+{
+    if (!s->stack || !s->thread)
+        return TRC_OK;
+    uint32_t *slot = NULL;
+    if (s->thread < c->cap_line_of)
+        slot = &c->line_of[s->thread];
+    if (!slot || !*slot) {
+        const trc_thread *t = trc_reader_thread(r, s->thread);
+        if (!t)
+            return TRC_OK;
+        if (c->n_lines >= UINT32_MAX / 2)
+            return TRC_ERR_LIMIT;
+        if (trcu_grow32(&c->line_of, &c->cap_line_of, s->thread, sizeof *c->line_of) != TRC_OK ||
+            trcu_grow32(&c->lines, &c->cap_lines, c->n_lines, sizeof *c->lines) != TRC_OK)
+            return TRC_ERR_NOMEM;
+        c->lines[c->n_lines] = (wait_line){ .pid = t->pid, .thread = s->thread };
+        slot = &c->line_of[s->thread];
+        *slot = ++c->n_lines;
+    }
+    wait_line *l = &c->lines[*slot - 1];
+    /* hostile times: saturate instead of overflowing */
+    uint64_t len = s->weight_ns > UINT64_MAX - s->span_ns ? UINT64_MAX
+                                                          : s->span_ns + s->weight_ns;
+    __int128 end = (__int128)s->time_ns + len;
+    int64_t to = end > INT64_MAX ? INT64_MAX : (int64_t)end;
+    uint32_t on_cpu = (s->flags & TRC_SAMPLE_ON_CPU) != 0;
+    if (l->n) {
+        wait_run *last = &l->runs[(l->head + l->n - 1) % l->cap];
+        if (s->time_ns < last->from)
+            return TRC_OK;
+        if (last->stack == s->stack && last->on_cpu == on_cpu && s->time_ns <= last->to) {
+            if (to > last->to)
+                last->to = to;
+            return TRC_OK;
+        }
+    }
+    if (l->n == l->cap && l->cap < EXP_GPU_WAIT_RUNS) {
+        /* still growing: the ring has not wrapped (head is 0) */
+        if (trcu_grow32(&l->runs, &l->cap, l->n, sizeof *l->runs) != TRC_OK)
+            return TRC_ERR_NOMEM;
+        if (l->cap > EXP_GPU_WAIT_RUNS)
+            l->cap = EXP_GPU_WAIT_RUNS;
+    }
+    wait_run run = { s->time_ns, to, s->stack, on_cpu };
+    if (l->n < l->cap)
+        l->runs[(l->head + l->n++) % l->cap] = run;
+    else {
+        l->runs[l->head] = run;
+        l->head = (l->head + 1) % l->cap;
+    }
+    return TRC_OK;
+}
+
+/* The run of l that covers t, or NULL: the latest run starting at or
+ * before t, if it lasts past t. */
+static const wait_run *run_at(const wait_line *l, int64_t t)
+{
+    uint32_t lo = 0, hi = l->n; /* first run (in age order) starting after t */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (l->runs[(l->head + mid) % l->cap].from <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const wait_run *w = &l->runs[(l->head + lo - 1) % l->cap];
+    return t < w->to ? w : NULL;
+}
+
+/* The waiting thread for a launch at t by `launcher` of pid: among the
+ * other threads of pid whose samples cover t with a Python stack, one
+ * off CPU (waiting) before one on CPU, then the lowest reader id (the
+ * first seen: the main thread in a recording).  0 when none. */
+static uint32_t waiter_at(const exp_gpu_callsite *c, int64_t pid, uint32_t launcher, int64_t t,
+                          uint32_t *stack)
+{
+    uint32_t best = 0, best_cpu = 2;
+    for (uint32_t i = 0; i < c->n_lines; i++) {
+        const wait_line *l = &c->lines[i];
+        if (l->pid != pid || l->thread == launcher)
+            continue;
+        const wait_run *w = run_at(l, t);
+        if (!w)
+            continue;
+        if (w->on_cpu < best_cpu || (w->on_cpu == best_cpu && l->thread < best)) {
+            best = l->thread;
+            best_cpu = w->on_cpu;
+            *stack = w->stack;
+        }
+    }
+    return best;
+}
+
 /* ---- emitting ------------------------------------------------------- */
+
+void exp_gpu_stats_add(exp_gpu_callsite_stats *s, const exp_gpu_hit *h)
+{
+    if (h->origin == EXP_GPU_PYTHON) {
+        s->python++;
+        if (h->waiter) {
+            s->via++;
+            s->via_ns += h->dur_ns;
+        } else {
+            s->direct_ns += h->dur_ns;
+        }
+    } else {
+        if (h->origin == EXP_GPU_NO_PYTHON)
+            s->no_python++;
+        else
+            s->unknown++;
+        s->none_ns += h->dur_ns;
+    }
+    s->gpu_ns += h->dur_ns;
+}
+
+/* part / all in hundredths of a percent, rounded half up (128-bit: no
+ * overflow at any duration). */
+static unsigned long long basis_points(uint64_t part, uint64_t all)
+{
+    return (unsigned long long)(((unsigned __int128)part * 10000u + all / 2) / all);
+}
+
+const char *exp_gpu_share_str(const exp_gpu_callsite_stats *s, char *buf, size_t n)
+{
+    uint64_t all = s->direct_ns + s->via_ns + s->none_ns;
+    if (!all) {
+        snprintf(buf, n, "no GPU time to give a Python line");
+        return buf;
+    }
+    unsigned long long d = basis_points(s->direct_ns, all), v = basis_points(s->via_ns, all);
+    unsigned long long no = basis_points(s->none_ns, all);
+    unsigned long long with = basis_points(s->direct_ns + s->via_ns, all);
+    snprintf(buf, n,
+             "%llu.%02llu%% of GPU time has a Python line (direct %llu.%02llu%%, via a "
+             "waiting thread %llu.%02llu%%, none %llu.%02llu%%)",
+             with / 100, with % 100, d / 100, d % 100, v / 100, v % 100, no / 100, no % 100);
+    return buf;
+}
 
 static trc_status emit(exp_gpu_callsite *c, int64_t pid, uint32_t thread, uint32_t stack,
                        exp_gpu_origin origin, exp_gpu_kind kind, uint32_t name_id,
-                       uint64_t dur_ns)
+                       uint64_t dur_ns, int64_t start)
 {
     exp_gpu_hit h = {pid, thread, origin == EXP_GPU_PYTHON ? stack : 0, origin, kind, name_id,
-                     name_pool_str(&c->names, name_id), dur_ns};
+                     name_pool_str(&c->names, name_id), dur_ns, 0};
     if (origin == EXP_GPU_UNKNOWN)
         h.thread = 0;
-    if (origin == EXP_GPU_PYTHON)
-        c->st.python++;
-    else if (origin == EXP_GPU_NO_PYTHON)
-        c->st.no_python++;
-    else
-        c->st.unknown++;
-    c->st.gpu_ns += dur_ns;
+    if (origin == EXP_GPU_NO_PYTHON && c->n_lines) {
+        uint32_t wstack = 0, w = waiter_at(c, pid, thread, start, &wstack);
+        if (w) {
+            h.origin = EXP_GPU_PYTHON;
+            h.stack = wstack;
+            h.waiter = w;
+        }
+    }
+    exp_gpu_stats_add(&c->st, &h);
     return c->emit ? c->emit(c->ctx, c->r, &h) : TRC_OK;
 }
 
@@ -259,10 +437,10 @@ static recent *graph_slot(exp_gpu_callsite *c, int64_t pid, uint32_t graph)
 /* An activity of graph `graph` (0 = none) was charged to the call
  * (pid, corr): later kernels of that replay find the call here. */
 static void remember_graph(exp_gpu_callsite *c, uint32_t graph, int64_t pid, uint32_t corr,
-                           uint32_t thread, uint32_t stack)
+                           uint32_t thread, uint32_t stack, int64_t start)
 {
     if (graph)
-        *graph_slot(c, pid, graph) = (recent){ pid, corr, thread, stack, graph };
+        *graph_slot(c, pid, graph) = (recent){ pid, corr, thread, stack, graph, start };
 }
 
 /* Emits e's pending activities as launched by (thread, stack), or as
@@ -273,11 +451,11 @@ static trc_status emit_pending(exp_gpu_callsite *c, const entry *e)
     for (uint32_t i = e->acts; i; i = c->acts[i - 1].next) {
         const pact *a = &c->acts[i - 1];
         trc_status st = emit(c, e->pid, e->thread, e->stack, o, (exp_gpu_kind)a->kind,
-                             a->name_id, a->dur_ns);
+                             a->name_id, a->dur_ns, e->start);
         if (st != TRC_OK)
             return st;
         if (e->has_api)
-            remember_graph(c, a->graph, e->pid, e->corr, e->thread, e->stack);
+            remember_graph(c, a->graph, e->pid, e->corr, e->thread, e->stack, e->start);
     }
     return TRC_OK;
 }
@@ -288,13 +466,14 @@ static recent *recent_slot(exp_gpu_callsite *c, int64_t pid, uint32_t corr)
 }
 
 static void remember(exp_gpu_callsite *c, int64_t pid, uint32_t corr, uint32_t thread,
-                     uint32_t stack)
+                     uint32_t stack, int64_t start)
 {
     recent *s = recent_slot(c, pid, corr);
     s->pid = pid;
     s->corr = corr;
     s->thread = thread;
     s->stack = stack;
+    s->start = start;
 }
 
 /* Gives up entries older than the window (all of them when everything). */
@@ -328,6 +507,7 @@ static trc_status on_api(exp_gpu_callsite *c, trc_reader *r, const trc_api_call 
         if (!e->stack && stack) {
             e->thread = a->thread;
             e->stack = stack;
+            e->start = a->start_ns;
         }
         return TRC_OK;
     }
@@ -336,8 +516,9 @@ static trc_status on_api(exp_gpu_callsite *c, trc_reader *r, const trc_api_call 
         e->thread = a->thread;
         e->stack = stack;
         e->flags = a->flags;
+        e->start = a->start_ns;
         trc_status st = emit_pending(c, e);
-        remember(c, e->pid, e->corr, e->thread, e->stack);
+        remember(c, e->pid, e->corr, e->thread, e->stack, e->start);
         drop_entry(c, e);
         return st;
     }
@@ -345,7 +526,7 @@ static trc_status on_api(exp_gpu_callsite *c, trc_reader *r, const trc_api_call 
      * later activities "<no Python stack>" instead of "<unknown launch>":
      * the cache is enough for them, the map is for launches. */
     if (!(a->flags & TRC_API_LAUNCH) && !stack) {
-        remember(c, t->pid, a->correlation, a->thread, 0);
+        remember(c, t->pid, a->correlation, a->thread, 0, a->start_ns);
         return TRC_OK;
     }
     trc_status st = new_entry(c, t->pid, a->correlation, &e);
@@ -355,6 +536,7 @@ static trc_status on_api(exp_gpu_callsite *c, trc_reader *r, const trc_api_call 
     e->thread = a->thread;
     e->stack = stack;
     e->flags = a->flags;
+    e->start = a->start_ns;
     return TRC_OK;
 }
 
@@ -368,12 +550,13 @@ static trc_status on_activity(exp_gpu_callsite *c, const trc_gpu_where *w, exp_g
     if (st != TRC_OK)
         return st;
     if (w->correlation == 0)
-        return emit(c, w->pid, 0, 0, EXP_GPU_UNKNOWN, kind, name_id, dur);
+        return emit(c, w->pid, 0, 0, EXP_GPU_UNKNOWN, kind, name_id, dur, start);
     entry *e = find(c, w->pid, w->correlation);
     if (e && e->has_api) {
-        st = emit(c, e->pid, e->thread, e->stack, origin_of(e->stack), kind, name_id, dur);
-        remember(c, e->pid, e->corr, e->thread, e->stack);
-        remember_graph(c, graph, e->pid, e->corr, e->thread, e->stack);
+        st = emit(c, e->pid, e->thread, e->stack, origin_of(e->stack), kind, name_id, dur,
+                  e->start);
+        remember(c, e->pid, e->corr, e->thread, e->stack, e->start);
+        remember_graph(c, graph, e->pid, e->corr, e->thread, e->stack, e->start);
         drop_entry(c, e);
         return st;
     }
@@ -384,9 +567,9 @@ static trc_status on_activity(exp_gpu_callsite *c, const trc_gpu_where *w, exp_g
             gs->graph == graph && gs->corr == w->correlation && gs->pid == w->pid)
             s = gs;
         if (s->corr == w->correlation && s->pid == w->pid) {
-            remember_graph(c, graph, s->pid, s->corr, s->thread, s->stack);
+            remember_graph(c, graph, s->pid, s->corr, s->thread, s->stack, s->start);
             return emit(c, s->pid, s->thread, s->stack, origin_of(s->stack), kind, name_id,
-                        dur);
+                        dur, s->start);
         }
         st = new_entry(c, w->pid, w->correlation, &e);
         if (st != TRC_OK)
@@ -405,7 +588,9 @@ trc_status exp_gpu_callsite_event(exp_gpu_callsite *c, trc_reader *r, const trc_
         st = retire(c, 1);
         memset(c->recent, 0, RECENT_SLOTS * sizeof *c->recent);
         memset(c->graphs, 0, GRAPH_SLOTS * sizeof *c->graphs);
-        return st;
+        return st; /* the sample runs stay: see the file comment */
+    case TRC_EV_SAMPLE:
+        return on_sample(c, r, &ev->u.sample);
     case TRC_EV_API_CALL:
         c->seq++;
         st = on_api(c, r, &ev->u.api);

@@ -17,6 +17,16 @@
  * charged to EXP_GPU_UNKNOWN_ROOT), at each new segment (correlation ids
  * restart with each recorded process) and at exp_gpu_callsite_finish.
  *
+ * A launch call without Python frames (TRC_API_NO_PYTHON or stack 0:
+ * PyTorch's autograd threads, NCCL and library threads) is charged to
+ * the Python stack of a thread of the same process that waits at the
+ * call's start (docs/design/cupti.md §5.1, docs/gpu.md): the hit keeps
+ * the launching thread in `thread` and names the waiting one in
+ * `waiter`.  For that the correlator keeps, per thread with Python
+ * frames, its last EXP_GPU_WAIT_RUNS sample runs (feed the samples too,
+ * unselected, like the launch calls): memory is bounded by the threads,
+ * not by the trace.
+ *
  * Results are handed to an emit callback, one per activity fed, in no
  * particular order: the converter pipeline's call-site stage, which
  * annotates each selected activity with its launch site for the sinks
@@ -40,6 +50,16 @@
  * map to ~16 MB however many calls go unmatched. */
 #define EXP_GPU_DEFAULT_WINDOW (UINT64_C(1) << 18)
 
+/* Sample runs kept per thread for attribution via a waiting thread
+ * (a run: consecutive samples with one stack and one on/off-CPU state;
+ * 24 bytes each, so at most 1.5 MB per thread with Python frames). */
+#define EXP_GPU_WAIT_RUNS 65536u
+
+/* The frame that marks GPU time charged via a waiting thread, placed
+ * between the waiting thread's stack and the leaf: "[via thread TID
+ * NAME]", TID and NAME those of the launching thread. */
+#define EXP_GPU_VIA_FRAME "via thread"
+
 typedef enum exp_gpu_origin {
     EXP_GPU_PYTHON = 0,    /* launch call found, with a Python stack */
     EXP_GPU_NO_PYTHON = 1, /* launch call found, without one (TRC_API_NO_PYTHON, stack 0) */
@@ -61,6 +81,9 @@ typedef struct exp_gpu_hit {
     const char *name;        /* leaf: kernel name, "[CUDA memcpy HtoD]", "[CUDA memset]";
                               * owned by the correlator, valid until _free */
     uint64_t dur_ns;         /* end - start (0 if reversed) */
+    uint32_t waiter;         /* 0: `stack` is the launcher's own (direct); else the
+                              * waiting thread (reader id) whose stack `stack` is,
+                              * the launcher having none (origin is PYTHON) */
 } exp_gpu_hit;
 
 /* Called once per activity counted, with the reader last fed.  A status
@@ -72,6 +95,9 @@ typedef struct exp_gpu_callsite_stats {
     uint64_t activities, api_calls;      /* fed in */
     uint64_t python, no_python, unknown; /* activities emitted, by origin */
     uint64_t gpu_ns;                     /* their summed durations */
+    uint64_t via;                        /* of `python`, charged via a waiting thread */
+    uint64_t direct_ns, via_ns, none_ns; /* gpu_ns by attribution: own Python stack,
+                                          * a waiting thread's, none */
     uint64_t live, peak_live;            /* map entries now / at most */
     uint64_t retired;                    /* entries given up unmatched */
 } exp_gpu_callsite_stats;
@@ -85,9 +111,12 @@ exp_gpu_callsite *exp_gpu_callsite_new(uint64_t window, exp_gpu_emit_fn emit, vo
  * (call exp_gpu_callsite_finish first to emit them). */
 void exp_gpu_callsite_free(exp_gpu_callsite *c);
 
-/* Feed events in file order: TRC_EV_SEGMENT, TRC_EV_API_CALL and
- * TRC_EV_GPU_KERNEL/MEMCPY/MEMSET matter, others are ignored.  Every
- * launch call must be fed; the activities fed are those counted (a
+/* Feed events in file order: TRC_EV_SEGMENT, TRC_EV_API_CALL,
+ * TRC_EV_SAMPLE and TRC_EV_GPU_KERNEL/MEMCPY/MEMSET matter, others are
+ * ignored.  Every launch call must be fed, and every sample for the
+ * waiting-thread rule (a launch is charged from the samples fed before
+ * its activity is emitted, as in trec's files, where the samples come
+ * first); the activities fed are those counted (a
  * converter feeds the ones its selection keeps, and judges the launching
  * thread of each hit itself: lib/export/pipeline/pipeline.c).  r is
  * the reader the event came from (for the API call's thread → pid), the
@@ -98,6 +127,20 @@ trc_status exp_gpu_callsite_event(exp_gpu_callsite *c, trc_reader *r, const trc_
 /* Give up everything still waiting (activities are emitted as UNKNOWN).
  * Call once at the end of input; feeding may continue after it. */
 trc_status exp_gpu_callsite_finish(exp_gpu_callsite *c);
+
+/* Counts hit into s (activities by origin, GPU time by attribution), as
+ * the correlator does for what it emits; for a sink that counts only
+ * the hits its selection keeps.  Cannot fail. */
+void exp_gpu_stats_add(exp_gpu_callsite_stats *s, const exp_gpu_hit *hit);
+
+/* The share of GPU time with a Python line, one line without newline:
+ * "75.00% of GPU time has a Python line (direct 50.00%, via a waiting
+ * thread 25.00%, none 25.00%)" (each of direct_ns, via_ns, none_ns of
+ * their sum, rounded half up to 0.01 on its own, so they may add up to
+ * 100 +- 0.02; "no GPU time to give a Python line" when the sum is 0).
+ * The same words in every view, so that the views can be compared.
+ * Writes at most n bytes, NUL included; returns buf. */
+const char *exp_gpu_share_str(const exp_gpu_callsite_stats *s, char *buf, size_t n);
 
 /* Counters so far.  Cannot fail. */
 void exp_gpu_callsite_get_stats(const exp_gpu_callsite *c, exp_gpu_callsite_stats *out);

@@ -69,6 +69,7 @@ typedef struct lines_totals {
     lines_time t;            /* every sample, every activity */
     uint64_t gpu_activities; /* activities added */
     uint64_t gpu_unattributed_ns; /* their time without a Python launch site */
+    uint64_t gpu_via_ns;     /* their time charged via a waiting thread (exp_gpu_hit.waiter) */
 } lines_totals;
 
 typedef struct lines_agg lines_agg;

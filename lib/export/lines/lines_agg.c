@@ -116,6 +116,8 @@ trc_status lines_agg_gpu(lines_agg *a, const exp_gpu_hit *h)
     if (!t)
         return TRC_ERR_NOMEM;
     t->gpu_ns += h->dur_ns;
+    if (h->waiter)
+        a->totals.gpu_via_ns += h->dur_ns;
     return TRC_OK;
 }
 

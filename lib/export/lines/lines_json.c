@@ -143,6 +143,8 @@ trc_status lines_write_json(const lines_agg *a, const lines_opts *o, FILE *out)
     jsonw_u64(&w, tot->gpu_activities);
     jsonw_raw(&w, ",\"gpu_unattributed_ns\":");
     jsonw_u64(&w, tot->gpu_unattributed_ns);
+    jsonw_raw(&w, ",\"gpu_via_ns\":");
+    jsonw_u64(&w, tot->gpu_via_ns);
     jsonw_raw(&w, ",\"functions\":[");
     for (size_t i = 0; i < n && st == TRC_OK; i++)
         st = one_function(&w, a, o, pick[i], i == 0);

@@ -173,6 +173,8 @@ trc_status lines_write_text(const lines_agg *a, const lines_opts *o, FILE *out)
     if (t.gpu)
         fprintf(out, "; %" PRIu64 " GPU activities, %.3f ms (%.3f ms without a Python launch site)",
                 tot->gpu_activities, msec(tot->t.gpu_ns), msec(tot->gpu_unattributed_ns));
+    if (t.gpu && tot->gpu_via_ns) /* only then: launches without Python frames */
+        fprintf(out, ", %.3f ms of it via a waiting thread", msec(tot->gpu_via_ns));
     fputc('\n', out);
     if (o->function || o->file)
         fprintf(out, "functions matching%s%s%s%s: %zu\n", o->function ? " --function " : "",

@@ -5,20 +5,64 @@
  */
 #include "lib/export/nvvp/nvvp_sink.h"
 
+#include <stdio.h>
+
+#include "lib/util/alloc.h"
 #include "lib/export/nvvp/gpu_summary.h"
 
-static void *summary_create(const void *opts) { return gpu_summary_new(); }
-static void summary_destroy(void *self) { gpu_summary_free(self); }
+/* The summary, and the share of GPU time with a Python line, from the
+ * activities with their launch sites (docs/gpu.md). */
+typedef struct summary_sink {
+    gpu_summary *s;
+    exp_gpu_callsite_stats lines;
+} summary_sink;
+
+static void summary_destroy(void *self)
+{
+    summary_sink *x = self;
+    if (x)
+        gpu_summary_free(x->s);
+    trc_free(x);
+}
+
+static void *summary_create(const void *opts)
+{
+    summary_sink *x = trc_calloc(1, sizeof *x);
+    if (x && !(x->s = gpu_summary_new())) {
+        summary_destroy(x);
+        return NULL;
+    }
+    return x;
+}
 
 static trc_status summary_event(void *self, trc_reader *r, const trc_event *ev, FILE *out)
 {
-    return gpu_summary_event(self, r, ev) == 0 ? TRC_OK : TRC_ERR_NOMEM;
+    summary_sink *x = self;
+    return gpu_summary_event(x->s, r, ev) == 0 ? TRC_OK : TRC_ERR_NOMEM;
+}
+
+static trc_status summary_hit(void *self, trc_reader *r, const exp_gpu_hit *hit)
+{
+    exp_gpu_stats_add(&((summary_sink *)self)->lines, hit);
+    return TRC_OK;
+}
+
+trc_status nvvp_print_share(const exp_gpu_callsite_stats *lines, FILE *out)
+{
+    char share[160];
+    if (!lines->gpu_ns)
+        return TRC_OK;
+    exp_gpu_share_str(lines, share, sizeof share);
+    return fprintf(out, "\n%s\n", share) < 0 ? TRC_ERR_IO : TRC_OK;
 }
 
 static trc_status summary_finish(void *self, trc_reader *r, FILE *out)
 {
-    return gpu_summary_print(self, out);
+    summary_sink *x = self;
+    trc_status st = gpu_summary_print(x->s, out);
+    return st == TRC_OK ? nvvp_print_share(&x->lines, out) : st;
 }
 
-const exp_sink_type exp_sink_gpu_summary = {"gpu-summary", summary_create, summary_event, NULL,
-                                            summary_finish, summary_destroy, NULL};
+const exp_sink_type exp_sink_gpu_summary = {"gpu-summary", summary_create, summary_event,
+                                            summary_hit, summary_finish, summary_destroy,
+                                            NULL};

@@ -15,6 +15,7 @@ typedef struct nvvp_sink {
     nvvp_sink_options o;
     nvvp_data *data;        /* the tables and the timeline */
     nvvp_summary *summary;  /* the default view */
+    exp_gpu_callsite_stats lines; /* its share of GPU time with a Python line */
 } nvvp_sink;
 
 static void destroy(void *self)
@@ -55,13 +56,21 @@ static trc_status event(void *self, trc_reader *r, const trc_event *ev, FILE *ou
     return x->data ? nvvp_data_add(x->data, r, ev) : nvvp_summary_add(x->summary, r, ev);
 }
 
+static trc_status hit(void *self, trc_reader *r, const exp_gpu_hit *h)
+{
+    exp_gpu_stats_add(&((nvvp_sink *)self)->lines, h);
+    return TRC_OK;
+}
+
 static trc_status finish(void *self, trc_reader *r, FILE *out)
 {
     nvvp_sink *x = self;
     const nvvp_sink_options *o = &x->o;
     if (x->summary) {
         nvvp_summary_opts so = {o->csv, o->sort, o->limit};
-        return nvvp_summary_write(x->summary, r, &so, out);
+        trc_status st = nvvp_summary_write(x->summary, r, &so, out);
+        /* not in CSV: the file stays one table */
+        return st == TRC_OK && !o->csv ? nvvp_print_share(&x->lines, out) : st;
     }
     trc_status st = nvvp_data_finish(x->data);
     if (st == TRC_OK && o->svg) {
@@ -79,4 +88,4 @@ static trc_status finish(void *self, trc_reader *r, FILE *out)
     return st;
 }
 
-const exp_sink_type exp_sink_nvvp = {"nvvp", create, event, NULL, finish, destroy, NULL};
+const exp_sink_type exp_sink_nvvp = {"nvvp", create, event, hit, finish, destroy, NULL};

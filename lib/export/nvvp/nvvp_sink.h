@@ -26,4 +26,10 @@ typedef struct nvvp_sink_options {
 extern const exp_sink_type exp_sink_nvvp;
 extern const exp_sink_type exp_sink_gpu_summary;
 
+/* After the text summary of both: a blank line and the share of GPU
+ * time with a Python line (exp_gpu_share_str), nothing when there was
+ * no GPU time.  TRC_OK or TRC_ERR_IO.  In gpu_summary_sink.c, which
+ * trc-stats links without the timeline. */
+trc_status nvvp_print_share(const exp_gpu_callsite_stats *lines, FILE *out);
+
 #endif /* TRC_LIB_EXPORT_NVVP_NVVP_SINK_H */

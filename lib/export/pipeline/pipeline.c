@@ -28,12 +28,13 @@ static trc_status on_hit(void *ctx, trc_reader *r, const exp_gpu_hit *hit)
     return exp_sink_gpu_hit(p->sink, r, hit);
 }
 
-/* One event into the call-site stage: launch calls and segment starts
- * whatever the selection says, activities only when selected. */
+/* One event into the call-site stage: launch calls, segment starts and
+ * samples (for the waiting-thread rule) whatever the selection says,
+ * activities only when selected. */
 static trc_status to_sites(exp_gpu_callsite *sites, trc_reader *r, const trc_event *ev,
                            const trc_event *kept)
 {
-    if (ev->type == TRC_EV_API_CALL || ev->type == TRC_EV_SEGMENT)
+    if (ev->type == TRC_EV_API_CALL || ev->type == TRC_EV_SEGMENT || ev->type == TRC_EV_SAMPLE)
         return exp_gpu_callsite_event(sites, r, ev);
     return kept ? exp_gpu_callsite_event(sites, r, kept) : TRC_OK;
 }

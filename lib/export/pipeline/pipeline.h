@@ -7,8 +7,10 @@
  * (lib/export/sink.h), which is finished at the end.
  *
  * The call-site stage sees every launch call, selected or not (an
- * activity inside a window may have been launched before it) and the
- * selected activities; it hands the sink each activity with its launch
+ * activity inside a window may have been launched before it), every
+ * sample, selected or not (for launches without Python frames, the
+ * waiting thread: docs/design/cupti.md §5.1), and the selected
+ * activities; it hands the sink each activity with its launch
  * site, and with --thread only those whose launching thread is
  * selected (an activity whose launch is unknown then goes).
  *

@@ -527,6 +527,264 @@ static void test_through_a_file(void **state)
     conv_tb_free(b);
 }
 
+/* ---- the waiting-thread rule ---------------------------------------- */
+
+/* A training step as trec records one: the main segment holds the
+ * samples, the process's side trace (a later segment, as trec appends
+ * it) the launches and activities.  Times in ms from CONV_START_NS.
+ *   PID_A: "loader" (reader id below main's) on CPU in load() from 0 to
+ *          10; "main" off CPU in loss.backward() from 0 to 10;
+ *          "autograd" (no Python frames) launches kernels of 100, 200
+ *          and 300 us at 2, 4, 6 (charged via main: off CPU wins over
+ *          the lower id), and one of 700 us at 20 (no thread waits
+ *          then: none); main launches a 400 us kernel at 1 with its
+ *          own stack (direct), and at 5 a graph whose two replayed
+ *          kernels of 50 us keep the graph launch's stack (direct).
+ *   PID_B: "nccl" (no Python frames) launches a 500 us kernel at 3
+ *          while PID_A's main waits: another process, so none. */
+typedef struct two_segments {
+    uint32_t s_backward, s_forward, s_graph;  /* reader stack ids */
+    uint32_t main, autograd, nccl;            /* reader thread ids */
+} two_segments;
+
+static void side_kernel(trc_writer *wr, int64_t pid, uint32_t corr, double at_ms, int64_t dur_us,
+                        uint32_t graph)
+{
+    int64_t t = CONV_START_NS + (int64_t)(at_ms * CONV_MS);
+    trc_gpu_kernel k = {.where = {pid, 0, 1, 7, corr}, .start_ns = t + 10000,
+                        .end_ns = t + 10000 + dur_us * 1000, .name = "k", .graph = graph};
+    assert_int_equal(trc_writer_gpu_kernel(wr, &k), TRC_OK);
+}
+
+static void side_launch(trc_writer *wr, uint32_t thread, uint32_t corr, double at_ms,
+                        uint32_t stack)
+{
+    int64_t t = CONV_START_NS + (int64_t)(at_ms * CONV_MS);
+    trc_api_call a = {thread, t, t + 5000, TRC_API_RUNTIME, "cudaLaunchKernel", corr, stack, 0,
+                      TRC_API_LAUNCH | (stack ? 0 : TRC_API_NO_PYTHON), 0};
+    assert_int_equal(trc_writer_api_call(wr, &a), TRC_OK);
+}
+
+static FILE *write_training_step(void)
+{
+    conv_tb *m = conv_tb_new(), *side = conv_tb_new();
+    uint32_t loader = conv_tb_thread(m, PID_A, 12, "loader");
+    uint32_t mn = conv_tb_thread(m, PID_A, 11, "main");
+    uint32_t f_mod = conv_tb_frame(m, "<module>", "train.py", 90, 1);
+    uint32_t s_back = conv_tb_stack(m, 2, (uint32_t[]){f_mod, conv_tb_frame(m, "backward", "train.py", 88, 80)});
+    uint32_t s_load = conv_tb_stack(m, 2, (uint32_t[]){f_mod, conv_tb_frame(m, "load", "data.py", 5, 1)});
+    for (int ms = 0; ms < 10; ms++) {
+        conv_tb_sample(m, ms, loader, s_load, TRC_SAMPLE_ON_CPU, 0);
+        conv_tb_sample(m, ms, mn, s_back, 0, 0);
+    }
+    /* the side traces: threads and frames defined again, as libtrec-cupti does */
+    trc_writer *wr = conv_tb_writer(side);
+    uint32_t mn2 = conv_tb_thread(side, PID_A, 11, "main");
+    uint32_t grad = conv_tb_thread(side, PID_A, 13, "autograd");
+    uint32_t nccl = conv_tb_thread(side, PID_B, 21, "nccl");
+    uint32_t f_mod2 = conv_tb_frame(side, "<module>", "train.py", 90, 1);
+    uint32_t s_fwd = conv_tb_stack(side, 2, (uint32_t[]){f_mod2, conv_tb_frame(side, "forward", "train.py", 70, 60)});
+    uint32_t s_gr = conv_tb_stack(side, 2, (uint32_t[]){f_mod2, conv_tb_frame(side, "replay", "train.py", 75, 60)});
+    side_launch(wr, mn2, 1, 1, s_fwd);
+    side_kernel(wr, PID_A, 1, 1, 400, 0);
+    side_launch(wr, grad, 2, 2, 0);
+    side_launch(wr, nccl, 2, 3, 0);          /* same correlation, other process */
+    side_kernel(wr, PID_A, 2, 2, 100, 0);
+    side_kernel(wr, PID_B, 2, 3, 500, 0);
+    side_kernel(wr, PID_A, 3, 4, 200, 0);    /* before its call */
+    side_launch(wr, grad, 3, 4, 0);
+    side_launch(wr, mn2, 4, 5, s_gr);
+    side_kernel(wr, PID_A, 4, 5, 50, 9);
+    side_kernel(wr, PID_A, 4, 5.1, 50, 9);
+    side_launch(wr, grad, 5, 6, 0);
+    side_kernel(wr, PID_A, 5, 6, 300, 0);
+    side_launch(wr, grad, 6, 20, 0);
+    side_kernel(wr, PID_A, 6, 20, 700, 0);
+    assert_int_equal(conv_tb_status(m), TRC_OK);
+    assert_int_equal(conv_tb_status(side), TRC_OK);
+    trc_reader_free(conv_tb_reader(m)); /* closes the writers */
+    trc_reader_free(conv_tb_reader(side));
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    size_t n;
+    const unsigned char *p = conv_tb_bytes(m, &n);
+    assert_int_equal(fwrite(p, 1, n, f), n);
+    p = conv_tb_bytes(side, &n);
+    assert_int_equal(fwrite(p, 1, n, f), n);
+    fflush(f);
+    rewind(f);
+    conv_tb_free(m);
+    conv_tb_free(side);
+    return f;
+}
+
+/* The reader ids of the scenario's threads and stacks, by name. */
+static void find_ids(trc_reader *r, two_segments *ids)
+{
+    memset(ids, 0, sizeof *ids);
+    for (uint32_t i = 1; i <= trc_reader_thread_count(r); i++) {
+        const trc_thread *t = trc_reader_thread(r, i);
+        if (t && t->tid == 11)
+            ids->main = i;
+        if (t && t->tid == 13)
+            ids->autograd = i;
+        if (t && t->tid == 21)
+            ids->nccl = i;
+    }
+    for (uint32_t i = 1; i <= trc_reader_stack_count(r); i++) {
+        const trc_stack *s = trc_reader_stack(r, i);
+        const char *fn = s ? trc_reader_frame(r, s->frame)->function : "";
+        if (strcmp(fn, "backward") == 0)
+            ids->s_backward = i;
+        if (strcmp(fn, "forward") == 0)
+            ids->s_forward = i;
+        if (strcmp(fn, "replay") == 0)
+            ids->s_graph = i;
+    }
+    assert_true(ids->main && ids->autograd && ids->nccl);
+    assert_true(ids->s_backward && ids->s_forward && ids->s_graph);
+}
+
+static void test_via_a_waiting_thread(void **state)
+{
+    got g = {0};
+    FILE *f = write_training_step();
+    trc_status rst;
+    trc_reader *r = trc_reader_open_fd(fileno(f), "<two segments>", &rst);
+    assert_non_null(r);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
+    const trc_event *ev;
+    while (trc_reader_next(r, &ev) == TRC_OK)
+        assert_int_equal(exp_gpu_callsite_event(c, r, ev), TRC_OK);
+    assert_int_equal(exp_gpu_callsite_finish(c), TRC_OK);
+    two_segments id;
+    find_ids(r, &id);
+    assert_int_equal(g.n, 8);
+    uint64_t via_ns = 0, direct_ns = 0, none_ns = 0;
+    for (size_t i = 0; i < g.n; i++) {
+        const exp_gpu_hit *h = &g.h[i];
+        if (h->pid == PID_B) {            /* another process waits: not used */
+            assert_int_equal(h->origin, EXP_GPU_NO_PYTHON);
+            assert_int_equal(h->waiter, 0);
+            assert_int_equal(h->thread, id.nccl);
+            assert_int_equal(h->dur_ns, 500000);
+            none_ns += h->dur_ns;
+        } else if (h->dur_ns == 700000) { /* at 20 ms nobody waits */
+            assert_int_equal(h->origin, EXP_GPU_NO_PYTHON);
+            assert_int_equal(h->waiter, 0);
+            assert_int_equal(h->stack, 0);
+            none_ns += h->dur_ns;
+        } else if (h->thread == id.autograd) {
+            assert_int_equal(h->origin, EXP_GPU_PYTHON);
+            assert_int_equal(h->waiter, id.main); /* off CPU beats the loader's lower id */
+            assert_int_equal(h->stack, id.s_backward);
+            via_ns += h->dur_ns;
+        } else {
+            assert_int_equal(h->thread, id.main);
+            assert_int_equal(h->origin, EXP_GPU_PYTHON);
+            assert_int_equal(h->waiter, 0);  /* its own stack, never a waiter's */
+            assert_int_equal(h->stack, h->dur_ns == 400000 ? id.s_forward : id.s_graph);
+            direct_ns += h->dur_ns;
+        }
+    }
+    assert_int_equal(via_ns, 600000);
+    assert_int_equal(direct_ns, 500000);
+    assert_int_equal(none_ns, 1200000);
+    exp_gpu_callsite_stats st;
+    exp_gpu_callsite_get_stats(c, &st);
+    assert_int_equal(st.via, 3);
+    assert_int_equal(st.python, 6);
+    assert_int_equal(st.no_python, 2);
+    assert_int_equal(st.via_ns, via_ns);
+    assert_int_equal(st.direct_ns, direct_ns);
+    assert_int_equal(st.none_ns, none_ns);
+    char buf[160];
+    /* 1100/2300, 500/2300, 600/2300, 1200/2300, rounded half up */
+    assert_string_equal(exp_gpu_share_str(&st, buf, sizeof buf),
+                        "47.83% of GPU time has a Python line (direct 21.74%, via a waiting "
+                        "thread 26.09%, none 52.17%)");
+    /* a sink counting the hits it keeps gets the same figures */
+    exp_gpu_callsite_stats mine = {0};
+    for (size_t i = 0; i < g.n; i++)
+        exp_gpu_stats_add(&mine, &g.h[i]);
+    assert_int_equal(mine.via_ns, st.via_ns);
+    assert_int_equal(mine.none_ns, st.none_ns);
+    assert_int_equal(mine.gpu_ns, st.gpu_ns);
+    exp_gpu_callsite_free(c);
+    trc_reader_free(r);
+    fclose(f);
+}
+
+/* The share line at its edges: nothing, all none, rounding half up. */
+static void test_share_line(void **state)
+{
+    char buf[160];
+    exp_gpu_callsite_stats s = {0};
+    assert_string_equal(exp_gpu_share_str(&s, buf, sizeof buf), "no GPU time to give a Python line");
+    s.none_ns = 7;
+    assert_string_equal(exp_gpu_share_str(&s, buf, sizeof buf),
+                        "0.00% of GPU time has a Python line (direct 0.00%, via a waiting thread "
+                        "0.00%, none 100.00%)");
+    s = (exp_gpu_callsite_stats){.direct_ns = 1, .via_ns = 0, .none_ns = 19999};
+    assert_string_equal(exp_gpu_share_str(&s, buf, sizeof buf),
+                        "0.01% of GPU time has a Python line (direct 0.01%, via a waiting thread "
+                        "0.00%, none 100.00%)");
+    s = (exp_gpu_callsite_stats){.direct_ns = UINT64_MAX / 2, .via_ns = UINT64_MAX / 2};
+    assert_string_equal(exp_gpu_share_str(&s, buf, sizeof buf),
+                        "100.00% of GPU time has a Python line (direct 50.00%, via a waiting "
+                        "thread 50.00%, none 0.00%)");
+}
+
+/* Memory: a thread's runs stop growing at EXP_GPU_WAIT_RUNS however
+ * long it samples (the ring then overwrites its oldest). */
+static void test_wait_runs_are_bounded(void **state)
+{
+    world w;
+    got g = {0};
+    world_open(&w);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
+    trc_alloc_fail_after(-1); /* counts from here */
+    for (uint32_t i = 0; i < 3 * EXP_GPU_WAIT_RUNS; i++) {
+        trc_event e = {.type = TRC_EV_SAMPLE};
+        e.u.sample = (trc_sample){.time_ns = 1000 + (int64_t)i * 10, .thread = w.ta,
+                                  .stack = 1 + i % 2, .weight_ns = 10, .count = 1};
+        feed(c, &w, e);
+    }
+    long made = trc_alloc_count();
+    assert_true(made > 0 && made < 40); /* doubling up to the cap, then nothing */
+    exp_gpu_callsite_free(c);
+    world_close(&w);
+}
+
+/* Hostile sample times and lengths saturate (checked under UBSan), and
+ * a launcher is never its own waiting thread. */
+static void test_hostile_sample_times(void **state)
+{
+    world w;
+    got g = {0};
+    world_open(&w);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
+    const trc_sample hostile[] = {
+        {.time_ns = INT64_MIN, .thread = w.ta, .stack = 1, .weight_ns = UINT64_MAX, .span_ns = UINT64_MAX},
+        {.time_ns = -5, .thread = w.ta, .stack = 2, .weight_ns = UINT64_MAX, .span_ns = 7},
+        {.time_ns = INT64_MAX - 1, .thread = w.ta, .stack = 1, .weight_ns = 10, .span_ns = UINT64_MAX},
+        {.time_ns = 0, .thread = w.ta, .stack = 1},  /* before the last: not kept */
+        {.time_ns = 0, .thread = 9999, .stack = 1},  /* no such thread */
+    };
+    for (size_t i = 0; i < sizeof hostile / sizeof *hostile; i++) {
+        trc_event e = {.type = TRC_EV_SAMPLE};
+        e.u.sample = hostile[i];
+        feed(c, &w, e);
+    }
+    feed(c, &w, api(w.ta, 5, 0, LAUNCH | TRC_API_NO_PYTHON));
+    feed(c, &w, kernel(PID_A, 5, "k", 10));
+    assert_int_equal(g.n, 1);
+    assert_int_equal(g.h[0].origin, EXP_GPU_NO_PYTHON); /* ta covers, but launched it */
+    assert_int_equal(g.h[0].waiter, 0);
+    exp_gpu_callsite_free(c);
+    world_close(&w);
+}
+
 /* Every allocation may fail: the call reports TRC_ERR_NOMEM, nothing
  * leaks (checked under ASan), and freeing works from any state. */
 static void test_every_allocation_fails(void **state)
@@ -580,6 +838,10 @@ int main(void)
         cmocka_unit_test(test_selection),
         cmocka_unit_test(test_emit_error),
         cmocka_unit_test(test_through_a_file),
+        cmocka_unit_test(test_via_a_waiting_thread),
+        cmocka_unit_test(test_share_line),
+        cmocka_unit_test(test_wait_runs_are_bounded),
+        cmocka_unit_test(test_hostile_sample_times),
         cmocka_unit_test(test_every_allocation_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -92,10 +92,11 @@ static void world_open(world *w, int with_gpu)
     assert_int_equal(samples, 15);
     if (with_gpu) {
         exp_gpu_hit hs[] = {
-            {10, 1, w->stack[0], EXP_GPU_PYTHON, EXP_GPU_KERNEL, 1, "gemm", 500000},
-            {10, 1, w->stack[2], EXP_GPU_PYTHON, EXP_GPU_MEMCPY, 2, "[CUDA memcpy HtoD]", 7000},
-            {10, 1, 0, EXP_GPU_NO_PYTHON, EXP_GPU_KERNEL, 1, "gemm", 3000},
-            {10, 0, 0, EXP_GPU_UNKNOWN, EXP_GPU_KERNEL, 1, "gemm", 1000},
+            {10, 1, w->stack[0], EXP_GPU_PYTHON, EXP_GPU_KERNEL, 1, "gemm", 500000, 0},
+            /* launched by a thread without Python frames, charged via thread 1 */
+            {10, 2, w->stack[2], EXP_GPU_PYTHON, EXP_GPU_MEMCPY, 2, "[CUDA memcpy HtoD]", 7000, 1},
+            {10, 1, 0, EXP_GPU_NO_PYTHON, EXP_GPU_KERNEL, 1, "gemm", 3000, 0},
+            {10, 0, 0, EXP_GPU_UNKNOWN, EXP_GPU_KERNEL, 1, "gemm", 1000, 0},
         };
         for (size_t i = 0; i < 4; i++)
             assert_int_equal(lines_agg_gpu(w->a, &hs[i]), TRC_OK);
@@ -146,6 +147,7 @@ static void test_functions_and_lines(void **state)
     assert_time(&tot->t, 12, 15, 511000);
     assert_int_equal(tot->gpu_activities, 4);
     assert_int_equal(tot->gpu_unattributed_ns, 4000);
+    assert_int_equal(tot->gpu_via_ns, 7000);
 
     const lines_func *m = find(w.a, "main", NULL), *wk = find(w.a, "work", NULL);
     const lines_func *h = find(w.a, "helper", NULL);
