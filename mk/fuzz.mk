@@ -31,7 +31,11 @@ FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out tests/fuzz/fuzz_comm
 FUZZ ?= $(FUZZ_NAMES)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS := $(CFLAGS_BASE) $(CFLAGS_WARN) $(XML_CFLAGS) -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link
-FUZZ_SRC := $(FORMAT_SRC) $(wildcard lib/*.c) $(call rwildcard,lib/dump lib/export lib/util,%.c) $(TOOLCOMMON_SRC) \
+# trc-top's screen and the loop that drives it need ncurses and a
+# terminal; no harness reaches them, so they stay out of the link.
+FUZZ_NO_LINK := lib/export/top/top_screen.c tools/common/top_live.c
+FUZZ_SRC := $(filter-out $(FUZZ_NO_LINK),$(FORMAT_SRC) $(wildcard lib/*.c) \
+  $(call rwildcard,lib/dump lib/export lib/util,%.c) $(TOOLCOMMON_SRC)) \
   tests/support/fuzz_mutate.c tests/support/fuzz_sinks.c tests/support/fuzz_decode.c \
   tests/support/trace_builder.c tests/fuzz/fuzz_common.c
 FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(FUZZ_SRC))
