@@ -28,8 +28,9 @@ static int64_t fixture_realtime(void)
     return 1700000000000000000LL + fixed_now;
 }
 
-/* Launch sites in the order the scenario launches; line 0 = no Python
- * (as from an autograd worker thread). */
+/* Launch and sync sites in the order the scenario makes those calls
+ * (every call whose stack is captured); line 0 = no Python (as from an
+ * autograd worker thread). */
 static const struct { const char *fn; unsigned line, first; } sites[] = {
     { "main", 31, 25 },        /* x = x.cuda()            HtoD */
     { "forward", 12, 10 },     /* vectorAdd */
@@ -40,7 +41,10 @@ static const struct { const char *fn; unsigned line, first; } sites[] = {
     { "forward", 16, 10 },     /* DtoD */
     { "main", 34, 25 },        /* peer copy */
     { "forward", 17, 10 },     /* the kernel whose record lost its timestamps */
+    { "main", 35, 25 },        /* stream.synchronize(): cudaStreamSynchronize */
     { "main", 36, 25 },        /* loss.item(): DtoH */
+    { "main", 36, 25 },        /* loss.item(): cudaEventSynchronize */
+    { "main", 38, 25 },        /* torch.cuda.synchronize(): cudaDeviceSynchronize */
 };
 static unsigned next_site;
 
