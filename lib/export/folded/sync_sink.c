@@ -176,7 +176,8 @@ static trc_status sr_finish(void *self, trc_reader *r, FILE *out)
                  "%.6f s GPU work waited for\n\n",
             p->calls, p->blocked_ns / 1e9, p->waited_ns / 1e9);
     if (!p->n) {
-        fprintf(out, "no API call flagged SYNC (a trace recorded before trec flagged them "
+        fprintf(out, "no API call flagged SYNC selected (check --pid/--thread/--from/--to; "
+                     "a trace recorded before trec flagged them "
                      "has none; see docs/gpu.md)\n");
         return ferror(out) ? TRC_ERR_IO : TRC_OK;
     }
