@@ -18,6 +18,7 @@
 
 #include "lib/export/common/gpu_sync.h"
 #include "lib/export/folded/folded.h"
+#include "lib/export/lines/lines.h"
 #include "tests/support/folded_traces.h"
 
 #define US 1000LL
@@ -57,6 +58,9 @@ static conv_tb *syncs_trace(void)
     uint32_t fs = conv_tb_frame(b, "sync", "a.py", 30, 29);
     uint32_t s_item = conv_tb_stack(b, 2, (uint32_t[]){fm, fi});
     uint32_t s_sync = conv_tb_stack(b, 2, (uint32_t[]){fm, fs});
+    /* samples, so that trc-lines picks both functions */
+    conv_tb_sample(b, 1, th, s_item, TRC_SAMPLE_ON_CPU, 0);
+    conv_tb_sample(b, 2, th, s_sync, TRC_SAMPLE_ON_CPU, 0);
 
     call(w, th, "cudaLaunchKernel", 100, 110, s_item, TRC_API_LAUNCH, 0);   /* no sync */
     kernel(w, 10, 1000, 5000);
@@ -178,12 +182,32 @@ static void test_report(void **state)
     free(out);
 }
 
+/* trc-lines: a "Sync ms" column (host time blocked, by line) and the
+ * totals line, once the trace has syncs. */
+static void test_lines_column(void **state)
+{
+    lines_opts o = {0};
+    /* run_sink feeds events only (no call-site stage): no GPU column */
+    char *out = run_sink(&exp_sink_lines, &o);
+    assert_non_null(strstr(out, "; 3 blocking syncs, 3.600 ms blocked\n"));
+    assert_non_null(strstr(out, "Share   Sync ms  Source"));
+    /* item: line 20 blocked 3500 + 100 us; sync: line 30 blocked 0; main: both */
+    assert_non_null(strstr(out, "item  a.py:19\n  on-CPU 0.001 s (50.0 % of the trace), own "
+                                "0.001 s; on-CPU 0.001 s, wall 0.001 s; blocked in syncs "
+                                "3.600 ms\n"));
+    assert_non_null(strstr(out, "\n     20      0.001     0.001  100.0 %     3.600  \n"));
+    assert_non_null(strstr(out, "\n     30      0.001     0.001  100.0 %     0.000  \n"));
+    assert_non_null(strstr(out, "\n      3      0.002     0.002  100.0 %     3.600  \n"));
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stage),
         cmocka_unit_test(test_collapsed),
         cmocka_unit_test(test_report),
+        cmocka_unit_test(test_lines_column),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
