@@ -74,6 +74,44 @@ if open(sys.argv[3]).read().splitlines() != lines:
     sys.exit("FAIL: trc2collapsed --syncs:\n%s\nwant\n%s" % (open(sys.argv[3]).read(), "\n".join(lines)))
 PY
 
+# trc2chrome: one arrow per sync, from the middle of the last GPU work it
+# waited for (the one of its process that ended last during the call, else
+# the last that ended before it) to the call's slice, just before its end
+"$BIN/trc2chrome" -o "$tmp/t.json" "$ft" 2>/dev/null; rc=$?
+[ "$rc" = 1 ] || bad "trc2chrome: exit $rc, want 1"
+python3 - "$tmp/events" "$tmp/t.json" <<'PY' || fails=$((fails + 1))
+import json, re, sys
+def t(s): return round(float(s) * 1e9)
+calls, acts = [], []
+for l in open(sys.argv[1]).read().splitlines():
+    if l.startswith("api_call ") and int(re.search(r"flags=(0x[0-9a-f]+)", l).group(1), 16) & 4:
+        calls.append((t(re.search(r" start=(\S+)", l).group(1)), t(re.search(r" end=(\S+)", l).group(1))))
+    elif l.split(" ")[0] in ("gpu_kernel", "gpu_memcpy", "gpu_memset"):
+        acts.append((t(re.search(r" start=(\S+)", l).group(1)), t(re.search(r" end=(\S+)", l).group(1)),
+                     int(re.search(r" stream=(\d+)", l).group(1))))
+d = json.load(open(sys.argv[2]))
+ev = d["traceEvents"] if isinstance(d, dict) else d
+s = {e["id"]: e for e in ev if e.get("cat") == "sync" and e.get("ph") == "s"}
+f = {e["id"]: e for e in ev if e.get("cat") == "sync" and e.get("ph") == "f"}
+if len(s) != len(calls) or set(s) != set(f):
+    sys.exit("FAIL: %d/%d sync flows for %d syncs" % (len(s), len(f), len(calls)))
+# chrome's ts is relative to the trace start: learn that offset from the
+# stream sync's own slice (the fixture has one)
+ss = [e for e in ev if e.get("ph") == "X" and e.get("name") == "cudaStreamSynchronize"]
+if len(ss) != 1:
+    sys.exit("FAIL: %d cudaStreamSynchronize slices" % len(ss))
+zero = round(ss[0]["ts"] * 1000) - sorted(calls)[0][0]
+for (cs, ce), i in zip(sorted(calls), sorted(s)):
+    during = [a for a in acts if cs <= a[1] <= ce]
+    last = max(during, key=lambda a: a[1]) if during else max((a for a in acts if a[1] < cs), key=lambda a: a[1])
+    ts_s = round(s[i]["ts"] * 1000) - zero
+    ts_f = round(f[i]["ts"] * 1000) - zero
+    if not (last[0] <= ts_s <= last[1]) or s[i]["tid"] != last[2]:
+        sys.exit("FAIL: flow %d starts at %d on tid %d, want in %r" % (i, ts_s, s[i]["tid"], last))
+    if not (cs <= ts_f < ce) or f[i].get("bp") != "e":
+        sys.exit("FAIL: flow %d ends at %d, want in [%d, %d)" % (i, ts_f, cs, ce))
+PY
+
 "$BIN/trc2collapsed" --syncs --gpu "$ft" >/dev/null 2>"$tmp/err"; rc=$?
 [ "$rc" = 2 ] || bad "--syncs --gpu: exit $rc, want 2"
 "$BIN/trc-stats" --syncs --gpu "$ft" >/dev/null 2>"$tmp/err"; rc=$?

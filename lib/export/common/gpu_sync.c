@@ -94,7 +94,7 @@ take:
     h->last_where = a->where;
 }
 
-static trc_status emit_head(exp_gpu_sync *s, trc_reader *r)
+static trc_status emit_head(exp_gpu_sync *s, const trc_reader *r)
 {
     pending p = s->pend[s->head++];
     if (s->head == s->n)
@@ -103,7 +103,7 @@ static trc_status emit_head(exp_gpu_sync *s, trc_reader *r)
     return s->emit(s->ctx, r, &p.hit);
 }
 
-static trc_status retire(exp_gpu_sync *s, trc_reader *r, int all)
+static trc_status retire(exp_gpu_sync *s, const trc_reader *r, int all)
 {
     while (s->head < s->n && (all || s->events - s->pend[s->head].born > EXP_SYNC_WINDOW)) {
         trc_status st = emit_head(s, r);
@@ -113,7 +113,7 @@ static trc_status retire(exp_gpu_sync *s, trc_reader *r, int all)
     return TRC_OK;
 }
 
-static trc_status on_call(exp_gpu_sync *s, trc_reader *r, const trc_api_call *a)
+static trc_status on_call(exp_gpu_sync *s, const trc_reader *r, const trc_api_call *a)
 {
     const trc_thread *t = trc_reader_thread(r, a->thread);
     pending p;
@@ -150,7 +150,7 @@ static void on_activity(exp_gpu_sync *s, const trc_gpu_where *w, int64_t start, 
         s->ring_n++;
 }
 
-trc_status exp_sync_event(exp_gpu_sync *s, trc_reader *r, const trc_event *ev)
+trc_status exp_sync_event(exp_gpu_sync *s, const trc_reader *r, const trc_event *ev)
 {
     s->events++;
     switch (ev->type) {
@@ -182,7 +182,7 @@ trc_status exp_sync_event(exp_gpu_sync *s, trc_reader *r, const trc_event *ev)
     return retire(s, r, 0);
 }
 
-trc_status exp_sync_finish(exp_gpu_sync *s, trc_reader *r)
+trc_status exp_sync_finish(exp_gpu_sync *s, const trc_reader *r)
 {
     return retire(s, r, 1);
 }

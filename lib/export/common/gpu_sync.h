@@ -49,7 +49,7 @@ typedef struct exp_sync_hit {
     trc_gpu_where last_where;
 } exp_sync_hit;
 
-typedef trc_status (*exp_sync_emit_fn)(void *ctx, trc_reader *r, const exp_sync_hit *hit);
+typedef trc_status (*exp_sync_emit_fn)(void *ctx, const trc_reader *r, const exp_sync_hit *hit);
 
 typedef struct exp_gpu_sync exp_gpu_sync;
 
@@ -59,9 +59,9 @@ void exp_sync_free(exp_gpu_sync *s);
 
 /* Feed one event (any type; only API calls, kernels, copies, memsets and
  * segments matter).  TRC_OK, TRC_ERR_NOMEM or emit's status. */
-trc_status exp_sync_event(exp_gpu_sync *s, trc_reader *r, const trc_event *ev);
+trc_status exp_sync_event(exp_gpu_sync *s, const trc_reader *r, const trc_event *ev);
 
 /* Emit every call still kept.  TRC_OK or emit's status. */
-trc_status exp_sync_finish(exp_gpu_sync *s, trc_reader *r);
+trc_status exp_sync_finish(exp_gpu_sync *s, const trc_reader *r);
 
 #endif /* TRC_LIB_EXPORT_COMMON_GPU_SYNC_H */

@@ -23,7 +23,7 @@ typedef struct collapsed_syncs {
     exp_gpu_sync *stage;
 } collapsed_syncs;
 
-static trc_status to_collapsed(void *ctx, trc_reader *r, const exp_sync_hit *h)
+static trc_status to_collapsed(void *ctx, const trc_reader *r, const exp_sync_hit *h)
 {
     collapsed_syncs *cs = ctx;
     exp_gpu_hit g = {h->pid, h->thread, h->stack, h->origin, EXP_GPU_KERNEL,
@@ -90,7 +90,7 @@ typedef struct sync_report {
     const char *names[32];     /* borrowed from the stage */
 } sync_report;
 
-static trc_status to_report(void *ctx, trc_reader *r, const exp_sync_hit *h)
+static trc_status to_report(void *ctx, const trc_reader *r, const exp_sync_hit *h)
 {
     sync_report *p = ctx;
     const trc_stack *leaf = h->stack ? trc_reader_stack(r, h->stack) : NULL;

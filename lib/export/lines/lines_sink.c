@@ -14,7 +14,7 @@ typedef struct lines_sink {
     lines_opts opts;
 } lines_sink;
 
-static trc_status on_sync(void *ctx, trc_reader *r, const exp_sync_hit *h)
+static trc_status on_sync(void *ctx, const trc_reader *r, const exp_sync_hit *h)
 {
     lines_sink *s = ctx;
     return lines_agg_sync(s->agg, h->stack, h->blocked_ns);

@@ -86,7 +86,7 @@ typedef struct got {
     int n;
 } got;
 
-static trc_status collect(void *ctx, trc_reader *r, const exp_sync_hit *h)
+static trc_status collect(void *ctx, const trc_reader *r, const exp_sync_hit *h)
 {
     got *g = ctx;
     assert_true(g->n < 8);
