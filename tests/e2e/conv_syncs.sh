@@ -112,6 +112,23 @@ for (cs, ce), i in zip(sorted(calls), sorted(s)):
         sys.exit("FAIL: flow %d ends at %d, want in [%d, %d)" % (i, ts_f, cs, ce))
 PY
 
+# trc2pstats --syncs: one call per sync of its API's leaf, tottime = the
+# blocked time trc-stats --syncs gives that line (one sync per line here)
+"$BIN/trc2pstats" --syncs -o "$tmp/s.pstats" "$ft" 2>/dev/null; rc=$?
+[ "$rc" = 1 ] || bad "trc2pstats --syncs: exit $rc, want 1"
+python3 - "$tmp/s.pstats" "$tmp/stats" <<'PY' || fails=$((fails + 1))
+import pstats, re, sys
+st = pstats.Stats(sys.argv[1]).stats
+leaf = {k[2]: v for k, v in st.items() if k[0] == "~"}
+want = {}
+for l in open(sys.argv[2]).read().splitlines()[3:]:
+    m = re.match(r"\s*(\d+)\s+(\S+)\s+\S+\s+\S+\s+\S+ \((\w+)\)$", l)
+    want[m.group(3)] = (int(m.group(1)), float(m.group(2)))
+got = {n: (v[1], round(v[2], 6)) for n, v in leaf.items()}
+if got != want:
+    sys.exit("FAIL: trc2pstats --syncs leaves %r, want %r" % (got, want))
+PY
+
 "$BIN/trc2collapsed" --syncs --gpu "$ft" >/dev/null 2>"$tmp/err"; rc=$?
 [ "$rc" = 2 ] || bad "--syncs --gpu: exit $rc, want 2"
 "$BIN/trc-stats" --syncs --gpu "$ft" >/dev/null 2>"$tmp/err"; rc=$?

@@ -141,6 +141,9 @@ extern const exp_sink_type exp_sink_collapsed_gpu;
  * trc-stats' table of them by Python line (no options). */
 extern const exp_sink_type exp_sink_collapsed_syncs;
 extern const exp_sink_type exp_sink_sync_report;
+/* trc2pstats --syncs: each sync one call of a leaf function named after
+ * its API, under its calling stack; times are seconds blocked. */
+extern const exp_sink_type exp_sink_pstats_syncs;
 /* The pstats file of the samples, or (_gpu) of GPU activities; options
  * NULL.  Selecting nothing fails with TRC_ERR_ARG and a message. */
 extern const exp_sink_type exp_sink_pstats;

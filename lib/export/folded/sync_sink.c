@@ -206,3 +206,76 @@ static trc_status sr_finish(void *self, trc_reader *r, FILE *out)
 
 const exp_sink_type exp_sink_sync_report = {"sync-report", sr_create, sr_event, NULL, sr_finish,
                                             sr_destroy, NULL};
+
+/* ---- trc2pstats --syncs: each sync one call of its API, in seconds blocked ---- */
+
+typedef struct pstats_syncs {
+    exp_stats *stats;
+    exp_gpu_sync *stage;
+    char err[160];
+} pstats_syncs;
+
+static trc_status to_pstats(void *ctx, const trc_reader *r, const exp_sync_hit *h)
+{
+    pstats_syncs *p = ctx;
+    exp_gpu_hit g = {h->pid, h->thread, h->stack, h->origin, EXP_GPU_KERNEL,
+                     h->name_id, h->name, h->blocked_ns};
+    return exp_stats_add_gpu(p->stats, r, &g);
+}
+
+static void ps_destroy(void *self)
+{
+    pstats_syncs *p = self;
+    if (!p)
+        return;
+    exp_sync_free(p->stage);
+    exp_stats_free(p->stats);
+    trc_free(p);
+}
+
+static void *ps_create(const void *opts)
+{
+    pstats_syncs *p = trc_calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->stats = exp_stats_new();
+    p->stage = exp_sync_new(to_pstats, p);
+    if (!p->stats || !p->stage) {
+        ps_destroy(p);
+        return NULL;
+    }
+    return p;
+}
+
+static trc_status ps_event(void *self, trc_reader *r, const trc_event *ev, FILE *out)
+{
+    pstats_syncs *p = self;
+    return exp_sync_event(p->stage, r, ev);
+}
+
+static trc_status ps_finish(void *self, trc_reader *r, FILE *out)
+{
+    pstats_syncs *p = self;
+    trc_status st = exp_sync_finish(p->stage, r);
+    if (st == TRC_OK)
+        st = exp_stats_finish(p->stats, r);
+    if (st != TRC_OK)
+        return st;
+    /* pstats cannot load an empty dict (docs/design/outputs.md §3) */
+    if (exp_stats_func_count(p->stats) == 0) {
+        snprintf(p->err, sizeof p->err,
+                 "no API call flagged SYNC selected: a pstats file cannot be empty (check "
+                 "--pid/--thread/--from/--to)");
+        return TRC_ERR_ARG;
+    }
+    return exp_pstats_write(p->stats, out);
+}
+
+static const char *ps_error(const void *self)
+{
+    const pstats_syncs *p = self;
+    return p->err;
+}
+
+const exp_sink_type exp_sink_pstats_syncs = {"pstats-syncs", ps_create, ps_event, NULL, ps_finish,
+                                             ps_destroy, ps_error};
