@@ -10,6 +10,7 @@
  * but weighted by GPU time per launching stack (the pipeline pairs each
  * activity with its launch call, lib/export/common/gpu_callsite.c).
  */
+#include "lib/export/folded/folded.h"
 #include "lib/export/nvvp/nvvp_sink.h"
 #include "tools/common/convert.h"
 #include "tools/common/stats_table.h"
@@ -18,7 +19,7 @@ int main(int argc, char **argv)
 {
     static conv_cli cli;
     static const char *sort;
-    static int gpu, gpu_callsites;
+    static int gpu, gpu_callsites, syncs;
     static stats_table_opts table;
     stats_table_default(&table);
     const cli_option options[] = {
@@ -35,6 +36,8 @@ int main(int argc, char **argv)
          "print nvprof's summary of GPU activities and API calls instead", 0, 0},
         {"gpu-callsites", 0, CLI_FLAG, &gpu_callsites, NULL,
          "the table weighted by GPU time per launching Python stack", 0, 0},
+        {"syncs", 0, CLI_FLAG, &syncs, NULL,
+         "blocking syncs by Python line: calls, host time blocked, GPU work waited for", 0, 0},
         {NULL, 0, 0, NULL, NULL, NULL, 0, 0},
     };
     const cli_tool tool = {
@@ -57,6 +60,10 @@ int main(int argc, char **argv)
         "tottime/cumtime are GPU seconds, ncalls the activities launched\n"
         "beneath a function; launches without Python frames appear under\n"
         "{no Python stack}, unrecorded ones under {unknown launch}.\n"
+        "--syncs prints, per Python line that called a sync (API_CALL flag SYNC),\n"
+        "the calls, the host seconds blocked (duration minus the recorder's\n"
+        "capture) and the seconds of GPU work of that process that ended\n"
+        "during the calls (docs/gpu.md, \"Where does my code wait for the GPU?\").\n"
         CONV_HELP_EXIT,
         options, conv_selection_options(&cli.sel)};
     conv_parse(&cli, &tool, argc, argv);
@@ -65,6 +72,11 @@ int main(int argc, char **argv)
     if (gpu && (gpu_callsites || sort || table.limit || table.callers || table.callees))
         cli_die(CLI_EXIT_USAGE, "--gpu prints nvprof's summary: it takes no --gpu-callsites, "
                                 "--sort, --limit, --callers or --callees");
+    if (syncs && (gpu || gpu_callsites || sort || table.limit || table.callers || table.callees))
+        cli_die(CLI_EXIT_USAGE, "--syncs prints its own table: it takes no --gpu, "
+                                "--gpu-callsites, --sort, --limit, --callers or --callees");
+    if (syncs)
+        return conv_convert(&cli, &exp_sink_sync_report, NULL, 0);
     table.idle = cli.sel.idle;
     table.gil = cli.sel.gil;
     if (gpu)

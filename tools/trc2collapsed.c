@@ -12,7 +12,7 @@
 
 typedef struct opts {
     const char *weight;
-    int threads, pids, no_lines, full_filenames, gpu;
+    int threads, pids, no_lines, full_filenames, gpu, syncs;
 } opts;
 
 int main(int argc, char **argv)
@@ -32,6 +32,8 @@ int main(int argc, char **argv)
          "count samples (default) or microseconds of sampled time", 0, 0},
         {"gpu", 0, CLI_FLAG, &o.gpu, NULL,
          "GPU time by launching Python stack, kernel as leaf (counts in us)", 0, 0},
+        {"syncs", 0, CLI_FLAG, &o.syncs, NULL,
+         "host time blocked in syncs by calling Python stack, API as leaf (us)", 0, 0},
         {NULL, 0, 0, NULL, NULL, NULL, 0, 0},
     };
     const cli_tool tool = {
@@ -48,13 +50,22 @@ int main(int argc, char **argv)
         "activities whose launch was not recorded under \"" EXP_GPU_UNKNOWN_ROOT "\".\n"
         "--thread then keeps the work launched by those threads; --from/--to keep\n"
         "activities that overlap the window; --idle and --gil do not apply.\n"
+        "With --syncs, each call that can make the host wait (API_CALL flag SYNC:\n"
+        "synchronize calls, synchronous copies) adds its duration minus the\n"
+        "recorder's capture time (--weight us, the default then) or 1 to its\n"
+        "calling Python stack plus a leaf for the API name (docs/gpu.md).\n"
         CONV_HELP_EXIT,
         options, conv_selection_options(&cli.sel)};
     conv_parse(&cli, &tool, argc, argv);
     exp_collapsed_options co = {o.threads, o.pids, o.no_lines, o.full_filenames, 0};
-    if ((o.weight && strcmp(o.weight, "us") == 0) || (o.gpu && !o.weight))
+    if (o.gpu && o.syncs)
+        cli_die(CLI_EXIT_USAGE, "--gpu and --syncs are two different views: pick one");
+    if ((o.weight && strcmp(o.weight, "us") == 0) || ((o.gpu || o.syncs) && !o.weight))
         co.weight_us = 1;
     else if (o.weight && strcmp(o.weight, "samples") != 0)
         cli_die(CLI_EXIT_USAGE, "--weight must be 'samples' or 'us', not '%s'", o.weight);
-    return conv_convert(&cli, o.gpu ? &exp_sink_collapsed_gpu : &exp_sink_collapsed, &co, 0);
+    return conv_convert(&cli, o.gpu     ? &exp_sink_collapsed_gpu
+                              : o.syncs ? &exp_sink_collapsed_syncs
+                                        : &exp_sink_collapsed,
+                        &co, 0);
 }

@@ -11,12 +11,14 @@
 int main(int argc, char **argv)
 {
     static conv_cli cli;
-    static int gpu;
+    static int gpu, syncs;
     const cli_option options[] = {
         CONV_OPTION_OUTPUT(&cli.output),
         CONV_OPTION_STRICT(&cli.strict),
         {"gpu", 0, CLI_FLAG, &gpu, NULL,
          "GPU time by launching Python stack, kernel as leaf function", 0, 0},
+        {"syncs", 0, CLI_FLAG, &syncs, NULL,
+         "host time blocked in syncs by calling Python stack, API as leaf function", 0, 0},
         {NULL, 0, 0, NULL, NULL, NULL, 0, 0},
     };
     const cli_tool tool = {
@@ -37,9 +39,16 @@ int main(int argc, char **argv)
         "it; times are GPU seconds and ncalls the activities launched beneath a\n"
         "function. {no Python stack}: launched by a thread without Python frames;\n"
         "{unknown launch}: the launch call was not recorded.\n"
+        "--syncs: each call that can make the host wait (API_CALL flag SYNC)\n"
+        "counts as one call of a leaf function ('~', 0, API name) under its\n"
+        "calling Python stack; times are host seconds blocked (docs/gpu.md).\n"
         "The output is binary: it is not written to a terminal.\n"
         CONV_HELP_EXIT "\nSelecting no sample is an error (2): a pstats file cannot be empty.",
         options, conv_selection_options(&cli.sel)};
     conv_parse(&cli, &tool, argc, argv);
-    return conv_convert(&cli, gpu ? &exp_sink_pstats_gpu : &exp_sink_pstats, NULL, 1);
+    if (gpu && syncs)
+        cli_die(CLI_EXIT_USAGE, "--gpu and --syncs are two different views: pick one");
+    return conv_convert(&cli, gpu ? &exp_sink_pstats_gpu : syncs ? &exp_sink_pstats_syncs
+                                                                 : &exp_sink_pstats,
+                        NULL, 1);
 }

@@ -226,6 +226,7 @@ typedef enum trc_api_domain {
 
 #define TRC_API_NO_PYTHON 0x01u  /* launching thread had no Python frames */
 #define TRC_API_LAUNCH    0x02u  /* the call launches GPU work */
+#define TRC_API_SYNC      0x04u  /* the call can make the host wait for the device */
 
 typedef struct trc_api_call {
     uint32_t thread;         /* thread id */

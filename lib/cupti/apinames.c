@@ -51,6 +51,32 @@ static const char *const noisy_names[] = {
     "cuStreamGetFlags", "cuStreamGetPriority",
 };
 
+/* Calls that can make the host wait for the device (docs/gpu.md, "Where
+ * does my code wait for the GPU?"): the line that waits is what users
+ * look for (.item(), .cpu(), print(tensor)).  cudaStreamWaitEvent makes
+ * a stream wait, and the host only in some cases (a full launch queue):
+ * flagged too, its measured time says whether it did. */
+static const char *const sync_names[] = {
+    "cudaDeviceSynchronize", "cudaThreadSynchronize", "cudaStreamSynchronize",
+    "cudaEventSynchronize", "cudaStreamWaitEvent",
+    "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize", "cuStreamWaitEvent",
+};
+
+/* The synchronous copies and memsets: every cudaMemcpy* / cuMemcpy* /
+ * cudaMemset* / cuMemset* whose name has no "Async".  A copy from the
+ * device into pageable memory always waits for the device; the others
+ * may return early (a small host-to-device copy is staged), so the flag
+ * says "can wait", and the call's time says how long it did. */
+static const char *const sync_copy_prefixes[] = {
+    "cudaMemcpy", "cudaMemset", "cuMemcpy", "cuMemset",
+};
+
+/* Calls that end a graph capture or instantiate a graph: their stack is
+ * the line that captured the graph its replays run. */
+static const char *const graph_prefixes[] = {
+    "cudaStreamEndCapture", "cuStreamEndCapture", "cudaGraphInstantiate", "cuGraphInstantiate",
+};
+
 /* Calls after which a context's records can no longer be flushed. */
 static const char *const flush_names[] = {
     "cudaDeviceReset", "cuDevicePrimaryCtxReset", "cuCtxDestroy",
@@ -118,6 +144,16 @@ unsigned cupti_name_classify(const char *s)
     for (size_t i = 0; i < N_ELEMS(flush_names); i++)
         if (strcmp(s, flush_names[i]) == 0)
             c |= CUPTI_NAME_FLUSH;
+    for (size_t i = 0; i < N_ELEMS(sync_names); i++)
+        if (strcmp(s, sync_names[i]) == 0)
+            c |= CUPTI_NAME_SYNC;
+    for (size_t i = 0; i < N_ELEMS(sync_copy_prefixes); i++)
+        if (strncmp(s, sync_copy_prefixes[i], strlen(sync_copy_prefixes[i])) == 0 &&
+            !strstr(s, "Async"))
+            c |= CUPTI_NAME_SYNC;
+    for (size_t i = 0; i < N_ELEMS(graph_prefixes); i++)
+        if (strncmp(s, graph_prefixes[i], strlen(graph_prefixes[i])) == 0)
+            c |= CUPTI_NAME_GRAPH;
     return c;
 }
 

@@ -17,6 +17,10 @@
 #define CUPTI_NAME_LAUNCH 0x01u  /* launches GPU work: capture the Python stack */
 #define CUPTI_NAME_NOISY  0x02u  /* frequent query: not recorded */
 #define CUPTI_NAME_FLUSH  0x04u  /* tears a context down: flush records first */
+#define CUPTI_NAME_SYNC   0x08u  /* can make the host wait for the device: capture the stack */
+#define CUPTI_NAME_GRAPH  0x10u  /* ends a graph capture or instantiates one: capture the stack */
+/* the classes whose calls get the calling thread's Python stack */
+#define CUPTI_NAME_STACK (CUPTI_NAME_LAUNCH | CUPTI_NAME_SYNC | CUPTI_NAME_GRAPH)
 
 typedef struct cupti_names cupti_names;
 

@@ -506,7 +506,8 @@ static trc_status do_api(cupti_decoder *d, const CUpti_ActivityAPI *r)
     a.correlation = r->correlationId;
     a.stack = stack;
     a.result = (int32_t)r->returnValue;
-    a.flags = flags | ((cls & CUPTI_NAME_LAUNCH) ? TRC_API_LAUNCH : 0);
+    a.flags = flags | ((cls & CUPTI_NAME_LAUNCH) ? TRC_API_LAUNCH : 0) |
+              ((cls & CUPTI_NAME_SYNC) ? TRC_API_SYNC : 0);
     a.capture_ns = capture_ns;
     d->st.api_calls++;
     return trc_writer_api_call(d->w, &a);

@@ -414,7 +414,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain dom, CUpti
     if (dom == CUPTI_CB_DOMAIN_RUNTIME_API || dom == CUPTI_CB_DOMAIN_DRIVER_API) {
         const CUpti_CallbackData *cb = data;
         unsigned cls = cupti_names_class(g.names, dom, cbid);
-        if ((cls & CUPTI_NAME_LAUNCH) && cb->callbackSite == CUPTI_API_EXIT) {
+        if ((cls & CUPTI_NAME_STACK) && cb->callbackSite == CUPTI_API_EXIT) {
             if (tls_launch.depth > 0)
                 tls_launch.depth--;
             return;
@@ -425,7 +425,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain dom, CUpti
         /* A normal flush, never a forced one: a forced flush hands back
          * records still in flight, unfinished, and those are lost; the
          * forced flush is for exit only (close_injection). */
-        if (cls & CUPTI_NAME_LAUNCH)
+        if (cls & CUPTI_NAME_STACK)
             on_launch_enter(dom, cb);
         else if (cls & CUPTI_NAME_FLUSH)
             flush_round(0);
@@ -610,7 +610,7 @@ static void enable_callbacks(void)
         uint32_t n = cupti_names_known(g.names, doms[d]);   /* past the headers too */
         for (uint32_t id = 1; id < n; id++) {
             unsigned cls = cupti_names_class(g.names, doms[d], id);
-            if ((cls & (CUPTI_NAME_LAUNCH | CUPTI_NAME_FLUSH)) &&
+            if ((cls & (CUPTI_NAME_STACK | CUPTI_NAME_FLUSH)) &&
                 (r = g.api.EnableCallback(1, g.sub, doms[d], id)) != CUPTI_SUCCESS && !failed++)
                 first = r;
             if (cls & CUPTI_NAME_NOISY) {

@@ -125,9 +125,10 @@ static const fake_name names[] = {
     RT(cudaDeviceSynchronize_v3020), RT(cudaEventSynchronize_v3020), RT(cudaGetDevice_v3020),
     RT(cudaStreamQuery_v3020), RT(cudaGetLastError_v3020), RT(cudaMemcpyPeerAsync_v4000),
     RT(cudaDeviceReset_v3020), RT(cudaMalloc_v3020), RT(cudaEventRecord_v3020),
-    RT(cudaStreamWaitEvent_v3020), RT(cudaGraphLaunch_v10000),
+    RT(cudaStreamWaitEvent_v3020), RT(cudaGraphLaunch_v10000), RT(cudaStreamEndCapture_v10000),
     DRV(cuLaunchKernel), DRV(cuLaunchKernel_ptsz), DRV(cuLaunchKernelEx), DRV(cuCtxGetCurrent),
     DRV(cuMemcpyHtoDAsync_v2), DRV(cuCtxDestroy_v2), DRV(cuStreamQuery), DRV(cuGraphLaunch),
+    DRV(cuCtxSynchronize), DRV(cuMemcpyDtoH_v2),
 };
 
 static CUptiResult f_GetCallbackName(CUpti_CallbackDomain d, uint32_t cbid, const char **out)

@@ -151,6 +151,7 @@ typedef struct fake_scenario {
     unsigned api_recorded;       /* API records that should reach the trace */
     unsigned api_noisy;          /* API records that must be filtered */
     unsigned launches;           /* API calls that launch GPU work */
+    unsigned sync_calls;         /* API calls that can make the host wait (TRC_API_SYNC) */
     unsigned bad_time;           /* records with missing timestamps */
     unsigned dropped;            /* records reported dropped */
     unsigned copies_by_kind[11]; /* by CUpti_ActivityMemcpyKind */

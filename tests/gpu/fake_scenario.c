@@ -261,6 +261,7 @@ void fake_cupti_scenario(fake_scenario *out, uint32_t tid)
     sync_rec(c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, 0xFFFFFFFFu, 702, 710);
     out->api_recorded += 13;
     out->launches = 10;
+    out->sync_calls = 3;   /* stream, event and device synchronize: 464, 90 and 8 us */
 
     marker(CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, 3, "checkpoint", 1, 705);
     marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 2, NULL, 0, 709);

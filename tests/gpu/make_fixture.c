@@ -15,11 +15,17 @@
 #include "tests/gpu/fake_cupti.h"
 
 static int64_t fixed_now;
+static int in_capture;   /* the next reading ends a stack capture */
 
 static int64_t fixture_clock(void)
 {
-    fixed_now += 1000000;   /* 1 ms per reading: deterministic, increasing, and the
-                             * scenario (< 1 ms) ends before the segment does */
+    /* 1 ms per reading: deterministic, increasing, and the scenario
+     * (< 1 ms) ends before the segment does; but the reading that ends a
+     * capture (the injection times the hook: API_CALL capture) comes 2 us
+     * after the one before, a real walk's cost, so that a call's time
+     * without the capture is what the scenario made it, less 2 us */
+    fixed_now += in_capture ? 2000 : 1000000;
+    in_capture = 0;
     return fixed_now;
 }
 
@@ -28,8 +34,9 @@ static int64_t fixture_realtime(void)
     return 1700000000000000000LL + fixed_now;
 }
 
-/* Launch sites in the order the scenario launches; line 0 = no Python
- * (as from an autograd worker thread). */
+/* Launch and sync sites in the order the scenario makes those calls
+ * (every call whose stack is captured); line 0 = no Python (as from an
+ * autograd worker thread). */
 static const struct { const char *fn; unsigned line, first; } sites[] = {
     { "main", 31, 25 },        /* x = x.cuda()            HtoD */
     { "forward", 12, 10 },     /* vectorAdd */
@@ -40,7 +47,10 @@ static const struct { const char *fn; unsigned line, first; } sites[] = {
     { "forward", 16, 10 },     /* DtoD */
     { "main", 34, 25 },        /* peer copy */
     { "forward", 17, 10 },     /* the kernel whose record lost its timestamps */
+    { "main", 35, 25 },        /* stream.synchronize(): cudaStreamSynchronize */
     { "main", 36, 25 },        /* loss.item(): DtoH */
+    { "main", 36, 25 },        /* loss.item(): cudaEventSynchronize */
+    { "main", 38, 25 },        /* torch.cuda.synchronize(): cudaDeviceSynchronize */
 };
 static unsigned next_site;
 
@@ -50,6 +60,7 @@ static trc_status fake_capture(trc_writer *w, uint32_t *stack, uint32_t *flags)
     trc_status st;
     unsigned i = next_site++ % (sizeof sites / sizeof sites[0]);
 
+    in_capture = 1;
     *stack = 0;
     *flags = 0;
     if (!sites[i].fn) {

@@ -58,7 +58,7 @@ static void check_contexts_streams(const tc_trace *t, int64_t pid)
 
 void fake_scenario_check(const tc_trace *t, const fake_scenario *sc, int64_t pid)
 {
-    size_t launches = 0, overlap = 0;
+    size_t launches = 0, sync_calls = 0, overlap = 0;
     uint32_t streams[8];
     size_t n_streams = 0;
     unsigned kinds[11] = { 0 };
@@ -115,6 +115,11 @@ void fake_scenario_check(const tc_trace *t, const fake_scenario *sc, int64_t pid
                 assert_true(e->u.api.flags & TRC_API_NO_PYTHON);
                 assert_int_equal(e->u.api.stack, 0);
             }
+            if (e->u.api.flags & TRC_API_SYNC) {
+                sync_calls++;
+                assert_true(strstr(e->name, "Synchronize") != NULL);
+                assert_true(e->u.api.flags & TRC_API_NO_PYTHON);
+            }
             assert_string_not_equal(e->name, "cudaGetDevice");
             assert_string_not_equal(e->name, "cudaStreamQuery");
             assert_string_not_equal(e->name, "cuCtxGetCurrent");
@@ -140,6 +145,7 @@ void fake_scenario_check(const tc_trace *t, const fake_scenario *sc, int64_t pid
         }
     }
     assert_int_equal(launches, sc->launches);
+    assert_int_equal(sync_calls, sc->sync_calls);
     assert_int_equal(n_streams, sc->streams);
     assert_int_equal(kinds[TRC_COPY_HTOD], 1);
     assert_int_equal(kinds[TRC_COPY_DTOH], 1);

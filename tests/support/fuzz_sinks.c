@@ -126,6 +126,9 @@ static const fs_sink gpu_sinks[] = {
     {&exp_sink_pstats_gpu, {NULL, NULL}},
     {&stats_table_sink_gpu, {&table_opts[0], &table_opts[1]}},
     {&exp_sink_gpu_summary, {NULL, NULL}},
+    {&exp_sink_collapsed_syncs, {&collapsed_gpu_opts[0], &collapsed_gpu_opts[1]}},
+    {&exp_sink_sync_report, {NULL, NULL}},
+    {&exp_sink_pstats_syncs, {NULL, NULL}},
     {NULL, {NULL, NULL}}};
 
 /* Every sink of the list, in both passes; the call-site matchers give up

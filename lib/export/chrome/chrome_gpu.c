@@ -141,7 +141,10 @@ static trc_status on_marker(chrome *c, const trc_reader *r, const trc_marker *m)
 trc_status chr_gpu_event(chrome *c, const trc_reader *r, const trc_event *ev)
 {
     gslice s; /* only the member of its type is read: no need to clear it */
+    trc_status st = chg_sync_event(c, r, ev);
 
+    if (st != TRC_OK)
+        return st;
     s.type = ev->type;
     switch (ev->type) {
     case TRC_EV_GPU_KERNEL:
@@ -205,7 +208,7 @@ trc_status chr_gpu_flush(chrome *c, const trc_reader *r)
                 return st;
         }
     }
-    return TRC_OK;
+    return chg_sync_flows(c, r);
 }
 
 /* ---- names ------------------------------------------------------------- */

@@ -4,13 +4,15 @@
  *   chrome_gpu.c        events in, track names out (the chr_gpu_* API);
  *   chrome_gpu_tracks.c tracks, their lanes and the reorder window;
  *   chrome_gpu_flows.c  launch -> activity flows and releasing slices;
- *   chrome_gpu_write.c  one slice as a JSON "X" event with its args.
+ *   chrome_gpu_write.c  one slice as a JSON "X" event with its args;
+ *   chrome_gpu_syncs.c  arrows from the work a blocking sync waited for.
  * The design (tracks, nesting, flows) is explained atop chrome_gpu.c.
  */
 #ifndef TRC_LIB_EXPORT_CHROME_GPU_INT_H
 #define TRC_LIB_EXPORT_CHROME_GPU_INT_H
 
 #include "lib/export/chrome/chrome_int.h"
+#include "lib/export/common/gpu_sync.h"
 #include "lib/util/hashtab.h"
 
 enum { TK_STREAM, TK_SYNC, TK_API, TK_MARKS };
@@ -94,6 +96,14 @@ typedef struct chg_head {  /* {"ph":"X","name":"NAME","cat":"CAT", */
     uint32_t len;
 } chg_head;
 
+typedef struct chg_sync_flow {  /* a blocking sync and the last work it waited for */
+    int64_t pid;
+    uint32_t thread;
+    int64_t at;          /* inside the sync's API slice */
+    int64_t from;        /* inside the activity's slice */
+    trc_gpu_where where; /* the activity's */
+} chg_sync_flow;
+
 typedef struct chg_site {  /* ,"call_site":"function (file:line)" */
     char *text;          /* NULL: not built yet */
     uint32_t len;
@@ -118,6 +128,10 @@ struct chr_gpu {
     trch_index head_index; /* by the strings' addresses */
     chg_site *site;      /* by reader stack id */
     uint32_t cap_site;
+    exp_gpu_sync *syncs; /* blocking syncs (chrome_gpu_syncs.c) */
+    chg_sync_flow *sync_flows; /* drawn at the end, once every slice has its lane */
+    size_t n_sync_flows, cap_sync_flows;
+    trc_status sync_st;  /* the stage's first failure */
 };
 
 /* ---- across the chrome_gpu*.c files (prefix chg_) ---- */
@@ -160,6 +174,13 @@ trc_status chg_release(chrome *c, const trc_reader *r, uint32_t ti, const gslice
  * flow end.  TRC_OK or TRC_ERR_NOMEM (c->err set). */
 trc_status chg_write_gslice(chrome *c, const trc_reader *r, uint32_t ti, uint32_t li,
                             const gslice *s, uint64_t bind, int role);
+
+/* Blocking syncs (chrome_gpu_syncs.c): feed every GPU/API event; at the
+ * end, after every slice is written, a v1 flow from the last GPU work
+ * each sync waited for to the sync's API slice.  TRC_OK, TRC_ERR_NOMEM. */
+trc_status chg_sync_event(chrome *c, const trc_reader *r, const trc_event *ev);
+trc_status chg_sync_flows(chrome *c, const trc_reader *r);
+void chg_sync_free(chr_gpu *g);
 
 /* Helpers of the slice writer, also used for instants.  Cannot fail. */
 void chg_write_i64_arg(jsonw *w, const char *key, int64_t v);

@@ -47,6 +47,7 @@ void chr_gpu_free(chr_gpu *g)
     for (uint32_t i = 0; i < g->cap_site; i++)
         trc_free(g->site[i].text);
     trc_free(g->site);
+    chg_sync_free(g);
     trc_free(g);
 }
 

@@ -135,6 +135,15 @@ trc_status exp_pstats_write(const exp_stats *s, FILE *out);
  * launch sites; options exp_collapsed_options. */
 extern const exp_sink_type exp_sink_collapsed;
 extern const exp_sink_type exp_sink_collapsed_gpu;
+/* --syncs (sync_sink.c, lib/export/common/gpu_sync.h): the calls that can
+ * make the host wait, as folded stacks (calling stack plus the API name,
+ * weighted by host time blocked; options as exp_sink_collapsed), and
+ * trc-stats' table of them by Python line (no options). */
+extern const exp_sink_type exp_sink_collapsed_syncs;
+extern const exp_sink_type exp_sink_sync_report;
+/* trc2pstats --syncs: each sync one call of a leaf function named after
+ * its API, under its calling stack; times are seconds blocked. */
+extern const exp_sink_type exp_sink_pstats_syncs;
 /* The pstats file of the samples, or (_gpu) of GPU activities; options
  * NULL.  Selecting nothing fails with TRC_ERR_ARG and a message. */
 extern const exp_sink_type exp_sink_pstats;

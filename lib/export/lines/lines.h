@@ -41,6 +41,7 @@
 
 typedef struct lines_time {
     uint64_t cpu_ns, wall_ns, gpu_ns;
+    uint64_t sync_ns;      /* host time blocked in syncs (lib/export/common/gpu_sync.h) */
 } lines_time;
 
 typedef struct lines_func {
@@ -70,6 +71,7 @@ typedef struct lines_totals {
     uint64_t gpu_activities; /* activities added */
     uint64_t gpu_unattributed_ns; /* their time without a Python launch site */
     uint64_t gpu_via_ns;     /* their time charged via a waiting thread (exp_gpu_hit.waiter) */
+    uint64_t syncs;          /* sync calls added (a "Sync ms" column when > 0) */
 } lines_totals;
 
 typedef struct lines_agg lines_agg;
@@ -83,6 +85,9 @@ void lines_agg_free(lines_agg *a);
 trc_status lines_agg_sample(lines_agg *a, const trc_sample *s);
 /* One GPU activity with its launch site.  TRC_OK or TRC_ERR_NOMEM. */
 trc_status lines_agg_gpu(lines_agg *a, const exp_gpu_hit *h);
+/* One blocking sync call (API_CALL flag SYNC): its host time blocked
+ * goes to its calling stack.  TRC_OK or TRC_ERR_NOMEM. */
+trc_status lines_agg_sync(lines_agg *a, uint32_t stack, uint64_t blocked_ns);
 /* Build functions, rows and edges (once, after the last add).  TRC_OK,
  * TRC_ERR_NOMEM or TRC_ERR_LIMIT. */
 trc_status lines_agg_finish(lines_agg *a, const trc_reader *r);

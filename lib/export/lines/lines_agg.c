@@ -121,11 +121,25 @@ trc_status lines_agg_gpu(lines_agg *a, const exp_gpu_hit *h)
     return TRC_OK;
 }
 
+trc_status lines_agg_sync(lines_agg *a, uint32_t stack, uint64_t blocked_ns)
+{
+    a->totals.syncs++;
+    a->totals.t.sync_ns += blocked_ns;
+    if (!stack)
+        return TRC_OK;
+    lines_time *t = stack_slot(a, stack);
+    if (!t)
+        return TRC_ERR_NOMEM;
+    t->sync_ns += blocked_ns;
+    return TRC_OK;
+}
+
 static void add_time(lines_time *to, const lines_time *t)
 {
     to->cpu_ns += t->cpu_ns;
     to->wall_ns += t->wall_ns;
     to->gpu_ns += t->gpu_ns;
+    to->sync_ns += t->sync_ns;
 }
 
 /* The function of reader frame `id`, added when new. */
@@ -282,7 +296,7 @@ trc_status lines_agg_finish(lines_agg *a, const trc_reader *r)
 {
     for (uint32_t id = 1; id < a->n_stacks; id++) {
         const lines_time *t = &a->stacks[id];
-        if (!t->cpu_ns && !t->wall_ns && !t->gpu_ns)
+        if (!t->cpu_ns && !t->wall_ns && !t->gpu_ns && !t->sync_ns)
             continue;
         trc_status st = walk(a, r, id);
         if (st != TRC_OK)

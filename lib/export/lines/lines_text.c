@@ -21,6 +21,7 @@ typedef struct text {
     const lines_agg *a;
     const lines_opts *o;
     int gpu;                 /* the trace has GPU activities: a GPU column */
+    int sync;                /* it has blocking syncs: a Sync column */
 } text;
 
 static const char *col(const text *t, const char *code) { return t->o->color ? code : ""; }
@@ -81,10 +82,14 @@ static void row_line(const text *t, const lines_func *f, uint32_t line, const li
                 sec(row->t.wall_ns), share);
         if (t->gpu)
             fprintf(t->out, " %9.3f", msec(row->t.gpu_ns));
+        if (t->sync)
+            fprintf(t->out, " %9.3f", msec(row->t.sync_ns));
         fputs(col(t, RESET), t->out);
     } else {
         fprintf(t->out, "  %9s %9s %8s", "", "", "");
         if (t->gpu)
+            fprintf(t->out, " %9s", "");
+        if (t->sync)
             fprintf(t->out, " %9s", "");
     }
     fputs("  ", t->out);
@@ -130,6 +135,8 @@ static trc_status one_function(const text *t, uint32_t fi)
             sec(lines_time_of(&f->own, m)), sec(f->cum.cpu_ns), sec(f->cum.wall_ns));
     if (t->gpu)
         fprintf(t->out, "; GPU launched %.3f ms", msec(f->cum.gpu_ns));
+    if (t->sync)
+        fprintf(t->out, "; blocked in syncs %.3f ms", msec(f->cum.sync_ns));
     fputc('\n', t->out);
     related(t, f, fi, 0);
     related(t, f, fi, 1);
@@ -138,6 +145,8 @@ static trc_status one_function(const text *t, uint32_t fi)
     fprintf(t->out, "%s%7s  %9s %9s %8s", col(t, BOLD), "Line", "CPU s", "Wall s", "Share");
     if (t->gpu)
         fprintf(t->out, " %9s", "GPU ms");
+    if (t->sync)
+        fprintf(t->out, " %9s", "Sync ms");
     fprintf(t->out, "  Source%s\n", col(t, RESET));
 
     uint32_t r = f->first_row, end = f->first_row + f->n_rows;
@@ -162,7 +171,7 @@ static trc_status one_function(const text *t, uint32_t fi)
 trc_status lines_write_text(const lines_agg *a, const lines_opts *o, FILE *out)
 {
     const lines_totals *tot = lines_agg_totals(a);
-    text t = {out, a, o, tot->gpu_activities > 0};
+    text t = {out, a, o, tot->gpu_activities > 0, tot->syncs > 0};
     uint32_t *pick;
     size_t n;
     trc_status st = lines_pick(a, o, &pick, &n);
@@ -175,6 +184,9 @@ trc_status lines_write_text(const lines_agg *a, const lines_opts *o, FILE *out)
                 tot->gpu_activities, msec(tot->t.gpu_ns), msec(tot->gpu_unattributed_ns));
     if (t.gpu && tot->gpu_via_ns) /* only then: launches without Python frames */
         fprintf(out, ", %.3f ms of it via a waiting thread", msec(tot->gpu_via_ns));
+    if (t.sync)
+        fprintf(out, "; %" PRIu64 " blocking syncs, %.3f ms blocked", tot->syncs,
+                msec(tot->t.sync_ns));
     fputc('\n', out);
     if (o->function || o->file)
         fprintf(out, "functions matching%s%s%s%s: %zu\n", o->function ? " --function " : "",

@@ -65,7 +65,24 @@ static void test_classify(void **state)
     assert_int_equal(cupti_name_classify("cudaStreamQuery"), CUPTI_NAME_NOISY);
     assert_int_equal(cupti_name_classify("cudaDeviceReset"), CUPTI_NAME_FLUSH);
     assert_int_equal(cupti_name_classify("cudaMalloc"), 0);
-    assert_int_equal(cupti_name_classify("cudaStreamSynchronize"), 0);
+    /* the calls that can make the host wait, and the graph captures' ends */
+    assert_int_equal(cupti_name_classify("cudaStreamSynchronize"), CUPTI_NAME_SYNC);
+    assert_int_equal(cupti_name_classify("cudaDeviceSynchronize"), CUPTI_NAME_SYNC);
+    assert_int_equal(cupti_name_classify("cudaEventSynchronize"), CUPTI_NAME_SYNC);
+    assert_int_equal(cupti_name_classify("cudaStreamWaitEvent"), CUPTI_NAME_SYNC);
+    assert_int_equal(cupti_name_classify("cuCtxSynchronize"), CUPTI_NAME_SYNC);
+    assert_int_equal(cupti_name_classify("cuStreamSynchronize"), CUPTI_NAME_SYNC);
+    assert_int_equal(cupti_name_classify("cuEventSynchronize"), CUPTI_NAME_SYNC);
+    assert_int_equal(cupti_name_classify("cudaMemcpy"), CUPTI_NAME_LAUNCH | CUPTI_NAME_SYNC);
+    assert_int_equal(cupti_name_classify("cudaMemcpy2D"), CUPTI_NAME_LAUNCH | CUPTI_NAME_SYNC);
+    assert_int_equal(cupti_name_classify("cudaMemcpy3D"), CUPTI_NAME_LAUNCH | CUPTI_NAME_SYNC);
+    assert_int_equal(cupti_name_classify("cudaMemset"), CUPTI_NAME_LAUNCH | CUPTI_NAME_SYNC);
+    assert_int_equal(cupti_name_classify("cuMemcpyDtoH"), CUPTI_NAME_LAUNCH | CUPTI_NAME_SYNC);
+    assert_int_equal(cupti_name_classify("cuMemcpy2DAsync"), CUPTI_NAME_LAUNCH);
+    assert_int_equal(cupti_name_classify("cuMemcpyDtoHAsync"), CUPTI_NAME_LAUNCH);
+    assert_int_equal(cupti_name_classify("cudaStreamEndCapture"), CUPTI_NAME_GRAPH);
+    assert_int_equal(cupti_name_classify("cuGraphInstantiateWithFlags"), CUPTI_NAME_GRAPH);
+    assert_int_equal(cupti_name_classify("cudaStreamBeginCapture"), 0);
 }
 
 static void test_names_table(void **state)

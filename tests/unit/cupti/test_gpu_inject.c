@@ -552,6 +552,67 @@ static void test_nested_launch(void **state)
     unlink(path);
 }
 
+/* The calls that make the host wait get the calling thread's stack and
+ * the SYNC flag: each sync of a known duration comes back at the line
+ * the capture hook gave it (counting_capture: captureN, line 1), the
+ * synchronous copy is both LAUNCH and SYNC, its driver call inside it
+ * reuses its stack, an Async copy is no sync, and a graph capture's end
+ * gets a stack without the flag. */
+static void test_sync_calls(void **state)
+{
+    static const struct { CUpti_CallbackDomain dom; CUpti_CallbackId id; uint64_t dur;
+                          uint32_t flags; const char *fn; } calls[] = {
+        { RT, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, 464000, TRC_API_SYNC, "capture1" },
+        { RT, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, 90000, TRC_API_SYNC | TRC_API_LAUNCH, "capture2" },
+        { DRV, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, 8000, TRC_API_SYNC, "capture3" },
+        { RT, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 5000, TRC_API_LAUNCH, "capture4" },
+        { RT, CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020, 2000, TRC_API_SYNC, "capture5" },
+        { RT, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000, 3000, 0, "capture6" },
+    };
+    const size_t n = sizeof calls / sizeof calls[0];
+    char path[128];
+    cupti_api api;
+    tc_trace t;
+    uint32_t corr[8];
+
+    gput_tmp_path(path, sizeof path, "inject", "syncs");
+    fake_cupti_table(&api, NULL);
+    trec_cupti_config cfg = config(path, 0);
+    cfg.capture = counting_capture;
+    n_captures = 0;
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    uint64_t now = fake_cupti_now();
+    for (size_t i = 0; i < n; i++)
+        corr[i] = fake_cupti_call(calls[i].dom, calls[i].id, now + i * 1000000, calls[i].dur, 0);
+    /* cudaMemcpy's own cuMemcpyDtoH: nested, no second walk */
+    uint32_t outer = fake_cupti_api_enter(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020);
+    uint32_t inner = fake_cupti_api_enter(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2);
+    fake_cupti_api_exit(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2, inner);
+    fake_cupti_api_exit(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, outer);
+    fake_cupti_api_record(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, now + 9000000, 7000, 0, outer);
+    fake_cupti_api_record(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2, now + 9001000, 5000, 0, inner);
+    assert_int_equal(n_captures, (int)n + 1);
+    trec_cupti_shutdown();
+
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    assert_int_equal(t.reader_losses, 0);
+    for (size_t i = 0; i < n; i++) {
+        const tc_event *a = tc_api_by_corr(&t, corr[i]);
+        assert_non_null(a);
+        assert_int_equal(a->u.api.flags, calls[i].flags);
+        assert_int_equal(a->u.api.end_ns - a->u.api.start_ns, (int64_t)calls[i].dur);
+        assert_int_equal(a->depth, 1);
+        assert_string_equal(a->frames[0].function, calls[i].fn);
+    }
+    const tc_event *o = tc_api_by_corr(&t, outer), *in = tc_api_by_corr(&t, inner);
+    assert_int_equal(o->u.api.flags, TRC_API_SYNC | TRC_API_LAUNCH);
+    assert_int_equal(in->u.api.flags, TRC_API_SYNC | TRC_API_LAUNCH);
+    assert_int_equal(o->u.api.stack, in->u.api.stack);
+    assert_string_equal(in->frames[0].function, "capture7");
+    tc_free(&t);
+    unlink(path);
+}
+
 static void test_context_destroy_flushes(void **state)
 {
     char path[128];
@@ -933,6 +994,7 @@ int main(void)
         cmocka_unit_test_teardown(test_failed_setup_undone, shutdown_after),
         cmocka_unit_test_teardown(test_refused_callbacks_warn, shutdown_after),
         cmocka_unit_test_teardown(test_nested_launch, shutdown_after),
+        cmocka_unit_test_teardown(test_sync_calls, shutdown_after),
         cmocka_unit_test_teardown(test_context_destroy_flushes, shutdown_after),
         cmocka_unit_test_teardown(test_reset_keeps_work_in_flight, shutdown_after),
         cmocka_unit_test_teardown(test_version_13_0_skips_callback, shutdown_after),
