@@ -183,8 +183,30 @@ static void memo_commit(pymemo *to, const pymemo *from)
     to->rs = from->rs;
 }
 
-void pyplan_commit(pymemo *m, pywalk *w)
+/* Before 3.11: the frames m knew deeper than w's chain, kept in front
+ * of it (m->frames is innermost first).  A call takes its frame from
+ * its code object's zombie frame or from the top of a LIFO free list,
+ * and a return gives it back there, so within one outermost call the
+ * frame at a given depth is mostly the same object each time: the next
+ * sample, likely deeper than this one, then finds its newest frames in
+ * the batched read instead of reading them on demand after the thread
+ * state, when the thread has moved on (the leaf then reads as freed and
+ * the sample is torn; the deeper the stack, the likelier: a shallow
+ * lean).  Bounded by PYMEMO_FRAMES; a new outermost call starts over. */
+static void keep_deeper(const py_proc *p, const pymemo *m, pywalk *w)
 {
+    int n = w->next.nframes, k = m->nframes - n;
+
+    if (!p->L.frame_objects || w->truncated || m->bottom != w->bottom || k <= 0)
+        return;
+    memmove(w->next.frames + k, w->next.frames, (size_t)n * sizeof w->next.frames[0]);
+    memcpy(w->next.frames, m->frames, (size_t)k * sizeof m->frames[0]);
+    w->next.nframes = m->nframes;
+}
+
+void pyplan_commit(const py_proc *p, pymemo *m, pywalk *w)
+{
+    keep_deeper(p, m, w);
     w->next.bottom = w->bottom;
     if (w->fhi > w->flo) {
         uint64_t hi = w->top + WINDOW_SLACK < w->chunk_end ? w->top + WINDOW_SLACK : w->chunk_end;
