@@ -27,8 +27,8 @@ uint64_t pyplan_known(py_proc *p, uint64_t tstate);
 
 /* After a good walk: w's stack bottom and the window of the frame chunk
  * it saw become m's plan for the next sample (w->next is updated and
- * copied); before 3.11 the frames m knew deeper than w's chain stay in
- * it (py_plan.c).  Cannot fail. */
+ * copied); before 3.11 the frame objects m knew stay in it as long as
+ * the outermost frame is the same (py_plan.c).  Cannot fail. */
 void pyplan_commit(const py_proc *p, pymemo *m, pywalk *w);
 
 /* After a torn walk: adds what it touched (frame objects, code

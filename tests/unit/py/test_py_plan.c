@@ -1,11 +1,12 @@
 /*
  * test_py_plan.c — what a good walk leaves in a thread's memo for the
  * next sample's plan (lib/py/py_plan.c): before 3.11 the frame objects
- * seen deeper than this walk's chain stay in the memo, in front of the
- * chain, while the outermost frame is the same (a later, deeper sample
- * then finds its newest frames in the batched read); a new outermost
- * call, a stack cut short, or 3.11+ (frames in the data stack, planned
- * through the chunk window) keep only the chain.
+ * seen before stay in the memo after the walk's chain while the
+ * outermost frame is the same (a later, deeper sample then finds its
+ * newest frames in the batched read), never more of them than the memo
+ * or the chain held; a new outermost call, a stack cut short, or 3.11+
+ * (frames in the data stack, planned through the chunk window) keep
+ * only the chain.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,7 +29,7 @@ static void chain(uint64_t *frames, int n, uint64_t base)
 }
 
 /* Commits a walk of n frames (same addresses per depth as chain())
- * over a memo that knew m frames; returns the memo's frame count and
+ * over a memo that knew `known`; returns the memo's frame count and
  * leaves its frames in *out. */
 static int commit(int frame_objects, int known, int walked, uint64_t walked_base, int truncated,
                   pymemo *out)
@@ -52,20 +53,63 @@ static int commit(int frame_objects, int known, int walked, uint64_t walked_base
     return out->nframes;
 }
 
-static void test_deeper_frames_kept(void **state)
+/* Is addr among the memo's frames? */
+static int has(const pymemo *m, uint64_t addr)
+{
+    for (int i = 0; i < m->nframes; i++)
+        if (m->frames[i] == addr)
+            return 1;
+    return 0;
+}
+
+static void test_known_frames_kept(void **state)
 {
     (void)state;
     pymemo m;
 
-    /* known 40 deep, now 10 deep in the same outermost call: all 40 stay,
-     * the deeper 30 in front (innermost first), then the new chain */
+    /* known 40 deep, now 10 deep in the same outermost call: the chain
+     * first (innermost first), then the 30 others, all planned */
     assert_int_equal(commit(1, 40, 10, 0, 0, &m), 40);
-    for (int d = 0; d < 40; d++)
-        assert_int_equal(m.frames[39 - d], 0x1000u * (uint64_t)(d + 1));
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(m.frames[i], 0x1000u * (uint64_t)(10 - i));
+    for (int d = 1; d <= 40; d++)
+        assert_true(has(&m, 0x1000u * (uint64_t)d));
     /* deeper than known: the walk's chain as it is */
     assert_int_equal(commit(1, 10, 40, 0, 0, &m), 40);
-    for (int d = 0; d < 40; d++)
-        assert_int_equal(m.frames[39 - d], 0x1000u * (uint64_t)(d + 1));
+    for (int i = 0; i < 40; i++)
+        assert_int_equal(m.frames[i], 0x1000u * (uint64_t)(40 - i));
+}
+
+static void test_no_growth_past_the_stack(void **state)
+{
+    (void)state;
+    static py_proc p;
+    static pywalk w;
+    pymemo m;
+
+    /* the same outermost frame (0x100), 20 frames known, a chain of 10
+     * other frames: the memo stays at 20, the chain and the 10 known
+     * frames seen last (the front of the known list) */
+    memset(&p, 0, sizeof p);
+    memset(&w, 0, sizeof w);
+    memset(&m, 0, sizeof m);
+    p.L.frame_objects = 1;
+    for (int i = 0; i < 20; i++)
+        m.frames[i] = 0x10000u + 0x100u * (uint64_t)i;
+    m.frames[19] = 0x100;
+    m.nframes = 20;
+    m.bottom = 0x100;
+    for (int i = 0; i < 10; i++)
+        w.next.frames[i] = 0x90000u + 0x100u * (uint64_t)i;
+    w.next.frames[9] = 0x100;
+    w.next.nframes = 10;
+    w.bottom = 0x100;
+    pyplan_commit(&p, &m, &w);
+    assert_int_equal(m.nframes, 20);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(m.frames[i], w.next.frames[i]);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(m.frames[10 + i], 0x10000u + 0x100u * (uint64_t)i);
 }
 
 static void test_only_the_chain(void **state)
@@ -76,7 +120,7 @@ static void test_only_the_chain(void **state)
     /* another outermost frame: a new call, its frames start over */
     assert_int_equal(commit(1, 40, 10, 8, 0, &m), 10);
     assert_int_equal(m.frames[0], 0x1000u * 10 + 8);
-    /* a stack cut short says nothing of the depths below it */
+    /* a stack cut short says nothing of the frames beyond it */
     assert_int_equal(commit(1, 40, 10, 0, 1, &m), 10);
     /* 3.11+: the chunk window plans the data stack */
     assert_int_equal(commit(0, 40, 10, 0, 0, &m), 10);
@@ -86,7 +130,8 @@ static void test_only_the_chain(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_deeper_frames_kept),
+        cmocka_unit_test(test_known_frames_kept),
+        cmocka_unit_test(test_no_growth_past_the_stack),
         cmocka_unit_test(test_only_the_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
