@@ -9,6 +9,8 @@
 #   - ticks lost to torn reads (dropped after every retry), in %
 #   - torn reads retried per tick
 #   - the worst depth decile's distance from the reference, in points
+#   - the mean depth's distance from the reference's, in frames (< 0:
+#     shallower)
 #   - trec's CPU per tick (all its CPU / ticks)
 # (What --blocking costs the program is measured by bench/trec.sh.)
 # BENCH_QUICK=1 shrinks it; TREC_TORN_PYTHONS="py ..." picks interpreters.
@@ -59,7 +61,7 @@ from fidelity_check import read_trace, deciles
 import collections
 d, ver, rounds, modes = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4].split()
 for m in modes:
-    torn, retries, depth, cpu = [], [], [], []
+    torn, retries, depth, mean, cpu = [], [], [], [], []
     for r in range(1, rounds + 1):
         base = "%s/%s-%s-%d" % (d, ver, m, r)
         try:
@@ -77,18 +79,22 @@ for m in modes:
         cpu.append(1000.0 * float(st.group(2)) / max(ticks, 1))
         rd = collections.Counter({int(k): v for k, v in ref["depth"].items()})
         depth.append(max(abs(a - b) for a, b in zip(deciles(dep), deciles(rd))))
+        avg = lambda c: sum(k * v for k, v in c.items()) / max(sum(c.values()), 1)
+        mean.append(avg(dep) - avg(rd))
     if not torn:
         print("   %-8s no run completed" % m)
         continue
     md = {k: statistics.median(v) for k, v in
-          (("torn", torn), ("retries", retries), ("depth", depth), ("cpu", cpu))}
+          (("torn", torn), ("retries", retries), ("depth", depth), ("mean", mean), ("cpu", cpu))}
     print("   %-8s torn %.2f %% of ticks, %.3f retries per tick, worst depth decile %.1f points, "
-          "trec CPU %.1f us per tick (median of %d)" % (m, md["torn"], md["retries"], md["depth"], md["cpu"], len(torn)))
+          "mean depth %+.2f frames, trec CPU %.1f us per tick (median of %d)"
+          % (m, md["torn"], md["retries"], md["depth"], md["mean"], md["cpu"], len(torn)))
     note = "fidelity_deep.py, CPython %s, median of %d" % (ver, len(torn))
     tag = "heap" if ver in ("3.8", "3.9", "3.10") else "datastack"
     result("torn", "%s_%s_pct" % (tag, m), md["torn"], "pct", note)
     result("torn", "%s_%s_retries" % (tag, m), md["retries"], "per tick", note)
     result("torn", "%s_%s_depth" % (tag, m), md["depth"], "points", note)
+    result("torn", "%s_%s_mean" % (tag, m), md["mean"], "frames", note)
     result("torn", "%s_%s_cpu" % (tag, m), md["cpu"], "us", note)
 PYEOF
 done

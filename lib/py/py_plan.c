@@ -68,6 +68,7 @@ int pyplan_ts_place(const py_proc *p)
 }
 
 #define PLAN_PAGES 160      /* pages of one stack planned one by one */
+#define KNOWN_FRAMES 80     /* frame objects planned, ≤ PYMEMO_FRAMES (keep_known) */
 
 /* Plans the page of [lo, hi) that holds addr (clipped to it), unless it
  * is planned already.  pages[] holds those planned so far. */
@@ -93,8 +94,13 @@ static void plan_frame(py_proc *p, const pymemo *m, uint64_t *pages, int *n, uin
     if (m->hi > m->lo && f >= m->lo && f < m->hi)
         lo = m->lo, hi = m->hi;
     plan_page(p, pages, n, f, lo, hi);
-    if (pysnap_page(f + p->fr_len - 1) != pysnap_page(f))
+    if (pysnap_page(f + p->fr_len - 1) != pysnap_page(f)) {
         plan_page(p, pages, n, f + p->fr_len - 1, lo, hi);
+        /* pages are pieces of their own, never merged (py_snap.c): a
+         * frame across two would be read again on demand, after the
+         * thread state, unless it also has a range of its own */
+        pysnap_plan_piece(&p->snap, f, p->fr_len, PYSNAP_MIDDLE);
+    }
 }
 
 /* Before 3.11: the pages the last chain's frame objects lie on, from
@@ -183,18 +189,6 @@ static void memo_commit(pymemo *to, const pymemo *from)
     to->rs = from->rs;
 }
 
-void pyplan_commit(pymemo *m, pywalk *w)
-{
-    w->next.bottom = w->bottom;
-    if (w->fhi > w->flo) {
-        uint64_t hi = w->top + WINDOW_SLACK < w->chunk_end ? w->top + WINDOW_SLACK : w->chunk_end;
-        uint64_t lo = hi - w->flo > CHUNK_WINDOW ? hi - CHUNK_WINDOW : w->flo;
-        w->next.lo = lo;
-        w->next.hi = hi;
-    }
-    memo_commit(m, &w->next);
-}
-
 /* Appends what of add[0..nadd) set[0..*n) lacks, up to cap. */
 static void add_missing(uint64_t *set, int *n, int cap, const uint64_t *add, int nadd)
 {
@@ -205,6 +199,44 @@ static void add_missing(uint64_t *set, int *n, int cap, const uint64_t *add, int
         if (j == *n)
             set[(*n)++] = add[i];
     }
+}
+
+/* Before 3.11: the frame objects m knew that w's chain lacks, kept
+ * after it (planned first, plan_pages_outer_first reading the list
+ * from its end).  A returning frame goes to its code object's spare
+ * (zombie) frame or to a LIFO free list, and a call takes it back from
+ * there, so a thread recursing within one outermost call keeps cycling
+ * through the same few dozen frame objects, though not each depth
+ * through the same one.  Planning them all puts the newest frames of a
+ * sample deeper than the last one in the batched read, before the
+ * thread state, instead of on demand after it, when the thread has
+ * moved on (the leaf then reads as freed and the sample is torn; the
+ * deeper the stack, the likelier: a shallow lean).  Each frame may
+ * cost a page of the read, so the memo grows only with the stack: no
+ * more frames than it held or the chain has (so about the deepest
+ * stack seen lately), at most KNOWN_FRAMES; m->frames is in the order
+ * last seen, so the frames unseen longest go first.  A new outermost
+ * call starts over. */
+static void keep_known(const py_proc *p, const pymemo *m, pywalk *w)
+{
+    if (!p->L.frame_objects || w->truncated || m->bottom != w->bottom)
+        return;
+    int cap = m->nframes > w->next.nframes ? m->nframes : w->next.nframes;
+    add_missing(w->next.frames, &w->next.nframes, cap < KNOWN_FRAMES ? cap : KNOWN_FRAMES,
+                m->frames, m->nframes);
+}
+
+void pyplan_commit(const py_proc *p, pymemo *m, pywalk *w)
+{
+    keep_known(p, m, w);
+    w->next.bottom = w->bottom;
+    if (w->fhi > w->flo) {
+        uint64_t hi = w->top + WINDOW_SLACK < w->chunk_end ? w->top + WINDOW_SLACK : w->chunk_end;
+        uint64_t lo = hi - w->flo > CHUNK_WINDOW ? hi - CHUNK_WINDOW : w->flo;
+        w->next.lo = lo;
+        w->next.hi = hi;
+    }
+    memo_commit(m, &w->next);
 }
 
 void pyplan_learn(pymemo *m, const pywalk *w)

@@ -27,8 +27,9 @@ uint64_t pyplan_known(py_proc *p, uint64_t tstate);
 
 /* After a good walk: w's stack bottom and the window of the frame chunk
  * it saw become m's plan for the next sample (w->next is updated and
- * copied).  Cannot fail. */
-void pyplan_commit(pymemo *m, pywalk *w);
+ * copied); before 3.11 the frame objects m knew stay in it as long as
+ * the outermost frame is the same (py_plan.c).  Cannot fail. */
+void pyplan_commit(const py_proc *p, pymemo *m, pywalk *w);
 
 /* After a torn walk: adds what it touched (frame objects, code
  * objects, the frames it saw inside the chunk) to the thread's plan, so

@@ -114,7 +114,7 @@ static int stack_once(py_proc *p, uint64_t tstate, const py_frame_info **frames,
         }
         return -1;
     }
-    pyplan_commit(m, &w);
+    pyplan_commit(p, m, &w);
     if (trunc)
         *trunc = w.truncated;
     return w.depth;
