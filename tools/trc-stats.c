@@ -18,7 +18,7 @@ int main(int argc, char **argv)
 {
     static conv_cli cli;
     static const char *sort;
-    static int gpu, gpu_callsites;
+    static int gpu, gpu_callsites, gpu_idle;
     static stats_table_opts table;
     stats_table_default(&table);
     const cli_option options[] = {
@@ -35,6 +35,8 @@ int main(int argc, char **argv)
          "print nvprof's summary of GPU activities and API calls instead", 0, 0},
         {"gpu-callsites", 0, CLI_FLAG, &gpu_callsites, NULL,
          "the table weighted by GPU time per launching Python stack", 0, 0},
+        {"gpu-idle", 0, CLI_FLAG, &gpu_idle, NULL,
+         "the table of GPU idle time by the stacks of the threads feeding the GPU", 0, 0},
         {NULL, 0, 0, NULL, NULL, NULL, 0, 0},
     };
     const cli_tool tool = {
@@ -57,6 +59,10 @@ int main(int argc, char **argv)
         "tottime/cumtime are GPU seconds, ncalls the activities launched\n"
         "beneath a function; launches without Python frames appear under\n"
         "{no Python stack}, unrecorded ones under {unknown launch}.\n"
+        "--gpu-idle charges the time each GPU was idle (nothing ran on it) to the\n"
+        "stacks the threads feeding it were sampled in meanwhile (off-CPU samples\n"
+        "included): tottime/cumtime are idle seconds, devices summed; --gpu adds\n"
+        "each device's busy, copies-only and idle shares and its top idle stacks.\n"
         CONV_HELP_EXIT,
         options, conv_selection_options(&cli.sel)};
     conv_parse(&cli, &tool, argc, argv);
@@ -65,9 +71,17 @@ int main(int argc, char **argv)
     if (gpu && (gpu_callsites || sort || table.limit || table.callers || table.callees))
         cli_die(CLI_EXIT_USAGE, "--gpu prints nvprof's summary: it takes no --gpu-callsites, "
                                 "--sort, --limit, --callers or --callees");
-    table.idle = cli.sel.idle;
+    if (gpu_callsites && gpu_idle)
+        cli_die(CLI_EXIT_USAGE, "--gpu-callsites and --gpu-idle are different views: give one");
+    if (gpu_idle && gpu)
+        cli_die(CLI_EXIT_USAGE, "--gpu prints its own idle headline: it takes no --gpu-idle");
+    if (gpu || gpu_idle)
+        table.gpu_idle = conv_gpu_idle_window(&cli.sel);
+    table.idle = cli.sel.idle || gpu_idle;
     table.gil = cli.sel.gil;
     if (gpu)
-        return conv_convert(&cli, &exp_sink_gpu_summary, NULL, 0);
+        return conv_convert(&cli, &exp_sink_gpu_summary, &table.gpu_idle, 0);
+    if (gpu_idle)
+        return conv_convert(&cli, &stats_table_sink_gpu_idle, &table, 0);
     return conv_convert(&cli, gpu_callsites ? &stats_table_sink_gpu : &stats_table_sink, &table, 0);
 }

@@ -11,12 +11,14 @@
 int main(int argc, char **argv)
 {
     static conv_cli cli;
-    static int gpu;
+    static int gpu, gpu_idle;
     const cli_option options[] = {
         CONV_OPTION_OUTPUT(&cli.output),
         CONV_OPTION_STRICT(&cli.strict),
         {"gpu", 0, CLI_FLAG, &gpu, NULL,
          "GPU time by launching Python stack, kernel as leaf function", 0, 0},
+        {"gpu-idle", 0, CLI_FLAG, &gpu_idle, NULL,
+         "GPU idle time by the stacks of the threads feeding the GPU", 0, 0},
         {NULL, 0, 0, NULL, NULL, NULL, 0, 0},
     };
     const cli_tool tool = {
@@ -37,9 +39,18 @@ int main(int argc, char **argv)
         "it; times are GPU seconds and ncalls the activities launched beneath a\n"
         "function. {no Python stack}: launched by a thread without Python frames;\n"
         "{unknown launch}: the launch call was not recorded.\n"
+        "--gpu-idle: the time each GPU was idle (nothing ran on it), charged to\n"
+        "the stacks the threads feeding it were sampled in meanwhile; times are\n"
+        "idle seconds, devices summed (docs/gpu.md).\n"
         "The output is binary: it is not written to a terminal.\n"
         CONV_HELP_EXIT "\nSelecting no sample is an error (2): a pstats file cannot be empty.",
         options, conv_selection_options(&cli.sel)};
     conv_parse(&cli, &tool, argc, argv);
+    if (gpu && gpu_idle)
+        cli_die(CLI_EXIT_USAGE, "--gpu and --gpu-idle are different views: give one");
+    if (gpu_idle) {
+        exp_folded_idle_options io = {{0, 0, 0, 0, 1}, conv_gpu_idle_window(&cli.sel)};
+        return conv_convert(&cli, &exp_sink_pstats_gpu_idle, &io, 1);
+    }
     return conv_convert(&cli, gpu ? &exp_sink_pstats_gpu : &exp_sink_pstats, NULL, 1);
 }
