@@ -26,9 +26,9 @@ static act acts[] = {
 };
 #define N_ACTS (sizeof acts / sizeof acts[0])
 
-static void write_act(tb_gen *g, act *a)
+static void write_act_on(tb_gen *g, act *a, uint32_t device)
 {
-    trc_gpu_where w = {IDLE_PID, 0, 1, 7, a->corr};
+    trc_gpu_where w = {IDLE_PID, device, 1, 7, a->corr};
     if (a->kind == 0) {
         trc_gpu_kernel k;
         memset(&k, 0, sizeof k);
@@ -53,6 +53,8 @@ static void write_act(tb_gen *g, act *a)
     }
     a->written = 1;
 }
+
+static void write_act(tb_gen *g, act *a) { write_act_on(g, a, 0); }
 
 trc_status idle_trace_write(int fd)
 {
@@ -129,22 +131,73 @@ trc_status idle_trace_write(int fd)
     return tb_gen_close(&g, IDLE_T0 + 20 * MS);
 }
 
+trc_status idle_trace_write_big(int fd, uint64_t n)
+{
+    trc_writer_options o;
+    memset(&o, 0, sizeof o);
+    o.recorder = "idle-traces (tests/support)";
+    o.host = "bench-host";
+    o.command_line = "python3 train.py";
+    o.start_ns = IDLE_T0;
+    o.period_ns = (uint64_t)MS;
+    o.compression_level = 1;
+    tb_gen g;
+    if (tb_gen_open(&g, fd, NULL, &o) != TRC_OK)
+        return g.st;
+    uint32_t main_t = tb_gen_thread(&g, IDLE_PID, IDLE_PID, "MainThread");
+    uint32_t mod = tb_gen_stack(&g, 0, tb_gen_frame(&g, TRC_FRAME_PYTHON, "<module>",
+                                                    "/home/u/train.py", 30, 1));
+    uint32_t st[8];
+    for (int i = 0; i < 8; i++)
+        st[i] = tb_gen_stack(&g, mod, tb_gen_frame(&g, TRC_FRAME_PYTHON, "step",
+                                                   "/home/u/train.py", 10 + (uint32_t)i, 8));
+    /* two devices, alternating; 4 us of work then a 3 us gap (a copy
+     * every 8th), sampled every 1 ms in one of 8 lines */
+    int64_t t = IDLE_T0, next_sample = IDLE_T0;
+    for (uint64_t i = 0; i < n && g.st == TRC_OK; i++) {
+        while (next_sample <= t) {
+            TB_DO(&g, trc_writer_sample, next_sample, main_t, st[(next_sample / MS) % 8],
+                  TRC_SAMPLE_ON_CPU, (uint64_t)MS);
+            next_sample += MS;
+        }
+        trc_api_call a;
+        memset(&a, 0, sizeof a);
+        a.thread = main_t;
+        a.start_ns = t;
+        a.end_ns = t + 1000;
+        a.name = i % 8 == 7 ? "cudaMemcpyAsync" : "cudaLaunchKernel";
+        a.correlation = (uint32_t)(i + 1);
+        a.stack = st[i % 8];
+        a.flags = TRC_API_LAUNCH;
+        TB_DO(&g, trc_writer_api_call, &a);
+        act x = {t - IDLE_T0 + 2000, t - IDLE_T0 + 6000, i % 8 == 7, (uint32_t)(i + 1), 0};
+        write_act_on(&g, &x, (uint32_t)(i & 1));
+        if (i & 1)
+            t += 7000;
+    }
+    return tb_gen_close(&g, t + 10 * MS);
+}
+
 #ifdef IDLE_GEN_MAIN
 #include <fcntl.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: idle-gen FILE\n");
+    int big = argc == 4 && strcmp(argv[1], "--big") == 0;
+    if (argc != 2 && !big) {
+        fprintf(stderr, "usage: idle-gen FILE | idle-gen --big N FILE\n");
         return 2;
     }
-    int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const char *path = argv[argc - 1];
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
-        perror(argv[1]);
+        perror(path);
         return 1;
     }
-    trc_status st = idle_trace_write(fd);
+    trc_status st = big ? idle_trace_write_big(fd, strtoull(argv[2], NULL, 10))
+                        : idle_trace_write(fd);
     if (close(fd) != 0 || st != TRC_OK) {
         fprintf(stderr, "idle-gen: %s\n", trc_status_str(st));
         return 1;
