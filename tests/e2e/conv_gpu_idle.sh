@@ -8,8 +8,8 @@
 #    trc2flamegraph --gpu-idle draws the same totals (its SVG read back);
 #  - the idle total agrees across trc2collapsed (us, apportioned),
 #    trc2pstats (read by python's pstats, to the ns), trc-stats --gpu-idle
-#    and the headline of trc-stats --gpu, whose shares are those of the
-#    collapsed lines;
+#    the headline of trc-stats --gpu, whose shares are those of the
+#    collapsed lines, and trc2speedscope --gpu-idle (to the ns);
 #  - trc-stats --gpu and trc2nvvp print the same summary and headline;
 #  - --from/--to clip the charges; the non-feeding thread is never
 #    charged; usage errors exit 2.
@@ -61,9 +61,10 @@ cmp -s "$tmp/w.out" "$tmp/w.want" || { bad "window lines"; diff "$tmp/w.want" "$
 "$BIN/trc2nvvp" "$in" > "$tmp/n.out" || bad "trc2nvvp: exit $?"
 cmp -s "$tmp/g.out" "$tmp/n.out" || bad "trc-stats --gpu and trc2nvvp differ"
 "$BIN/trc2flamegraph" --gpu-idle -o "$tmp/f.svg" "$in" || bad "flamegraph: exit $?"
-"$py" - "$tmp/c.out" "$tmp/p.pstats" "$tmp/s.out" "$tmp/g.out" "$tmp/f.svg" <<'PY' || bad "totals disagree"
-import pstats, re, sys, xml.etree.ElementTree as ET
-col, pst, table, head, svg = sys.argv[1:]
+"$BIN/trc2speedscope" --gpu-idle -o "$tmp/ss.json" "$in" || bad "speedscope: exit $?"
+"$py" - "$tmp/c.out" "$tmp/p.pstats" "$tmp/s.out" "$tmp/g.out" "$tmp/f.svg" "$tmp/ss.json" <<'PY' || bad "totals disagree"
+import json, pstats, re, sys, xml.etree.ElementTree as ET
+col, pst, table, head, svg, ss = sys.argv[1:]
 idle_us = {}
 for l in open(col):
     stack, v = l.rsplit(" ", 1)
@@ -93,6 +94,18 @@ titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title") if t.te
 idle_title = [t for t in titles if t.startswith("[GPU 0 idle]")]
 # 11 000 us of the 13 000 (idle and copies only) drawn
 assert len(idle_title) == 1 and "84.62%, 11.000 ms" in idle_title[0], idle_title
+# speedscope: per profile, the leaf of each sample and its weight, to the ns
+doc = json.load(open(ss))
+frames = doc["shared"]["frames"]
+prof = {p["name"]: p for p in doc["profiles"]}
+assert sorted(prof) == ["GPU 0 copies only", "GPU 0 idle"], sorted(prof)
+leaf = {}
+for stack, w in zip(prof["GPU 0 idle"]["samples"], prof["GPU 0 idle"]["weights"]):
+    assert frames[stack[0]]["name"] == "[GPU 0 idle]"
+    leaf[frames[stack[-1]]["name"]] = leaf.get(frames[stack[-1]]["name"], 0) + w
+assert leaf == {"step": 1000000, "next": 2000000, "sleep": 7999877}, leaf
+assert prof["GPU 0 idle"]["endValue"] == 10999877
+assert prof["GPU 0 copies only"]["endValue"] == 2000000
 PY
 
 # ---- the fake-CUPTI fixture: the headline in both tools --------------

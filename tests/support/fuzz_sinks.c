@@ -139,6 +139,7 @@ static const fs_sink gpu_sinks[] = {
     {&exp_sink_pstats_gpu_idle, {&idle_fold_opts[0], &idle_fold_opts[1]}},
     {&stats_table_sink_gpu_idle, {&table_opts[0], &table_opts[1]}},
     {&exp_sink_flamegraph_gpu_idle, {&flame_idle_opts[0], &flame_idle_opts[1]}},
+    {&exp_sink_speedscope_gpu_idle, {NULL, &idle_window[1]}},
     {NULL, {NULL, NULL}}};
 
 /* Every sink of the list, in both passes; the call-site matchers give up
