@@ -77,9 +77,9 @@ static const nvvp_sink_options nvvp_timeline_opts[2] = {
 static stats_table_opts table_opts[2];
 /* GPU idle: pass 1 with a window and a horizon of 1 us, so that samples
  * and intervals are retired all the time. */
-static const exp_gpu_idle_options idle_window[2] = {{0, 0, 0, 0, 0}, {1, 1, 1000, 1000000000, 1000}};
-static const exp_folded_idle_options idle_fold_opts[2] = {{{0, 0, 0, 0, 1}, {0, 0, 0, 0, 0}},
-                                                          {{1, 1, 1, 1, 1}, {1, 1, 1000, 1000000000, 1000}}};
+static const exp_gpu_idle_options idle_window[2] = {{0, 0, 0, 0, 0, 0}, {1, 1, 1000, 1000000000, 1000, 1000000}};
+static const exp_folded_idle_options idle_fold_opts[2] = {{{0, 0, 0, 0, 1}, {0, 0, 0, 0, 0, 0}},
+                                                          {{1, 1, 1, 1, 1}, {1, 1, 1000, 1000000000, 1000, 1000000}}};
 /* Pass 1 maps every recorded source path into a directory that does not
  * exist: the report's no-source path, and no file of the machine read. */
 static const char *const lines_roots[] = {"/=/nonexistent-trc-fuzz/"};

@@ -89,6 +89,7 @@ trc_status idle_trace_write(int fd)
     d.sm_count = 132;
     TB_DO(&g, trc_writer_gpu_device, &d);
 
+    uint32_t util = tb_gen_counter_def(&g, "gpu.util", "percent", -1, 0);
     uint32_t main_t = tb_gen_thread(&g, IDLE_PID, IDLE_PID, "MainThread");
     uint32_t work_t = tb_gen_thread(&g, IDLE_PID, IDLE_PID + 1, "worker");
     uint32_t mod = tb_gen_stack(&g, 0, tb_gen_frame(&g, TRC_FRAME_PYTHON, "<module>",
@@ -106,6 +107,8 @@ trc_status idle_trace_write(int fd)
         uint32_t st = ms < 8 ? step : ms < 10 ? next : ms < 12 ? step : slp;
         TB_DO(&g, trc_writer_sample, t, main_t, st, TRC_SAMPLE_ON_CPU, (uint64_t)MS);
         TB_DO(&g, trc_writer_sample, t + MS / 2, work_t, work, TRC_SAMPLE_ON_CPU, (uint64_t)MS / 2);
+        if (ms == 5 || ms == 15) /* NVML's view: busy at some time of 5 ms, not of 15 ms */
+            TB_DO(&g, trc_writer_counter, util, t, ms == 5 ? 100.0 : 0.0);
         for (size_t i = 0; i < N_ACTS; i++) {
             if (acts[i].s != ms * MS)
                 continue;

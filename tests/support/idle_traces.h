@@ -11,7 +11,8 @@
  * Thread "worker" never launches and is sampled in work() (worker.py:3)
  * every 1 ms (weight 0.5 ms): it must never be charged.  On the device: kernels [1, 4)
  * and [3, 6) ms, a copy [6, 8) ms, a kernel [10 ms, 12 ms + 123 ns).
- * Each activity is written 3 ms after it ends (CUPTI's delay).
+ * Each activity is written 3 ms after it ends (CUPTI's delay).  NVML's
+ * "gpu.util" of device 0 reads 100 at 5 ms and 0 at 15 ms.
  */
 #ifndef TRC_TESTS_SUPPORT_IDLE_TRACES_H
 #define TRC_TESTS_SUPPORT_IDLE_TRACES_H

@@ -38,6 +38,10 @@ typedef struct dev {
     uint64_t busy_ns, kern_ns; /* summed, clipped to the span */
     int64_t *pids;            /* processes with activities on it */
     size_t n_pids, cap_pids;
+    uint64_t *buckets;        /* kernel-busy ns per bucket (bucket_ns) */
+    size_t n_buckets, cap_buckets;
+    double util_sum;          /* NVML "gpu.util" values in the span */
+    uint64_t util_n;
 } dev;
 
 typedef struct pending {
@@ -97,6 +101,7 @@ void exp_gpu_idle_free(exp_gpu_idle *g)
         trc_free(g->devs[i].all.v);
         trc_free(g->devs[i].kern.v);
         trc_free(g->devs[i].pids);
+        trc_free(g->devs[i].buckets);
     }
     trc_free(g->devs);
     trc_free(g->pend);
@@ -194,15 +199,52 @@ static uint64_t clipped(const exp_gpu_idle *g, int64_t s, int64_t e)
     return e > s ? (uint64_t)(e - s) : 0;
 }
 
-/* Sums and drops the intervals of v that end before t. */
-static uint64_t iv_retire(const exp_gpu_idle *g, ivset *v, int64_t t)
+/* Makes buckets 0..k of d exist (zeroed). */
+static trc_status buckets_to(dev *d, size_t k)
 {
-    uint64_t sum = 0;
+    trc_status st = trcu_grow((void **)&d->buckets, &d->cap_buckets, k, sizeof *d->buckets);
+    if (st == TRC_OK && d->n_buckets <= k)
+        d->n_buckets = k + 1;
+    return st;
+}
+
+/* Adds the kernel-busy interval [s, e) (clipped to the span) to d's
+ * buckets. */
+static trc_status add_buckets(const exp_gpu_idle *g, dev *d, int64_t s, int64_t e)
+{
+    if (s < g->lo)
+        s = g->lo;
+    if (g->opt.has_to && e > g->hi)
+        e = g->hi;
+    int64_t b = g->opt.bucket_ns;
+    while (s < e) {
+        size_t k = (size_t)((s - g->lo) / b);
+        int64_t end = g->lo + (int64_t)(k + 1) * b;
+        if (end > e)
+            end = e;
+        trc_status st = buckets_to(d, k);
+        if (st != TRC_OK)
+            return st;
+        d->buckets[k] += (uint64_t)(end - s);
+        s = end;
+    }
+    return TRC_OK;
+}
+
+/* Sums and drops the intervals of v that end before t (into *sum), the
+ * kernel set's also into d's buckets. */
+static trc_status iv_retire(const exp_gpu_idle *g, dev *d, ivset *v, int64_t t, uint64_t *sum)
+{
     while (v->head < v->n && v->v[v->head].e <= t) {
-        sum += clipped(g, v->v[v->head].s, v->v[v->head].e);
+        *sum += clipped(g, v->v[v->head].s, v->v[v->head].e);
+        if (g->opt.bucket_ns > 0 && v == &d->kern) {
+            trc_status st = add_buckets(g, d, v->v[v->head].s, v->v[v->head].e);
+            if (st != TRC_OK)
+                return st;
+        }
         v->head++;
     }
-    return sum;
+    return TRC_OK;
 }
 
 /* ---- charges ---- */
@@ -299,8 +341,11 @@ static trc_status advance(exp_gpu_idle *g, int all)
         dev *v = &g->devs[d];
         if (keep <= v->retired)
             continue;
-        v->busy_ns += iv_retire(g, &v->all, keep);
-        v->kern_ns += iv_retire(g, &v->kern, keep);
+        trc_status st = iv_retire(g, v, &v->all, keep, &v->busy_ns);
+        if (st == TRC_OK)
+            st = iv_retire(g, v, &v->kern, keep, &v->kern_ns);
+        if (st != TRC_OK)
+            return st;
         v->retired = keep;
     }
     return TRC_OK;
@@ -383,6 +428,33 @@ static trc_status on_sample(exp_gpu_idle *g, const trc_sample *smp)
     return TRC_OK;
 }
 
+/* NVML's utilisation counter of a device, for the comparison; values
+ * outside the span are left out at the end. */
+static trc_status on_counter(exp_gpu_idle *g, const trc_reader *r, const trc_counter_value *v)
+{
+    const trc_counter_def *d = r ? trc_reader_counter(r, v->counter) : NULL;
+    if (!d || d->device < 0 || !d->name || strcmp(d->name, "gpu.util") != 0)
+        return TRC_OK;
+    if (v->time_ns < g->lo || (g->opt.has_to && v->time_ns >= g->hi))
+        return TRC_OK;
+    dev *x = NULL;
+    for (size_t i = 0; i < g->n_dev && !x; i++)
+        if (g->devs[i].device == (uint32_t)d->device)
+            x = &g->devs[i];
+    if (!x) { /* a device with no activity yet: known from now on */
+        if (g->n_dev >= PRE - 1 ||
+            trcu_grow((void **)&g->devs, &g->cap_dev, g->n_dev + 1, sizeof *g->devs) != TRC_OK)
+            return TRC_ERR_NOMEM;
+        x = &g->devs[g->n_dev++];
+        memset(x, 0, sizeof *x);
+        x->device = (uint32_t)d->device;
+        x->retired = INT64_MIN;
+    }
+    x->util_sum += v->value;
+    x->util_n++;
+    return TRC_OK;
+}
+
 static trc_status on_launch(exp_gpu_idle *g, const trc_reader *r, uint32_t thread)
 {
     uint32_t idx;
@@ -418,6 +490,9 @@ trc_status exp_gpu_idle_event(exp_gpu_idle *g, const trc_reader *r, const trc_ev
         break;
     case TRC_EV_SAMPLE:
         st = on_sample(g, &ev->u.sample);
+        break;
+    case TRC_EV_COUNTER:
+        st = on_counter(g, r, &ev->u.counter);
         break;
     case TRC_EV_API_CALL:
         if (ev->u.api.flags & TRC_API_LAUNCH)
@@ -461,8 +536,14 @@ trc_status exp_gpu_idle_finish(exp_gpu_idle *g, const trc_reader *r)
         return st;
     for (size_t d = 0; d < g->n_dev; d++) {
         dev *v = &g->devs[d];
-        v->busy_ns += iv_retire(g, &v->all, INT64_MAX);
-        v->kern_ns += iv_retire(g, &v->kern, INT64_MAX);
+        st = iv_retire(g, v, &v->all, INT64_MAX, &v->busy_ns);
+        if (st == TRC_OK)
+            st = iv_retire(g, v, &v->kern, INT64_MAX, &v->kern_ns);
+        /* every bucket of the span exists, idle ones too */
+        if (st == TRC_OK && g->opt.bucket_ns > 0 && g->hi > g->lo)
+            st = buckets_to(v, (size_t)((g->hi - g->lo - 1) / g->opt.bucket_ns));
+        if (st != TRC_OK)
+            return st;
     }
     if (g->n_dev) {
         g->order = trc_malloc(g->n_dev * sizeof *g->order);
@@ -508,6 +589,8 @@ void exp_gpu_idle_device_at(const exp_gpu_idle *g, uint32_t i, exp_gpu_idle_devi
     out->kernel_ns = v->kern_ns;
     out->copy_only_ns = v->busy_ns - v->kern_ns;
     out->idle_ns = out->span_ns > v->busy_ns ? out->span_ns - v->busy_ns : 0;
+    out->nvml_util_n = v->util_n;
+    out->nvml_util_mean = v->util_n ? v->util_sum / (double)v->util_n : 0.0;
     for (size_t k = 0; k < g->n_ch; k++) {
         const charge *c = &g->ch[k];
         if (!charge_for(c, d) || !feeds(g, v, c->thread))
@@ -537,6 +620,18 @@ trc_status exp_gpu_idle_each(const exp_gpu_idle *g, exp_gpu_idle_fn fn, void *ct
         }
     }
     return TRC_OK;
+}
+
+int64_t exp_gpu_idle_span_start(const exp_gpu_idle *g) { return g->lo; }
+
+const uint64_t *exp_gpu_idle_busy_buckets(const exp_gpu_idle *g, uint32_t i, size_t *n)
+{
+    *n = 0;
+    if (!g->order || i >= g->n_dev || g->opt.bucket_ns <= 0)
+        return NULL;
+    const dev *v = &g->devs[g->order[i]];
+    *n = v->n_buckets;
+    return v->buckets;
 }
 
 void exp_gpu_idle_get_stats(const exp_gpu_idle *g, exp_gpu_idle_stats *out) { *out = g->st; }

@@ -7,6 +7,9 @@
  * sampled in at that time.
  *
  * Definitions:
+ *   NVML       the mean of the device's "gpu.util" counter values
+ *              (NVML: the share of its sample period in which at least one
+ *              kernel ran) within the span, shown beside the exact figure.
  *   span       [start of the first segment, or --from; the latest time
  *              seen (a segment's end, a sample's period, an activity's
  *              end), or --to).
@@ -55,6 +58,8 @@ typedef struct exp_gpu_idle_options {
     int has_from, has_to;    /* the --from/--to window, as the selection has it */
     int64_t from_ns, to_ns;  /* relative to the start of the first segment */
     int64_t horizon_ns;      /* 0 = EXP_GPU_IDLE_DEFAULT_HORIZON_NS */
+    int64_t bucket_ns;       /* > 0: also kernel-busy ns per bucket of this
+                              * length from the span's start (exact busy %) */
 } exp_gpu_idle_options;
 
 typedef enum exp_gpu_idle_kind {
@@ -71,6 +76,8 @@ typedef struct exp_gpu_idle_device {
     uint64_t copy_only_ns;   /* busy_ns - kernel_ns */
     uint64_t idle_ns;        /* span_ns - busy_ns */
     uint64_t charged_idle_ns, charged_copy_only_ns; /* charged to feeders' samples */
+    uint64_t nvml_util_n;    /* "gpu.util" counter values of the device in the span */
+    double nvml_util_mean;   /* their mean (percent), 0 when none */
 } exp_gpu_idle_device;
 
 typedef struct exp_gpu_idle_stats {
@@ -88,7 +95,7 @@ void exp_gpu_idle_free(exp_gpu_idle *g);
 
 /* Feed the selected events in file order (samples with --idle ones
  * kept: a thread waiting off-CPU is what idles a GPU): SEGMENT, SEGMENT_END,
- * SAMPLE, API_CALL and GPU_KERNEL/MEMCPY/MEMSET matter, others are ignored.  r
+ * SAMPLE, API_CALL, COUNTER and GPU_KERNEL/MEMCPY/MEMSET matter, others are ignored.  r
  * gives a thread's pid.  TRC_OK, TRC_ERR_NOMEM or TRC_ERR_LIMIT. */
 trc_status exp_gpu_idle_event(exp_gpu_idle *g, const trc_reader *r, const trc_event *ev);
 
@@ -108,6 +115,14 @@ typedef trc_status (*exp_gpu_idle_fn)(void *ctx, uint32_t device, exp_gpu_idle_k
  * one (device, kind, thread, stack) may come more than once (time charged
  * before the device was first seen comes apart): add them up.  TRC_OK or fn's status. */
 trc_status exp_gpu_idle_each(const exp_gpu_idle *g, exp_gpu_idle_fn fn, void *ctx);
+
+/* With bucket_ns: the span's start, and the kernel-busy ns of device i
+ * (as in _device_at) in each bucket [start + k * bucket_ns, + bucket_ns)
+ * of the span (*n of them; the last one ends at the span's end).  The
+ * busy share of bucket k is its ns over its length.  NULL (*n = 0)
+ * without bucket_ns or when the span is empty. */
+int64_t exp_gpu_idle_span_start(const exp_gpu_idle *g);
+const uint64_t *exp_gpu_idle_busy_buckets(const exp_gpu_idle *g, uint32_t i, size_t *n);
 
 void exp_gpu_idle_get_stats(const exp_gpu_idle *g, exp_gpu_idle_stats *out);
 

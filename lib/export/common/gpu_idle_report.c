@@ -75,6 +75,10 @@ static trc_status report_device(const exp_gpu_idle *g, const trc_reader *r,
             (unsigned)d->device, pct(d->busy_ns - d->copy_only_ns, d->span_ns),
             pct(d->copy_only_ns, d->span_ns), pct(d->idle_ns, d->span_ns),
             gpu_fmt_time(span, (int64_t)d->span_ns, 5));
+    if (d->nvml_util_n)
+        fprintf(out, "    NVML gpu.util: mean %.2f%% of %" PRIu64 " samples (a kernel ran at some time "
+                     "in each sample period)\n",
+                d->nvml_util_mean, d->nvml_util_n);
     by_stack b;
     memset(&b, 0, sizeof b);
     b.device = d->device;

@@ -5,8 +5,8 @@
  * busy, kernel, copies-only and idle time to the ns, each charge to its
  * stack, the non-feeding thread never charged, a --from/--to window, a
  * short horizon that still finds the same answer with bounded memory,
- * the interval union under every arrival order, and every allocation
- * failing in turn.
+ * the interval union under every arrival order, kernel-busy buckets and
+ * NVML's mean beside them, and every allocation failing in turn.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -128,7 +128,7 @@ static void test_whole_recording(void **state)
  * few samples and intervals held at a time. */
 static void test_short_horizon(void **state)
 {
-    exp_gpu_idle_options o = {0, 0, 0, 0, 4 * IDLE_MS};
+    exp_gpu_idle_options o = {0, 0, 0, 0, 4 * IDLE_MS, 0};
     exp_gpu_idle_device d;
     exp_gpu_idle_stats s;
     got g;
@@ -143,7 +143,7 @@ static void test_short_horizon(void **state)
  * [8, 10) (next) and [12 ms + 123, 15) (sleep), copies only [6, 8). */
 static void test_window(void **state)
 {
-    exp_gpu_idle_options o = {1, 1, 5 * IDLE_MS, 15 * IDLE_MS, 0};
+    exp_gpu_idle_options o = {1, 1, 5 * IDLE_MS, 15 * IDLE_MS, 0, 0};
     exp_gpu_idle_device d;
     got g;
     assert_int_equal(run(&o, &d, &g, NULL), TRC_OK);
@@ -156,6 +156,37 @@ static void test_window(void **state)
     assert_int_equal(g.by_fn[EXP_GPU_IDLE_NONE][2], 3 * IDLE_MS - 123);
     assert_int_equal(g.by_fn[EXP_GPU_IDLE_COPY_ONLY][0], 2 * IDLE_MS);
     assert_int_equal(g.worker, 0);
+}
+
+/* Kernel-busy ns per 2 ms bucket, through a horizon that retires
+ * intervals on the way: [1, 6) ms and [10 ms, 12 ms + 123). */
+static void test_busy_buckets(void **state)
+{
+    static const uint64_t want[10] = {1 * IDLE_MS, 2 * IDLE_MS, 2 * IDLE_MS, 0, 0,
+                                      2 * IDLE_MS, 123, 0, 0, 0};
+    for (int h = 0; h < 2; h++) {
+        exp_gpu_idle_options o = {0, 0, 0, 0, h ? 4 * IDLE_MS : 0, 2 * IDLE_MS};
+        trc_reader *r = open_trace();
+        exp_gpu_idle *gi = exp_gpu_idle_new(&o);
+        assert_non_null(gi);
+        const trc_event *ev;
+        while (trc_reader_next(r, &ev) == TRC_OK)
+            assert_int_equal(exp_gpu_idle_event(gi, r, ev), TRC_OK);
+        assert_int_equal(exp_gpu_idle_finish(gi, r), TRC_OK);
+        assert_int_equal(exp_gpu_idle_span_start(gi), IDLE_T0);
+        size_t n;
+        const uint64_t *b = exp_gpu_idle_busy_buckets(gi, 0, &n);
+        assert_int_equal(n, 10);
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(b[i], want[i]);
+        exp_gpu_idle_device d;
+        exp_gpu_idle_device_at(gi, 0, &d);
+        /* NVML: 100 and 0 */
+        assert_int_equal(d.nvml_util_n, 2);
+        assert_true(d.nvml_util_mean == 50.0);
+        exp_gpu_idle_free(gi);
+        trc_reader_free(r);
+    }
 }
 
 /* The union of busy intervals does not depend on their arrival order. */
@@ -178,7 +209,7 @@ static void test_union_any_order(void **state)
             perm[i] = perm[j];
             perm[j] = t;
         }
-        exp_gpu_idle_options o = {1, 1, 0, 100, 0};
+        exp_gpu_idle_options o = {1, 1, 0, 100, 0, 0};
         exp_gpu_idle *gi = exp_gpu_idle_new(&o);
         assert_non_null(gi);
         trc_segment seg;
@@ -227,7 +258,7 @@ static void disarm(long *left)
  * and the same answer once nothing fails. */
 static void test_alloc_failures(void **state)
 {
-    exp_gpu_idle_options o = {0, 0, 0, 0, 4 * IDLE_MS};
+    exp_gpu_idle_options o = {0, 0, 0, 0, 4 * IDLE_MS, 0};
     int failed = 0;
     for (long n = 1; n < 2000; n++) {
         long left = n;
@@ -273,6 +304,7 @@ int main(void)
         cmocka_unit_test(test_whole_recording), cmocka_unit_test(test_short_horizon),
         cmocka_unit_test(test_window),          cmocka_unit_test(test_union_any_order),
         cmocka_unit_test(test_root_names),      cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_busy_buckets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
