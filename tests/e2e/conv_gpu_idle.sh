@@ -11,6 +11,7 @@
 #    the headline of trc-stats --gpu, whose shares are those of the
 #    collapsed lines, and trc2speedscope --gpu-idle (to the ns);
 #  - trc-stats --gpu and trc2nvvp print the same summary and headline;
+#  - trc2chrome's "GPU busy (kernels)" counter per bucket, to the ns;
 #  - --from/--to clip the charges; the non-feeding thread is never
 #    charged; usage errors exit 2.
 set -u
@@ -107,6 +108,24 @@ assert leaf == {"step": 1000000, "next": 2000000, "sleep": 7999877}, leaf
 assert prof["GPU 0 idle"]["endValue"] == 10999877
 assert prof["GPU 0 copies only"]["endValue"] == 2000000
 PY
+
+# ---- exact busy %: trc2chrome's counter per 2 ms bucket ----------------
+"$BIN/trc2chrome" --gpu-busy-resolution 2 -o "$tmp/ch.json" "$in" || bad "chrome: exit $?"
+"$py" - "$tmp/ch.json" <<'PY' || bad "chrome busy counter"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+busy = [(e["ts"], e["args"]["percent"]) for e in ev if e.get("name") == "GPU busy (kernels)"]
+# kernels [1, 6) ms and [10 ms, 12 ms + 123 ns): per 2 ms bucket
+want = [(0, 50), (2000, 100), (4000, 100), (6000, 0), (8000, 0), (10000, 100),
+        (12000, 100 * 123 / 2e6), (14000, 0), (16000, 0), (18000, 0)]
+assert len(busy) == len(want), busy
+for (t, p), (wt, wp) in zip(busy, want):
+    assert t == wt and abs(p - wp) < 1e-9, (t, p, wt, wp)
+# on the GPU's own process, beside NVML's gpu.util
+pids = {e["pid"] for e in ev if e.get("name") in ("GPU busy (kernels)", "gpu.util")}
+assert len(pids) == 1, pids
+PY
+"$BIN/trc2chrome" --gpu-busy-resolution 0 "$in" | grep -q "GPU busy" && bad "--gpu-busy-resolution 0 still writes the counter"
 
 # ---- the fake-CUPTI fixture: the headline in both tools --------------
 "$BIN/trc-stats" --gpu "$ft" > "$tmp/fg.out" 2>/dev/null
