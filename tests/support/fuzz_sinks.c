@@ -66,7 +66,8 @@ typedef struct fs_sink {
 static const exp_collapsed_options collapsed_opts[2] = {{0, 0, 0, 0, 0}, {1, 1, 1, 1, 1}};
 static const exp_collapsed_options collapsed_gpu_opts[2] = {{0, 0, 0, 0, 1}, {1, 1, 1, 1, 1}};
 static const sscope_options sscope_opts[2] = {{0, 0, 0}, {1, 1, 2}}; /* 2 runs in memory: spills early */
-static const chrome_options chrome_opts[2] = {{0}, {1}};
+/* pass 1: the exact busy counter at 1 ms too */
+static const chrome_options chrome_opts[2] = {{0}, {.lines = 1, .busy = {.bucket_ns = 1000000}}};
 static const nvvp_sink_options nvvp_sum_opts[2] = {
     {.sort = NVVP_SORT_TIME}, {.csv = 1, .sort = NVVP_SORT_NAME, .limit = 2}};
 static const nvvp_sink_options nvvp_tab_opts[2] = {{.gpu_trace = 1, .api_trace = 1},
