@@ -67,6 +67,7 @@ struct exp_gpu_idle {
     int64_t lo, hi;           /* the span (hi grows while reading without --to) */
     int have_max;
     int64_t max_seen;
+    int64_t next_advance;     /* the cutoff at which advance runs next */
     dev *devs;
     size_t n_dev, cap_dev;
     pending *pend;
@@ -90,6 +91,7 @@ exp_gpu_idle *exp_gpu_idle_new(const exp_gpu_idle_options *opts)
         g->opt = *opts;
     if (g->opt.horizon_ns <= 0)
         g->opt.horizon_ns = EXP_GPU_IDLE_DEFAULT_HORIZON_NS;
+    g->next_advance = INT64_MIN;
     return g;
 }
 
@@ -288,6 +290,11 @@ static uint64_t scaled(uint64_t ns, const pending *p)
 static trc_status charge_sample(exp_gpu_idle *g, const pending *p)
 {
     int64_t s = p->s < g->lo ? g->lo : p->s, e = p->e;
+    for (size_t d = 0; d < g->n_dev; d++)
+        if (s < g->devs[d].retired) { /* that part counts idle: see the header */
+            g->st.late_samples++;
+            break;
+        }
     if (g->opt.has_to && e > g->hi)
         e = g->hi;
     if (e <= s)
@@ -511,9 +518,12 @@ trc_status exp_gpu_idle_event(exp_gpu_idle *g, const trc_reader *r, const trc_ev
     default:
         return TRC_OK;
     }
-    if (st == TRC_OK && g->have_max && g->n_pend > g->pend_head &&
-        g->pend[g->pend_head].e <= g->max_seen - g->opt.horizon_ns)
+    /* in steps of 1/16 horizon, so that the scan of what waits (advance)
+     * costs little per event however many threads are sampled */
+    if (st == TRC_OK && g->have_max && g->max_seen - g->opt.horizon_ns >= g->next_advance) {
         st = advance(g, 0);
+        g->next_advance = g->max_seen - g->opt.horizon_ns + g->opt.horizon_ns / 16;
+    }
     return st;
 }
 

@@ -37,7 +37,10 @@
  * kept only while they are within horizon_ns of the latest time seen;
  * older samples are charged and older intervals summed and dropped.  An
  * activity that arrives later than that is still counted busy from the
- * retired point on (exp_gpu_idle_stats.late counts them).  What remains
+ * retired point on (exp_gpu_idle_stats.late counts them); a sample whose
+ * period reaches back before that point (a run of identical samples
+ * folded over more than the horizon, written when it ends) is charged as
+ * idle for that part (late_samples counts them).  What remains
  * is one row per (device, thread, stack) charged, and one interval per
  * busy stretch within the horizon.
  *
@@ -83,6 +86,7 @@ typedef struct exp_gpu_idle_device {
 typedef struct exp_gpu_idle_stats {
     uint64_t activities, samples;  /* fed in */
     uint64_t late;                 /* activities that ended before the retired point */
+    uint64_t late_samples;         /* samples that reached back before it */
     uint64_t peak_intervals, peak_pending; /* most busy intervals / samples held */
 } exp_gpu_idle_stats;
 

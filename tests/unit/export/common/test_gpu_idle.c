@@ -124,11 +124,13 @@ static void test_whole_recording(void **state)
     check_whole(&d, &g);
 }
 
-/* A horizon just over the writing delay: the same answer, with only a
+/* A horizon just over the writing delay plus a sample period (an
+ * activity arrives 3 ms after its end, when the latest time seen, a
+ * sample's end, is up to 4 ms past it): the same answer, with only a
  * few samples and intervals held at a time. */
 static void test_short_horizon(void **state)
 {
-    exp_gpu_idle_options o = {0, 0, 0, 0, 4 * IDLE_MS, 0};
+    exp_gpu_idle_options o = {0, 0, 0, 0, 5 * IDLE_MS, 0};
     exp_gpu_idle_device d;
     exp_gpu_idle_stats s;
     got g;
@@ -137,6 +139,7 @@ static void test_short_horizon(void **state)
     assert_true(s.peak_pending <= 2 * 6);
     assert_true(s.peak_intervals <= 4);
     assert_int_equal(s.late, 0);
+    assert_int_equal(s.late_samples, 0);
 }
 
 /* --from 5 ms --to 15 ms: busy [5, 8) and [10, 12 ms + 123), idle
@@ -165,7 +168,7 @@ static void test_busy_buckets(void **state)
     static const uint64_t want[10] = {1 * IDLE_MS, 2 * IDLE_MS, 2 * IDLE_MS, 0, 0,
                                       2 * IDLE_MS, 123, 0, 0, 0};
     for (int h = 0; h < 2; h++) {
-        exp_gpu_idle_options o = {0, 0, 0, 0, h ? 4 * IDLE_MS : 0, 2 * IDLE_MS};
+        exp_gpu_idle_options o = {0, 0, 0, 0, h ? 5 * IDLE_MS : 0, 2 * IDLE_MS};
         trc_reader *r = open_trace();
         exp_gpu_idle *gi = exp_gpu_idle_new(&o);
         assert_non_null(gi);
@@ -258,7 +261,7 @@ static void disarm(long *left)
  * and the same answer once nothing fails. */
 static void test_alloc_failures(void **state)
 {
-    exp_gpu_idle_options o = {0, 0, 0, 0, 4 * IDLE_MS, 0};
+    exp_gpu_idle_options o = {0, 0, 0, 0, 5 * IDLE_MS, 0};
     int failed = 0;
     for (long n = 1; n < 2000; n++) {
         long left = n;
