@@ -139,7 +139,10 @@ static void test_short_horizon(void **state)
     assert_true(s.peak_pending <= 2 * 6);
     assert_true(s.peak_intervals <= 4);
     assert_int_equal(s.late, 0);
-    assert_int_equal(s.late_samples, 0);
+    /* the folded runs longer than the horizon reach back past the retired
+     * point: main's 8 samples in step() (nothing ran in the part before
+     * it, so its charge stays exact) and the worker's 20 */
+    assert_int_equal(s.late_samples, 2);
 }
 
 /* --from 5 ms --to 15 ms: busy [5, 8) and [10, 12 ms + 123), idle
