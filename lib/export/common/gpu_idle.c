@@ -21,6 +21,22 @@
 #include "lib/util/grow.h"
 #include "lib/util/hashtab.h"
 
+/* Time arithmetic on hostile timestamps must not overflow: differences
+ * of a later and an earlier time are taken unsigned, sums saturate. */
+static uint64_t span_of(int64_t s, int64_t e) { return e > s ? (uint64_t)e - (uint64_t)s : 0; }
+
+static int64_t add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+/* Buckets per device at most (--gpu-busy-resolution over a hostile span
+ * would otherwise ask for terabytes): 2^24, 46 h at 10 ms. */
+#define MAX_BUCKETS (UINT64_C(1) << 24)
+
 typedef struct ival {
     int64_t s, e;
 } ival;
@@ -187,7 +203,7 @@ static uint64_t iv_overlap(const ivset *v, int64_t s, int64_t e)
         int64_t a = v->v[i].s > s ? v->v[i].s : s;
         int64_t b = v->v[i].e < e ? v->v[i].e : e;
         if (b > a)
-            sum += (uint64_t)(b - a);
+            sum += span_of(a, b);
     }
     return sum;
 }
@@ -198,7 +214,7 @@ static uint64_t clipped(const exp_gpu_idle *g, int64_t s, int64_t e)
         s = g->lo;
     if (g->opt.has_to && e > g->hi)
         e = g->hi;
-    return e > s ? (uint64_t)(e - s) : 0;
+    return span_of(s, e);
 }
 
 /* Makes buckets 0..k of d exist (zeroed). */
@@ -218,17 +234,21 @@ static trc_status add_buckets(const exp_gpu_idle *g, dev *d, int64_t s, int64_t 
         s = g->lo;
     if (g->opt.has_to && e > g->hi)
         e = g->hi;
-    int64_t b = g->opt.bucket_ns;
-    while (s < e) {
-        size_t k = (size_t)((s - g->lo) / b);
-        int64_t end = g->lo + (int64_t)(k + 1) * b;
-        if (end > e)
-            end = e;
-        trc_status st = buckets_to(d, k);
+    if (e <= s)
+        return TRC_OK;
+    uint64_t b = (uint64_t)g->opt.bucket_ns;
+    uint64_t off = span_of(g->lo, s), end_off = span_of(g->lo, e);
+    while (off < end_off) {
+        uint64_t k = off / b, to = (k + 1) * b;
+        if (k >= MAX_BUCKETS)
+            return TRC_ERR_LIMIT;
+        if (to > end_off || to < off)
+            to = end_off;
+        trc_status st = buckets_to(d, (size_t)k);
         if (st != TRC_OK)
             return st;
-        d->buckets[k] += (uint64_t)(end - s);
-        s = end;
+        d->buckets[k] += to - off;
+        off = to;
     }
     return TRC_OK;
 }
@@ -281,7 +301,7 @@ static trc_status charge_add(exp_gpu_idle *g, uint32_t slot, uint8_t kind, uint3
 /* ns scaled from the period's length to the sample's weight. */
 static uint64_t scaled(uint64_t ns, const pending *p)
 {
-    uint64_t len = (uint64_t)(p->e - p->s);
+    uint64_t len = span_of(p->s, p->e);
     if (len == p->w || len == 0)
         return ns;
     return (uint64_t)((long double)ns * (long double)p->w / (long double)len + 0.5L);
@@ -299,7 +319,7 @@ static trc_status charge_sample(exp_gpu_idle *g, const pending *p)
         e = g->hi;
     if (e <= s)
         return TRC_OK;
-    uint64_t len = (uint64_t)(e - s);
+    uint64_t len = span_of(s, e);
     trc_status st = TRC_OK;
     if (g->n_dev < PRE) /* before a device is seen, it counts idle */
         st = charge_add(g, PRE + (uint32_t)g->n_dev, EXP_GPU_IDLE_NONE, p->thread, p->stack,
@@ -324,7 +344,7 @@ static trc_status charge_sample(exp_gpu_idle *g, const pending *p)
  * drops the intervals no waiting sample reaches. */
 static trc_status advance(exp_gpu_idle *g, int all)
 {
-    int64_t cutoff = all ? INT64_MAX : g->max_seen - g->opt.horizon_ns;
+    int64_t cutoff = all ? INT64_MAX : add_sat(g->max_seen, -g->opt.horizon_ns);
     while (g->pend_head < g->n_pend && g->pend[g->pend_head].e <= cutoff) {
         trc_status st = charge_sample(g, &g->pend[g->pend_head]);
         if (st != TRC_OK)
@@ -421,7 +441,10 @@ static trc_status on_sample(exp_gpu_idle *g, const trc_sample *smp)
 {
     uint64_t n = smp->count ? smp->count : 1;
     g->st.samples += n;
-    pending p = {smp->time_ns, smp->time_ns + (int64_t)(smp->span_ns + smp->weight_ns),
+    uint64_t period = smp->span_ns + smp->weight_ns;
+    if (period < smp->span_ns || period > INT64_MAX)
+        period = INT64_MAX;
+    pending p = {smp->time_ns, add_sat(smp->time_ns, (int64_t)period),
                  smp->weight_ns * n, smp->thread, smp->stack};
     if (p.e <= p.s)
         return TRC_OK;
@@ -487,8 +510,8 @@ trc_status exp_gpu_idle_event(exp_gpu_idle *g, const trc_reader *r, const trc_ev
         if (!g->have_start) {
             g->have_start = 1;
             g->start = ev->u.segment->start_ns;
-            g->lo = g->opt.has_from ? g->start + g->opt.from_ns : g->start;
-            g->hi = g->opt.has_to && g->opt.to_ns >= 0 ? g->start + g->opt.to_ns : g->lo;
+            g->lo = g->opt.has_from ? add_sat(g->start, g->opt.from_ns) : g->start;
+            g->hi = g->opt.has_to && g->opt.to_ns >= 0 ? add_sat(g->start, g->opt.to_ns) : g->lo;
             g->opt.has_to = g->opt.has_to && g->opt.to_ns >= 0;
         }
         return TRC_OK;
@@ -520,9 +543,10 @@ trc_status exp_gpu_idle_event(exp_gpu_idle *g, const trc_reader *r, const trc_ev
     }
     /* in steps of 1/16 horizon, so that the scan of what waits (advance)
      * costs little per event however many threads are sampled */
-    if (st == TRC_OK && g->have_max && g->max_seen - g->opt.horizon_ns >= g->next_advance) {
+    if (st == TRC_OK && g->have_max &&
+        add_sat(g->max_seen, -g->opt.horizon_ns) >= g->next_advance) {
         st = advance(g, 0);
-        g->next_advance = g->max_seen - g->opt.horizon_ns + g->opt.horizon_ns / 16;
+        g->next_advance = add_sat(add_sat(g->max_seen, -g->opt.horizon_ns), g->opt.horizon_ns / 16);
     }
     return st;
 }
@@ -551,7 +575,10 @@ trc_status exp_gpu_idle_finish(exp_gpu_idle *g, const trc_reader *r)
             st = iv_retire(g, v, &v->kern, INT64_MAX, &v->kern_ns);
         /* every bucket of the span exists, idle ones too */
         if (st == TRC_OK && g->opt.bucket_ns > 0 && g->hi > g->lo)
-            st = buckets_to(v, (size_t)((g->hi - g->lo - 1) / g->opt.bucket_ns));
+        {
+            uint64_t last = (span_of(g->lo, g->hi) - 1) / (uint64_t)g->opt.bucket_ns;
+            st = last >= MAX_BUCKETS ? TRC_ERR_LIMIT : buckets_to(v, (size_t)last);
+        }
         if (st != TRC_OK)
             return st;
     }
@@ -594,7 +621,7 @@ void exp_gpu_idle_device_at(const exp_gpu_idle *g, uint32_t i, exp_gpu_idle_devi
     uint32_t d = g->order[i];
     const dev *v = &g->devs[d];
     out->device = v->device;
-    out->span_ns = g->hi > g->lo ? (uint64_t)(g->hi - g->lo) : 0;
+    out->span_ns = span_of(g->lo, g->hi);
     out->busy_ns = v->busy_ns;
     out->kernel_ns = v->kern_ns;
     out->copy_only_ns = v->busy_ns - v->kern_ns;

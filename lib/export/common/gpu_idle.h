@@ -103,7 +103,8 @@ void exp_gpu_idle_free(exp_gpu_idle *g);
  * gives a thread's pid.  TRC_OK, TRC_ERR_NOMEM or TRC_ERR_LIMIT. */
 trc_status exp_gpu_idle_event(exp_gpu_idle *g, const trc_reader *r, const trc_event *ev);
 
-/* Charge what is still held.  Call once, at the end of input. */
+/* Charge what is still held.  Call once, at the end of input.  TRC_OK,
+ * TRC_ERR_NOMEM, or TRC_ERR_LIMIT (with bucket_ns: over 2^24 buckets). */
 trc_status exp_gpu_idle_finish(exp_gpu_idle *g, const trc_reader *r);
 
 /* Devices seen, in ascending ordinal order after finish. */
