@@ -402,7 +402,8 @@ static trc_status table_idle_finish(void *self, trc_reader *r, FILE *out)
     if (st != TRC_OK)
         return st;
     fputs("GPU idle time charged to the stacks of the threads feeding the GPU "
-          "(docs/gpu.md)\n",
+          "(docs/gpu.md);\n\"samples\" below are the charges, one per device, thread "
+          "and stack\n",
           out);
     return print_table(t->stats, NULL, r, &t->o, out, t->err, sizeof t->err);
 }
