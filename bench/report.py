@@ -175,7 +175,7 @@ SECTIONS = [
         ("nvvp: --svg CPU (2 s at 1 M)", "nvvp", "--svg", {}),
         ("GPU idle: activities/CPU s through --gpu-idle (goal 1 M)", "gpu_idle",
          "activities_per_s", {"rss": ("gpu_idle", "rss")}),
-        ("  peak RSS at a quarter of the activities", "gpu_idle", "rss_n_4", {}),
+        ("  peak RSS at half the activities", "gpu_idle", "rss_n_2", {}),
         ("trc-top: CPU per refresh, 8 threads at 1 kHz, 10 s window", "top", "refresh_window_p50", {}),
         ("trc-top: CPU per refresh, since start", "top", "refresh_all_p50", {}),
         ("trc-top: CPU to read 1 s of that recording", "top", "feed_per_s", {}),

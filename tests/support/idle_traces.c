@@ -154,8 +154,9 @@ trc_status idle_trace_write_big(int fd, uint64_t n)
     for (int i = 0; i < 8; i++)
         st[i] = tb_gen_stack(&g, mod, tb_gen_frame(&g, TRC_FRAME_PYTHON, "step",
                                                    "/home/u/train.py", 10 + (uint32_t)i, 8));
-    /* two devices, alternating; 4 us of work then a 3 us gap (a copy
-     * every 8th), sampled every 1 ms in one of 8 lines */
+    /* two devices, alternating; 4 us of work every 40 us on each (a copy
+     * every 8th): 1 M activities span 20 s, well past the horizon;
+     * sampled every 1 ms in one of 8 lines */
     int64_t t = IDLE_T0, next_sample = IDLE_T0;
     for (uint64_t i = 0; i < n && g.st == TRC_OK; i++) {
         while (next_sample <= t) {
@@ -176,7 +177,7 @@ trc_status idle_trace_write_big(int fd, uint64_t n)
         act x = {t - IDLE_T0 + 2000, t - IDLE_T0 + 6000, i % 8 == 7, (uint32_t)(i + 1), 0};
         write_act_on(&g, &x, (uint32_t)(i & 1));
         if (i & 1)
-            t += 7000;
+            t += 40000;
     }
     return tb_gen_close(&g, t + 10 * MS);
 }

@@ -42,8 +42,9 @@
 trc_status idle_trace_write(int fd);
 
 /* The benchmark's trace (idle-gen --big N FILE): n activities over two
- * devices (4 us each, 3 us gaps, every 8th a copy), each after its launch
- * call, one thread sampled every 1 ms in one of 8 lines. */
+ * devices (4 us each every 40 us, every 8th a copy; 20 s per million),
+ * each after its launch call, one thread sampled every 1 ms in one of 8
+ * lines. */
 trc_status idle_trace_write_big(int fd, uint64_t n);
 
 #endif /* TRC_TESTS_SUPPORT_IDLE_TRACES_H */
