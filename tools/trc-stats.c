@@ -19,7 +19,7 @@ int main(int argc, char **argv)
 {
     static conv_cli cli;
     static const char *sort;
-    static int gpu, gpu_callsites, syncs;
+    static int gpu, gpu_callsites, syncs, gpu_idle;
     static stats_table_opts table;
     stats_table_default(&table);
     const cli_option options[] = {
@@ -38,6 +38,8 @@ int main(int argc, char **argv)
          "the table weighted by GPU time per launching Python stack", 0, 0},
         {"syncs", 0, CLI_FLAG, &syncs, NULL,
          "blocking syncs by Python line: calls, host time blocked, GPU work waited for", 0, 0},
+        {"gpu-idle", 0, CLI_FLAG, &gpu_idle, NULL,
+         "the table of GPU idle time by the stacks of the threads feeding the GPU", 0, 0},
         {NULL, 0, 0, NULL, NULL, NULL, 0, 0},
     };
     const cli_tool tool = {
@@ -64,6 +66,10 @@ int main(int argc, char **argv)
         "the calls, the host seconds blocked (duration minus the recorder's\n"
         "capture) and the seconds of GPU work of that process that ended\n"
         "during the calls (docs/gpu.md, \"Where does my code wait for the GPU?\").\n"
+        "--gpu-idle charges the time each GPU was idle (nothing ran on it) to the\n"
+        "stacks the threads feeding it were sampled in meanwhile (off-CPU samples\n"
+        "included): tottime/cumtime are idle seconds, devices summed; --gpu adds\n"
+        "each device's busy, copies-only and idle shares and its top idle stacks.\n"
         CONV_HELP_EXIT,
         options, conv_selection_options(&cli.sel)};
     conv_parse(&cli, &tool, argc, argv);
@@ -72,14 +78,23 @@ int main(int argc, char **argv)
     if (gpu && (gpu_callsites || sort || table.limit || table.callers || table.callees))
         cli_die(CLI_EXIT_USAGE, "--gpu prints nvprof's summary: it takes no --gpu-callsites, "
                                 "--sort, --limit, --callers or --callees");
-    if (syncs && (gpu || gpu_callsites || sort || table.limit || table.callers || table.callees))
+    if (syncs && (gpu || gpu_callsites || gpu_idle || sort || table.limit || table.callers ||
+                  table.callees))
         cli_die(CLI_EXIT_USAGE, "--syncs prints its own table: it takes no --gpu, "
-                                "--gpu-callsites, --sort, --limit, --callers or --callees");
+                                "--gpu-callsites, --gpu-idle, --sort, --limit, --callers or --callees");
     if (syncs)
         return conv_convert(&cli, &exp_sink_sync_report, NULL, 0);
-    table.idle = cli.sel.idle;
+    if (gpu_callsites && gpu_idle)
+        cli_die(CLI_EXIT_USAGE, "--gpu-callsites and --gpu-idle are different views: give one");
+    if (gpu_idle && gpu)
+        cli_die(CLI_EXIT_USAGE, "--gpu prints its own idle headline: it takes no --gpu-idle");
+    if (gpu || gpu_idle)
+        table.gpu_idle = conv_gpu_idle_window(&cli.sel);
+    table.idle = cli.sel.idle || gpu_idle;
     table.gil = cli.sel.gil;
     if (gpu)
-        return conv_convert(&cli, &exp_sink_gpu_summary, NULL, 0);
+        return conv_convert(&cli, &exp_sink_gpu_summary, &table.gpu_idle, 0);
+    if (gpu_idle)
+        return conv_convert(&cli, &stats_table_sink_gpu_idle, &table, 0);
     return conv_convert(&cli, gpu_callsites ? &stats_table_sink_gpu : &stats_table_sink, &table, 0);
 }

@@ -12,7 +12,7 @@
 
 typedef struct opts {
     const char *weight;
-    int threads, pids, no_lines, full_filenames, gpu, syncs;
+    int threads, pids, no_lines, full_filenames, gpu, syncs, gpu_idle;
 } opts;
 
 int main(int argc, char **argv)
@@ -34,6 +34,8 @@ int main(int argc, char **argv)
          "GPU time by launching Python stack, kernel as leaf (counts in us)", 0, 0},
         {"syncs", 0, CLI_FLAG, &o.syncs, NULL,
          "host time blocked in syncs by calling Python stack, API as leaf (us)", 0, 0},
+        {"gpu-idle", 0, CLI_FLAG, &o.gpu_idle, NULL,
+         "GPU idle time by the stacks of the threads feeding the GPU (counts in us)", 0, 0},
         {NULL, 0, 0, NULL, NULL, NULL, 0, 0},
     };
     const cli_tool tool = {
@@ -54,9 +56,16 @@ int main(int argc, char **argv)
         "synchronize calls, synchronous copies) adds its duration minus the\n"
         "recorder's capture time (--weight us, the default then) or 1 to its\n"
         "calling Python stack plus a leaf for the API name (docs/gpu.md).\n"
+        "With --gpu-idle, each device's idle time (nothing runs on it) and\n"
+        "copies-only time (copies or memsets, no kernel) is charged, in us, to the\n"
+        "stacks the threads feeding it were sampled in meanwhile, under a\n"
+        "\"[GPU N idle]\" or \"[GPU N copies only]\" root (docs/gpu.md); off-CPU\n"
+        "samples count (a waiting thread is what idles a GPU).\n"
         CONV_HELP_EXIT,
         options, conv_selection_options(&cli.sel)};
     conv_parse(&cli, &tool, argc, argv);
+    if (o.gpu && o.gpu_idle)
+        cli_die(CLI_EXIT_USAGE, "--gpu and --gpu-idle are different views: give one");
     exp_collapsed_options co = {o.threads, o.pids, o.no_lines, o.full_filenames, 0};
     if (o.gpu && o.syncs)
         cli_die(CLI_EXIT_USAGE, "--gpu and --syncs are two different views: pick one");
@@ -64,6 +73,15 @@ int main(int argc, char **argv)
         co.weight_us = 1;
     else if (o.weight && strcmp(o.weight, "samples") != 0)
         cli_die(CLI_EXIT_USAGE, "--weight must be 'samples' or 'us', not '%s'", o.weight);
+    if (o.gpu_idle) {
+        if (o.syncs)
+            cli_die(CLI_EXIT_USAGE, "--syncs and --gpu-idle are different views: give one");
+        if (o.weight && strcmp(o.weight, "us") != 0)
+            cli_die(CLI_EXIT_USAGE, "--gpu-idle counts microseconds: it takes no --weight %s",
+                    o.weight);
+        exp_folded_idle_options io = {co, conv_gpu_idle_window(&cli.sel)};
+        return conv_convert(&cli, &exp_sink_collapsed_gpu_idle, &io, 0);
+    }
     return conv_convert(&cli, o.gpu     ? &exp_sink_collapsed_gpu
                               : o.syncs ? &exp_sink_collapsed_syncs
                                         : &exp_sink_collapsed,

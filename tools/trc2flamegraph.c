@@ -16,7 +16,7 @@
 
 typedef struct opts {
     const char *weight, *title, *diff;
-    int threads, pids, no_lines, full_filenames, gpu, icicle;
+    int threads, pids, no_lines, full_filenames, gpu, icicle, gpu_idle;
     double width, min_width;
 } opts;
 
@@ -82,6 +82,8 @@ int main(int argc, char **argv)
          "widths by samples (default) or microseconds of sampled time", 0, 0},
         {"gpu", 0, CLI_FLAG, &o.gpu, NULL,
          "GPU time by launching Python stack, kernel as leaf (weight us)", 0, 0},
+        {"gpu-idle", 0, CLI_FLAG, &o.gpu_idle, NULL,
+         "GPU idle time by the stacks of the threads feeding the GPU (weight us)", 0, 0},
         {"icicle", 0, CLI_FLAG, &o.icicle, NULL, "root at the top, callees below", 0, 0},
         {"title", 0, CLI_STRING, &o.title, "TEXT", "the title (default: \"Flame Graph\")", 0, 0},
         {"width", 0, CLI_DOUBLE, &o.width, "PX", "image width in pixels (default 1200)", 100,
@@ -105,15 +107,30 @@ int main(int argc, char **argv)
         "With --diff BASE.trc the widths are this trace's and the colour is the\n"
         "change of each frame's share of the total since BASE (red grew, blue\n"
         "shrank), BASE read with the same options and selections.\n"
+        "With --gpu-idle the stacks and widths are trc2collapsed --gpu-idle's: each\n"
+        "device's idle and copies-only time by the feeding threads' stacks.\n"
         "Reads stdin when FILE is absent or '-'.\n" CONV_HELP_EXIT,
         options, conv_selection_options(&cli.sel)};
     conv_parse(&cli, &tool, argc, argv);
+    if (o.gpu_idle && (o.gpu || o.diff))
+        cli_die(CLI_EXIT_USAGE, "--gpu-idle takes no --gpu or --diff");
     exp_flame_options fo = {{o.threads, o.pids, o.no_lines, o.full_filenames, 0},
-                            o.icicle, o.title, NULL, o.width, o.min_width, NULL, NULL, NULL};
+                            o.icicle, o.title, NULL, o.width, o.min_width, NULL, NULL, NULL, NULL};
     if ((o.weight && strcmp(o.weight, "us") == 0) || (o.gpu && !o.weight))
         fo.fold.weight_us = 1;
     else if (o.weight && strcmp(o.weight, "samples") != 0)
         cli_die(CLI_EXIT_USAGE, "--weight must be 'samples' or 'us', not '%s'", o.weight);
+    exp_gpu_idle_options idle_window;
+    if (o.gpu_idle) {
+        if (o.weight && strcmp(o.weight, "us") != 0)
+            cli_die(CLI_EXIT_USAGE, "--gpu-idle counts microseconds: it takes no --weight %s",
+                    o.weight);
+        idle_window = conv_gpu_idle_window(&cli.sel);
+        fo.gpu_idle = &idle_window;
+        fo.fold.weight_us = 1;
+        fo.subtitle = "GPU idle time (us) by the feeding threads' stacks";
+        return conv_convert(&cli, &exp_sink_flamegraph_gpu_idle, &fo, 0);
+    }
     fo.subtitle = o.gpu ? (fo.fold.weight_us ? "GPU time (us) by launch site"
                                              : "GPU activities by launch site")
                   : fo.fold.weight_us ? "sampled time (us)" : "samples";

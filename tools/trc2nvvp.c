@@ -62,7 +62,9 @@ int main(int argc, char **argv)
                             o.sort ? nvvp_summary_sort_key(o.sort) : 0,
                             o.limit > 0 ? (size_t)o.limit : 0, (double)o.width,
                             cli.sel.from ? cli.sel.filter.from_ns : -1,
-                            cli.sel.to ? cli.sel.filter.to_ns : -1};
+                            cli.sel.to ? cli.sel.filter.to_ns : -1, {0, 0, 0, 0, 0, 0}};
+    if (!o.svg && !o.gpu_trace && !o.api_trace && !o.csv)
+        so.idle = conv_gpu_idle_window(&cli.sel); /* the summary's idle headline */
     if (o.svg)
         cli.output = o.svg; /* the timeline is the only output */
     return conv_convert(&cli, &exp_sink_nvvp, &so, 0);

@@ -11,7 +11,7 @@
 int main(int argc, char **argv)
 {
     static conv_cli cli;
-    static int gpu, syncs;
+    static int gpu, syncs, gpu_idle;
     const cli_option options[] = {
         CONV_OPTION_OUTPUT(&cli.output),
         CONV_OPTION_STRICT(&cli.strict),
@@ -19,6 +19,8 @@ int main(int argc, char **argv)
          "GPU time by launching Python stack, kernel as leaf function", 0, 0},
         {"syncs", 0, CLI_FLAG, &syncs, NULL,
          "host time blocked in syncs by calling Python stack, API as leaf function", 0, 0},
+        {"gpu-idle", 0, CLI_FLAG, &gpu_idle, NULL,
+         "GPU idle time by the stacks of the threads feeding the GPU", 0, 0},
         {NULL, 0, 0, NULL, NULL, NULL, 0, 0},
     };
     const cli_tool tool = {
@@ -42,12 +44,21 @@ int main(int argc, char **argv)
         "--syncs: each call that can make the host wait (API_CALL flag SYNC)\n"
         "counts as one call of a leaf function ('~', 0, API name) under its\n"
         "calling Python stack; times are host seconds blocked (docs/gpu.md).\n"
+        "--gpu-idle: the time each GPU was idle (nothing ran on it), charged to\n"
+        "the stacks the threads feeding it were sampled in meanwhile; times are\n"
+        "idle seconds, devices summed (docs/gpu.md).\n"
         "The output is binary: it is not written to a terminal.\n"
         CONV_HELP_EXIT "\nSelecting no sample is an error (2): a pstats file cannot be empty.",
         options, conv_selection_options(&cli.sel)};
     conv_parse(&cli, &tool, argc, argv);
     if (gpu && syncs)
         cli_die(CLI_EXIT_USAGE, "--gpu and --syncs are two different views: pick one");
+    if ((gpu || syncs) && gpu_idle)
+        cli_die(CLI_EXIT_USAGE, "--gpu-idle is a view of its own: it takes no --gpu or --syncs");
+    if (gpu_idle) {
+        exp_folded_idle_options io = {{0, 0, 0, 0, 1}, conv_gpu_idle_window(&cli.sel)};
+        return conv_convert(&cli, &exp_sink_pstats_gpu_idle, &io, 1);
+    }
     return conv_convert(&cli, gpu ? &exp_sink_pstats_gpu : syncs ? &exp_sink_pstats_syncs
                                                                  : &exp_sink_pstats,
                         NULL, 1);

@@ -11,6 +11,7 @@ int main(int argc, char **argv)
 {
     static conv_cli cli;
     sscope_options opt = {0};
+    static int gpu_idle;
     const cli_option options[] = {
         CONV_OPTION_OUTPUT(&cli.output),
         CONV_OPTION_STRICT(&cli.strict),
@@ -18,6 +19,8 @@ int main(int argc, char **argv)
          "also one profile per process, all its threads merged (listed first)", 0, 0},
         {"lines", 0, CLI_FLAG, &opt.lines, NULL,
          "one frame per executing line instead of per function", 0, 0},
+        {"gpu-idle", 0, CLI_FLAG, &gpu_idle, NULL,
+         "GPU idle time by the stacks of the threads feeding the GPU", 0, 0},
         {NULL, 0, 0, NULL, NULL, NULL, 0, 0},
     };
     const cli_tool tool = {
@@ -28,10 +31,18 @@ int main(int argc, char **argv)
         "identical samples of a thread merged into one entry (time order is kept).\n"
         "GPU data: after them, one evented profile per GPU stream (\"GPU 0 stream 7\"),\n"
         "kernels, copies and memsets as frames, overlaps made to nest (see the manual).\n"
+        "--gpu-idle: instead, one sampled profile per device (\"GPU 0 idle\", \"GPU 0\n"
+        "copies only\"), the stacks of trc2collapsed --gpu-idle weighted in ns.\n"
         CONV_HELP_EXIT,
         options, conv_selection_options(&cli.sel),
     };
 
     conv_parse(&cli, &tool, argc, argv);
+    if (gpu_idle) {
+        if (opt.merge_threads || opt.lines)
+            cli_die(CLI_EXIT_USAGE, "--gpu-idle takes no --merge-threads or --lines");
+        exp_gpu_idle_options window = conv_gpu_idle_window(&cli.sel);
+        return conv_convert(&cli, &exp_sink_speedscope_gpu_idle, &window, 0);
+    }
     return conv_convert(&cli, &exp_sink_speedscope, &opt, 0);
 }

@@ -30,6 +30,13 @@ run() {
   "$tool" "$@" > "$tmp/$name.out" 2> "$tmp/$name.err"
   local rc=$?
   [ "$rc" = "$want" ] || bad "$name: exit $rc, want $want ($(head -c 300 "$tmp/$name.err"))"
+  # the summary ends with the GPU idle headline (checked by
+  # tests/e2e/conv_gpu_idle.sh): kept apart in NAME.idle
+  if grep -q '^GPU idle time' "$tmp/$name.out"; then
+    sed -n '/^GPU idle time/,$p' "$tmp/$name.out" > "$tmp/$name.idle"
+    sed -n '1,/^GPU idle time/p' "$tmp/$name.out" | head -n -2 > "$tmp/$name.cut"
+    mv "$tmp/$name.cut" "$tmp/$name.out"
+  fi
 }
 
 # The fixture records a GPU_DROPPED loss: every output is written, exit 1,
@@ -168,8 +175,9 @@ grep -q "^trc2nvvp: warning: .*: --pid '1' matches no process (processes: " "$tm
 # a window with no activity in it: the empty summary
 run nowindow 1 --from 1000 "$tmp/fx.trc"
 grep -q "No GPU activities or CUDA API calls" "$tmp/nowindow.out" || bad "--from 1000: want an empty summary"
-"$tool" - < "$tmp/fx.trc" > "$tmp/stdin.out" 2>/dev/null
-cmp -s "$tmp/stdin.out" "$tmp/summary.out" || bad "stdin input differs from the file input"
+run stdin 1 - < "$tmp/fx.trc"
+cmp -s "$tmp/stdin.out" "$tmp/summary.out" && cmp -s "$tmp/stdin.idle" "$tmp/summary.idle" ||
+  bad "stdin input differs from the file input"
 
 # --sort and --limit
 run sorted 1 --sort calls --limit 3 "$tmp/fx.trc"

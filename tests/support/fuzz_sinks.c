@@ -66,7 +66,8 @@ typedef struct fs_sink {
 static const exp_collapsed_options collapsed_opts[2] = {{0, 0, 0, 0, 0}, {1, 1, 1, 1, 1}};
 static const exp_collapsed_options collapsed_gpu_opts[2] = {{0, 0, 0, 0, 1}, {1, 1, 1, 1, 1}};
 static const sscope_options sscope_opts[2] = {{0, 0, 0}, {1, 1, 2}}; /* 2 runs in memory: spills early */
-static const chrome_options chrome_opts[2] = {{0}, {1}};
+/* pass 1: the exact busy counter at 1 ms too */
+static const chrome_options chrome_opts[2] = {{0}, {.lines = 1, .busy = {.bucket_ns = 1000000}}};
 static const nvvp_sink_options nvvp_sum_opts[2] = {
     {.sort = NVVP_SORT_TIME}, {.csv = 1, .sort = NVVP_SORT_NAME, .limit = 2}};
 static const nvvp_sink_options nvvp_tab_opts[2] = {{.gpu_trace = 1, .api_trace = 1},
@@ -75,6 +76,11 @@ static const nvvp_sink_options nvvp_tab_opts[2] = {{.gpu_trace = 1, .api_trace =
 static const nvvp_sink_options nvvp_timeline_opts[2] = {
     {.svg = 1, .from_ns = -1, .to_ns = -1}, {.svg = 1, .width = 400, .from_ns = 1000, .to_ns = 1000000000}};
 static stats_table_opts table_opts[2];
+/* GPU idle: pass 1 with a window and a horizon of 1 us, so that samples
+ * and intervals are retired all the time. */
+static const exp_gpu_idle_options idle_window[2] = {{0, 0, 0, 0, 0, 0}, {1, 1, 1000, 1000000000, 1000, 1000000}};
+static const exp_folded_idle_options idle_fold_opts[2] = {{{0, 0, 0, 0, 1}, {0, 0, 0, 0, 0, 0}},
+                                                          {{1, 1, 1, 1, 1}, {1, 1, 1000, 1000000000, 1000, 1000000}}};
 /* Pass 1 maps every recorded source path into a directory that does not
  * exist: the report's no-source path, and no file of the machine read. */
 static const char *const lines_roots[] = {"/=/nonexistent-trc-fuzz/"};
@@ -93,6 +99,7 @@ static void table_options(void)
             t->callers = ".";
             t->callees = "[a-z]_";
             t->idle = 1;
+            t->gpu_idle = idle_window[1];
         }
     }
 }
@@ -100,6 +107,9 @@ static void table_options(void)
 static const exp_flame_options flame_opts[2] = {
     {.width = 1200, .min_width = 0.1},
     {{1, 1, 1, 1, 1}, .icicle = 1, .title = "t\x01<&>", .width = 100, .min_width = 0}};
+static const exp_flame_options flame_idle_opts[2] = {
+    {.width = 1200, .min_width = 0.1},
+    {{1, 1, 1, 1, 1}, .width = 100, .min_width = 0, .gpu_idle = &idle_window[1]}};
 static const fs_sink flamegraph_sinks[] = {
     {&exp_sink_flamegraph, {&flame_opts[0], &flame_opts[1]}},
     {&exp_sink_flamegraph_gpu, {&flame_opts[0], &flame_opts[1]}},
@@ -125,10 +135,15 @@ static const fs_sink gpu_sinks[] = {
     {&exp_sink_collapsed_gpu, {&collapsed_gpu_opts[0], &collapsed_gpu_opts[1]}},
     {&exp_sink_pstats_gpu, {NULL, NULL}},
     {&stats_table_sink_gpu, {&table_opts[0], &table_opts[1]}},
-    {&exp_sink_gpu_summary, {NULL, NULL}},
+    {&exp_sink_gpu_summary, {NULL, &idle_window[1]}},
     {&exp_sink_collapsed_syncs, {&collapsed_gpu_opts[0], &collapsed_gpu_opts[1]}},
     {&exp_sink_sync_report, {NULL, NULL}},
     {&exp_sink_pstats_syncs, {NULL, NULL}},
+    {&exp_sink_collapsed_gpu_idle, {&idle_fold_opts[0], &idle_fold_opts[1]}},
+    {&exp_sink_pstats_gpu_idle, {&idle_fold_opts[0], &idle_fold_opts[1]}},
+    {&stats_table_sink_gpu_idle, {&table_opts[0], &table_opts[1]}},
+    {&exp_sink_flamegraph_gpu_idle, {&flame_idle_opts[0], &flame_idle_opts[1]}},
+    {&exp_sink_speedscope_gpu_idle, {NULL, &idle_window[1]}},
     {NULL, {NULL, NULL}}};
 
 /* Every sink of the list, in both passes; the call-site matchers give up

@@ -9,6 +9,7 @@
 #ifndef TRC_TOOLS_CONVERT_H
 #define TRC_TOOLS_CONVERT_H
 
+#include "lib/export/common/gpu_idle.h"
 #include "lib/export/pipeline/losses.h"
 #include "lib/export/pipeline/select.h"
 #include "lib/export/sink.h"
@@ -43,6 +44,12 @@ const trc_event *conv_selection_filter(conv_selection *sel, trc_reader *r,
                                        const trc_event *ev, trc_event *scratch);
 int conv_selection_keep(conv_selection *sel, trc_reader *r, const trc_event *ev);
 int conv_selection_unmatched(const conv_selection *sel, trc_reader *r, char *why, size_t n);
+
+/* For a GPU idle view (lib/export/common/gpu_idle.h), after
+ * conv_selection_prepare: the stage's window from --from/--to, and the
+ * selection set to keep off-CPU samples too (a thread waiting off-CPU
+ * is what idles a GPU, so the idle views are wall-clock views). */
+exp_gpu_idle_options conv_gpu_idle_window(conv_selection *sel);
 
 /* Free what conv_selection_prepare allocated (and the option lists). */
 void conv_selection_cleanup(conv_selection *sel);

@@ -80,6 +80,14 @@ void conv_selection_prepare(conv_selection *sel)
     f->gil = sel->gil;
 }
 
+exp_gpu_idle_options conv_gpu_idle_window(conv_selection *sel)
+{
+    const conv_filter *f = &sel->filter;
+    exp_gpu_idle_options o = {f->has_from, f->has_to, f->from_ns, f->to_ns, 0, 0};
+    sel->filter.idle = 1;
+    return o;
+}
+
 void conv_selection_cleanup(conv_selection *sel)
 {
     conv_filter_cleanup(&sel->filter);

@@ -305,6 +305,7 @@ typedef struct table_sink {
     stats_table_opts o;
     exp_stats *stats;
     exp_gpu_callsite_stats gpu;  /* activities by origin (the _gpu type) */
+    exp_gpu_idle *gpu_idle;      /* the _gpu_idle type's stage */
     char err[256];
 } table_sink;
 
@@ -314,6 +315,7 @@ static void table_destroy(void *self)
     if (!t)
         return;
     exp_stats_free(t->stats);
+    exp_gpu_idle_free(t->gpu_idle);
     trc_free(t);
 }
 
@@ -370,7 +372,43 @@ static const char *table_error(const void *self)
     return t->err;
 }
 
+static void *table_idle_create(const void *opts)
+{
+    table_sink *t = table_create(opts);
+    if (t && !(t->gpu_idle = exp_gpu_idle_new(&t->o.gpu_idle))) {
+        table_destroy(t);
+        return NULL;
+    }
+    return t;
+}
+
+static trc_status table_idle_event(void *self, trc_reader *r, const trc_event *ev, FILE *out)
+{
+    table_sink *t = self;
+    return exp_gpu_idle_event(t->gpu_idle, r, ev);
+}
+
+static trc_status table_idle_finish(void *self, trc_reader *r, FILE *out)
+{
+    table_sink *t = self;
+    trc_status st = exp_gpu_idle_finish(t->gpu_idle, r);
+    if (st == TRC_OK)
+        st = exp_stats_add_gpu_idle(t->stats, r, t->gpu_idle);
+    if (st == TRC_OK)
+        st = exp_stats_finish(t->stats, r);
+    if (st != TRC_OK)
+        return st;
+    fputs("GPU idle time charged to the stacks of the threads feeding the GPU "
+          "(docs/gpu.md);\n\"samples\" below are the charges, one per device, thread "
+          "and stack\n",
+          out);
+    return print_table(t->stats, NULL, r, &t->o, out, t->err, sizeof t->err);
+}
+
 const exp_sink_type stats_table_sink = {"stats-table", table_create, table_event, NULL,
                                         table_finish, table_destroy, table_error};
 const exp_sink_type stats_table_sink_gpu = {"stats-table-gpu", table_create, NULL, table_hit,
                                             table_gpu_finish, table_destroy, table_error};
+const exp_sink_type stats_table_sink_gpu_idle = {"stats-table-gpu-idle", table_idle_create,
+                                                 table_idle_event, NULL, table_idle_finish,
+                                                 table_destroy, table_error};

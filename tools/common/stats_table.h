@@ -17,6 +17,7 @@ typedef struct stats_table_opts {
     long limit;               /* rows shown per list; 0 = all */
     const char *callers, *callees; /* extended regexes: call-graph sections instead */
     int idle, gil;            /* the selection, named in the header */
+    exp_gpu_idle_options gpu_idle; /* stats_table_sink_gpu_idle's window */
 } stats_table_opts;
 
 /* Looks up --sort NAME (tottime, cumtime, ncalls, name, file and pstats'
@@ -33,5 +34,9 @@ void stats_table_default(stats_table_opts *o);
  * running conv_run (conv_last_losses). */
 extern const exp_sink_type stats_table_sink;
 extern const exp_sink_type stats_table_sink_gpu;
+/* The same of GPU idle time charged to the feeding threads' stacks
+ * (--gpu-idle, exp_stats_add_gpu_idle), in seconds with microsecond
+ * digits. */
+extern const exp_sink_type stats_table_sink_gpu_idle;
 
 #endif

@@ -61,9 +61,12 @@ chrome *chrome_new(const chrome_options *opts)
         c->opt = *opts;
     c->view = cpuview_new(c->opt.lines);
     c->gpu = chr_gpu_new();
-    if (!c->view || !c->gpu) {
+    if (c->opt.busy.bucket_ns > 0)
+        c->busy = exp_gpu_idle_new(&c->opt.busy);
+    if (!c->view || !c->gpu || (c->opt.busy.bucket_ns > 0 && !c->busy)) {
         cpuview_free(c->view);
         chr_gpu_free(c->gpu);
+        exp_gpu_idle_free(c->busy);
         trc_free(c);
         return NULL;
     }
@@ -88,6 +91,7 @@ void chrome_free(chrome *c)
     trc_free(c->ftexts);
     cpuview_free(c->view);
     chr_gpu_free(c->gpu);
+    exp_gpu_idle_free(c->busy);
     jsonw_free(&c->w); /* unwritten output: the stream may be gone by now */
     trc_free(c);
 }
@@ -503,6 +507,8 @@ trc_status chrome_event(chrome *c, const trc_reader *r, const trc_event *ev, FIL
     }
     if ((st = open_output(c, out)) != TRC_OK)
         return st;
+    if (c->busy && (st = chr_busy_event(c, r, ev)) != TRC_OK)
+        return st;
     t = event_time(ev);
     if (!c->have_start && t && ev->type != TRC_EV_SEGMENT) {
         c->have_start = 1; /* no segment before data: the first time is zero */
@@ -535,7 +541,7 @@ static trc_status write_end(chrome *c, const trc_reader *r)
     for (uint32_t i = 0; i < c->n_threads; i++)
         if (close_to(c, &c->threads[i], 0, c->threads[i].end_ns) != TRC_OK)
             return TRC_ERR_NOMEM;
-    if (chr_gpu_flush(c, r) != TRC_OK)
+    if (chr_gpu_flush(c, r) != TRC_OK || chr_busy_write(c, r) != TRC_OK)
         return TRC_ERR_NOMEM;
     for (uint32_t i = 0; i < c->n_pids; i++) {
         int64_t pid = c->pids[i];

@@ -46,10 +46,15 @@
 #include <stdio.h>
 
 #include "trc/trc.h"
+#include "lib/export/common/gpu_idle.h"
 #include "lib/export/sink.h"
 
 typedef struct chrome_options {
     int lines; /* one slice per executing line, not per function */
+    /* busy.bucket_ns > 0: per GPU device a counter track "GPU busy
+     * (kernels)", the exact share of each bucket when a kernel ran
+     * (lib/export/common/gpu_idle.h), over busy's window */
+    exp_gpu_idle_options busy;
 } chrome_options;
 
 typedef struct chrome chrome;

@@ -49,9 +49,19 @@ struct chrome {
     struct ftext *ftexts; /* by view frame index */
     uint32_t ftexts_cap;
     chr_gpu *gpu;         /* chrome_gpu.c's state */
+    exp_gpu_idle *busy;   /* the exact busy counter's stage (chrome_busy.c) */
     char err[200];
     trc_status err_st;    /* the status that goes with err */
 };
+
+/* ---- chrome_busy.c: the exact GPU busy counter ---- */
+
+/* Feed one event to c->busy (when there is one).  TRC_OK or
+ * TRC_ERR_NOMEM. */
+trc_status chr_busy_event(chrome *c, const trc_reader *r, const trc_event *ev);
+/* Write its counter tracks, one "C" event per bucket per device.
+ * TRC_OK or TRC_ERR_NOMEM (c->err set). */
+trc_status chr_busy_write(chrome *c, const trc_reader *r);
 
 /* ---- chrome_writer.c, for both halves ---- */
 

@@ -31,6 +31,9 @@ typedef struct row {
     uint32_t via;            /* launching thread of a hit charged via a waiting one, else 0 */
     int64_t pid;
     const char *leaf;        /* borrowed from the correlator */
+    /* idle charge rows only (idle != 0): kind + 1, and the device */
+    uint8_t idle;
+    uint32_t device;
 } row;
 
 struct exp_collapsed {
@@ -198,6 +201,51 @@ trc_status exp_collapsed_add_gpu(exp_collapsed *c, const trc_reader *r, const ex
     rw->weight_ns += h->dur_ns;
     c->samples++;
     return TRC_OK;
+}
+
+static trc_status add_idle(void *ctx, uint32_t device, exp_gpu_idle_kind kind, uint32_t thread,
+                           uint32_t stack, uint64_t ns)
+{
+    exp_collapsed *c = ctx;
+    uint32_t group = (c->opt.threads || c->opt.pids) ? thread : 0;
+    uint8_t idle = (uint8_t)(kind + 1);
+    uint64_t hash = trch_hash_more_u64(trch_hash_u64(((uint64_t)group << 32) | stack),
+                                       ((uint64_t)idle << 32) | device);
+    trch_probe p;
+    row *rw = NULL;
+    for (uint32_t i = trch_first(&c->gpu_index, hash, &p); i != TRCH_NONE;
+         i = trch_next(&c->gpu_index, &p)) {
+        const row *o = &c->rows[i];
+        if (o->idle == idle && o->device == device && o->group == group && o->stack == stack) {
+            rw = &c->rows[i];
+            break;
+        }
+    }
+    if (!rw) {
+        if (c->n_rows >= UINT32_MAX - 1)
+            return TRC_ERR_LIMIT;
+        trc_status st = trcu_grow((void **)&c->rows, &c->cap_rows, c->n_rows, sizeof *c->rows);
+        if (st != TRC_OK)
+            return st;
+        st = trch_add(&c->gpu_index, hash, (uint32_t)c->n_rows);
+        if (st != TRC_OK)
+            return st;
+        rw = &c->rows[c->n_rows++];
+        memset(rw, 0, sizeof *rw);
+        rw->group = group;
+        rw->stack = stack;
+        rw->idle = idle;
+        rw->device = device;
+    }
+    rw->count++;
+    rw->weight_ns += ns;
+    c->samples++;
+    return TRC_OK;
+}
+
+trc_status exp_collapsed_add_gpu_idle(exp_collapsed *c, const exp_gpu_idle *g)
+{
+    return exp_gpu_idle_each(g, add_idle, c);
 }
 
 static void put_frame(const exp_collapsed *c, sbuf *b, const trc_frame *f)
@@ -369,6 +417,12 @@ trc_status exp_collapsed_each(exp_collapsed *c, const trc_reader *r, exp_collaps
         lines[n].value = c->opt.weight_us ? rw->weight_ns : rw->count;
         lines[n].count = rw->count;
         lines[n].ns = rw->weight_ns;
+        if (rw->idle) {
+            char root[64];
+            exp_gpu_idle_root(root, sizeof root, rw->device, (exp_gpu_idle_kind)(rw->idle - 1));
+            sb_puts(&text, root);
+            sb_puts(&text, ";");
+        }
         put_roots(c, r, &text, rw->group, rw->leaf_id ? rw->pid : -1);
         if (rw->leaf_id)
             st = put_gpu(c, r, &text, rw, &path, &path_cap);

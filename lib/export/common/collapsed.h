@@ -15,6 +15,7 @@
 
 #include "trc/trc.h"
 #include "lib/export/common/gpu_callsite.h"
+#include "lib/export/common/gpu_idle.h"
 
 /* The name given to samples that have no Python frames (stack id 0). */
 #define EXP_NO_PYTHON_FRAMES "<no Python frames>"
@@ -45,6 +46,15 @@ trc_status exp_collapsed_add(exp_collapsed *c, const trc_reader *r, const trc_sa
  * activity's process.  h->name is borrowed until exp_collapsed_write.
  * TRC_OK, TRC_ERR_NOMEM or TRC_ERR_LIMIT. */
 trc_status exp_collapsed_add_gpu(exp_collapsed *c, const trc_reader *r, const exp_gpu_hit *h);
+
+/* Count every charge of a finished idle stage (--gpu-idle,
+ * lib/export/common/gpu_idle.h): the line is a root frame naming the
+ * device and kind ("[GPU 0 idle]", "[GPU 0 copies only]"), the --pids
+ * and --threads roots of the charged thread, then its sampled stack; it
+ * counts the charged ns (write it with weight_us) and 1 per charge.  The
+ * one place every folded view (trc2collapsed, trc2flamegraph) turns
+ * idle charges into lines.  TRC_OK, TRC_ERR_NOMEM or TRC_ERR_LIMIT. */
+trc_status exp_collapsed_add_gpu_idle(exp_collapsed *c, const exp_gpu_idle *g);
 
 /* Write one line per distinct folded stack, sorted bytewise, equal
  * stacks merged, lines whose count rounds to 0 left out.  With weight_us

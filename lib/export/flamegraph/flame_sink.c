@@ -15,6 +15,7 @@ typedef struct flame_sink {
     exp_flame_options opt;
     int gpu;
     exp_collapsed *cpu, *idle;
+    exp_gpu_idle *gpu_idle;   /* the _gpu_idle type: its stage */
 } flame_sink;
 
 typedef struct add_ctx {
@@ -29,6 +30,7 @@ static void flame_destroy(void *self)
         return;
     exp_collapsed_free(f->cpu);
     exp_collapsed_free(f->idle);
+    exp_gpu_idle_free(f->gpu_idle);
     trc_free(f);
 }
 
@@ -50,11 +52,27 @@ static void *make(const void *opts, int gpu)
 }
 
 static void *flame_create(const void *opts) { return make(opts, 0); }
+
+static void *flame_gpu_idle_create(const void *opts)
+{
+    flame_sink *f = make(opts, 0);
+    if (f) {
+        f->opt.fold.weight_us = 1; /* charges are times */
+        f->gpu_idle = exp_gpu_idle_new(f->opt.gpu_idle);
+        if (!f->gpu_idle) {
+            flame_destroy(f);
+            return NULL;
+        }
+    }
+    return f;
+}
 static void *flame_gpu_create(const void *opts) { return make(opts, 1); }
 
 static trc_status flame_event(void *self, trc_reader *r, const trc_event *ev, FILE *out)
 {
     flame_sink *f = self;
+    if (f->gpu_idle)
+        return exp_gpu_idle_event(f->gpu_idle, r, ev);
     if (ev->type != TRC_EV_SAMPLE)
         return TRC_OK;
     const trc_sample *s = &ev->u.sample;
@@ -77,6 +95,13 @@ static trc_status add_line(void *ctx, const char *stack, uint64_t value, uint64_
 static trc_status flame_finish(void *self, trc_reader *r, FILE *out)
 {
     flame_sink *f = self;
+    if (f->gpu_idle) {
+        trc_status st = exp_gpu_idle_finish(f->gpu_idle, r);
+        if (st == TRC_OK)
+            st = exp_collapsed_add_gpu_idle(f->cpu, f->gpu_idle);
+        if (st != TRC_OK)
+            return st;
+    }
     exp_flame_tree *t = f->opt.collect ? f->opt.collect : exp_flame_tree_new();
     if (!t)
         return TRC_ERR_NOMEM;
@@ -98,3 +123,6 @@ const exp_sink_type exp_sink_flamegraph = {"flamegraph", flame_create, flame_eve
                                            flame_finish, flame_destroy, NULL};
 const exp_sink_type exp_sink_flamegraph_gpu = {"flamegraph-gpu", flame_gpu_create, NULL,
                                                flame_hit, flame_finish, flame_destroy, NULL};
+const exp_sink_type exp_sink_flamegraph_gpu_idle = {"flamegraph-gpu-idle", flame_gpu_idle_create,
+                                                    flame_event, NULL, flame_finish,
+                                                    flame_destroy, NULL};

@@ -80,6 +80,7 @@ typedef struct exp_flame_options {
     const exp_flame_tree *base; /* --diff: BASE's finished tree, else NULL */
     const char *base_name;      /* BASE as the tooltips name it */
     exp_flame_tree *collect;    /* set: finish fills this tree and writes nothing */
+    const exp_gpu_idle_options *gpu_idle; /* exp_sink_flamegraph_gpu_idle's window */
 } exp_flame_options;
 
 /* Write the SVG of finished tree t (opts as above; opts->fold.weight_us
@@ -96,5 +97,9 @@ extern const char exp_flame_js[];
  * their launch sites; options exp_flame_options. */
 extern const exp_sink_type exp_sink_flamegraph;
 extern const exp_sink_type exp_sink_flamegraph_gpu;
+/* GPU idle time by the feeding threads' stacks (--gpu-idle): the lines
+ * of exp_collapsed_add_gpu_idle; options exp_flame_options with
+ * gpu_idle set (NULL: the whole recording). */
+extern const exp_sink_type exp_sink_flamegraph_gpu_idle;
 
 #endif /* TRC_LIB_EXPORT_FLAMEGRAPH_FLAMEGRAPH_H */

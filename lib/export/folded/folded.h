@@ -95,6 +95,13 @@ trc_status exp_stats_add(exp_stats *s, const trc_reader *r, const trc_sample *sm
  * for the life of s.  TRC_OK or TRC_ERR_NOMEM. */
 trc_status exp_stats_add_gpu(exp_stats *s, const trc_reader *r, const exp_gpu_hit *h);
 
+/* Count the idle charges of a finished stage (--gpu-idle,
+ * lib/export/common/gpu_idle.h): each charge of idle time (not of
+ * copies-only time) as one sample of its thread and stack weighing the
+ * charged ns, so tottime/cumtime are the device idle seconds charged
+ * beneath a function (devices summed).  TRC_OK or TRC_ERR_NOMEM. */
+trc_status exp_stats_add_gpu_idle(exp_stats *s, const trc_reader *r, const exp_gpu_idle *g);
+
 /* Build the function and edge tables from what was added (call once,
  * after the last add).  TRC_OK or TRC_ERR_NOMEM. */
 trc_status exp_stats_finish(exp_stats *s, const trc_reader *r);
@@ -148,5 +155,16 @@ extern const exp_sink_type exp_sink_pstats_syncs;
  * NULL.  Selecting nothing fails with TRC_ERR_ARG and a message. */
 extern const exp_sink_type exp_sink_pstats;
 extern const exp_sink_type exp_sink_pstats_gpu;
+
+/* GPU idle time by the feeding threads' stacks (--gpu-idle): folded
+ * stacks under "[GPU N idle]" / "[GPU N copies only]" roots, or the
+ * pstats file of the idle time; options exp_folded_idle_options.  Feed
+ * them the off-CPU samples too (the selection's idle flag). */
+typedef struct exp_folded_idle_options {
+    exp_collapsed_options fold;
+    exp_gpu_idle_options idle;
+} exp_folded_idle_options;
+extern const exp_sink_type exp_sink_collapsed_gpu_idle;
+extern const exp_sink_type exp_sink_pstats_gpu_idle;
 
 #endif /* TRC_LIB_EXPORT_FOLDED_FOLDED_H */

@@ -112,3 +112,86 @@ const exp_sink_type exp_sink_pstats = {"pstats", pstats_create, pstats_event, NU
                                        pstats_finish, pstats_destroy, pstats_error};
 const exp_sink_type exp_sink_pstats_gpu = {"pstats-gpu", pstats_create, NULL, pstats_hit,
                                            pstats_gpu_finish, pstats_destroy, pstats_error};
+
+/* ---- GPU idle time by the feeding threads' stacks ---- */
+
+typedef struct idle_sink {
+    exp_folded_idle_options opt;
+    exp_gpu_idle *idle;
+    exp_collapsed *fold;
+    pstats_sink *pstats;
+} idle_sink;
+
+static void idle_destroy(void *self)
+{
+    idle_sink *s = self;
+    if (!s)
+        return;
+    exp_gpu_idle_free(s->idle);
+    exp_collapsed_free(s->fold);
+    pstats_destroy(s->pstats);
+    trc_free(s);
+}
+
+static void *idle_make(const void *opts, int pstats)
+{
+    idle_sink *s = trc_calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    if (opts)
+        s->opt = *(const exp_folded_idle_options *)opts;
+    s->opt.fold.weight_us = 1; /* charges are times */
+    s->idle = exp_gpu_idle_new(&s->opt.idle);
+    if (pstats)
+        s->pstats = pstats_create(NULL);
+    else
+        s->fold = exp_collapsed_new(&s->opt.fold);
+    if (!s->idle || (!s->pstats && !s->fold)) {
+        idle_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void *collapsed_idle_create(const void *opts) { return idle_make(opts, 0); }
+static void *pstats_idle_create(const void *opts) { return idle_make(opts, 1); }
+
+static trc_status idle_event(void *self, trc_reader *r, const trc_event *ev, FILE *out)
+{
+    idle_sink *s = self;
+    return exp_gpu_idle_event(s->idle, r, ev);
+}
+
+static trc_status collapsed_idle_finish(void *self, trc_reader *r, FILE *out)
+{
+    idle_sink *s = self;
+    trc_status st = exp_gpu_idle_finish(s->idle, r);
+    if (st == TRC_OK)
+        st = exp_collapsed_add_gpu_idle(s->fold, s->idle);
+    return st == TRC_OK ? exp_collapsed_write(s->fold, r, out) : st;
+}
+
+static trc_status pstats_idle_finish(void *self, trc_reader *r, FILE *out)
+{
+    idle_sink *s = self;
+    trc_status st = exp_gpu_idle_finish(s->idle, r);
+    if (st == TRC_OK)
+        st = exp_stats_add_gpu_idle(s->pstats->stats, r, s->idle);
+    return st == TRC_OK ? pstats_write(s->pstats, r, out,
+                                       "no GPU idle time charged to a feeding thread: a pstats "
+                                       "file cannot be empty (check --pid/--thread/--from/--to)")
+                        : st;
+}
+
+static const char *idle_error(const void *self)
+{
+    const idle_sink *s = self;
+    return s->pstats ? s->pstats->err : "";
+}
+
+const exp_sink_type exp_sink_collapsed_gpu_idle = {"collapsed-gpu-idle", collapsed_idle_create,
+                                                   idle_event, NULL, collapsed_idle_finish,
+                                                   idle_destroy, idle_error};
+const exp_sink_type exp_sink_pstats_gpu_idle = {"pstats-gpu-idle", pstats_idle_create,
+                                                idle_event, NULL, pstats_idle_finish,
+                                                idle_destroy, idle_error};

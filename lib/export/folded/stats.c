@@ -673,3 +673,24 @@ char *exp_func_label(const exp_func *f, char *buf, size_t n)
     }
     return buf;
 }
+
+typedef struct idle_add {
+    exp_stats *s;
+    const trc_reader *r;
+} idle_add;
+
+static trc_status add_idle_charge(void *ctx, uint32_t device, exp_gpu_idle_kind kind,
+                                  uint32_t thread, uint32_t stack, uint64_t ns)
+{
+    const idle_add *a = ctx;
+    if (kind != EXP_GPU_IDLE_NONE)
+        return TRC_OK;
+    trc_sample smp = {0, thread, stack, 0, ns, 1, 0};
+    return exp_stats_add(a->s, a->r, &smp);
+}
+
+trc_status exp_stats_add_gpu_idle(exp_stats *s, const trc_reader *r, const exp_gpu_idle *g)
+{
+    idle_add a = {s, r};
+    return exp_gpu_idle_each(g, add_idle_charge, &a);
+}

@@ -9,26 +9,30 @@
 
 #include "lib/util/alloc.h"
 #include "lib/export/nvvp/gpu_summary.h"
+#include "lib/export/common/gpu_idle_report.h"
 
-/* The summary, and the share of GPU time with a Python line, from the
- * activities with their launch sites (docs/gpu.md). */
+/* The summary, the share of GPU time with a Python line, from the
+ * activities with their launch sites, and the idle headline (docs/gpu.md). */
 typedef struct summary_sink {
     gpu_summary *s;
     exp_gpu_callsite_stats lines;
+    exp_gpu_idle *idle;
 } summary_sink;
 
 static void summary_destroy(void *self)
 {
     summary_sink *x = self;
-    if (x)
-        gpu_summary_free(x->s);
+    if (!x)
+        return;
+    gpu_summary_free(x->s);
+    exp_gpu_idle_free(x->idle);
     trc_free(x);
 }
 
 static void *summary_create(const void *opts)
 {
     summary_sink *x = trc_calloc(1, sizeof *x);
-    if (x && !(x->s = gpu_summary_new())) {
+    if (x && (!(x->s = gpu_summary_new()) || !(x->idle = exp_gpu_idle_new(opts)))) {
         summary_destroy(x);
         return NULL;
     }
@@ -38,7 +42,9 @@ static void *summary_create(const void *opts)
 static trc_status summary_event(void *self, trc_reader *r, const trc_event *ev, FILE *out)
 {
     summary_sink *x = self;
-    return gpu_summary_event(x->s, r, ev) == 0 ? TRC_OK : TRC_ERR_NOMEM;
+    if (gpu_summary_event(x->s, r, ev) != 0)
+        return TRC_ERR_NOMEM;
+    return exp_gpu_idle_event(x->idle, r, ev);
 }
 
 static trc_status summary_hit(void *self, trc_reader *r, const exp_gpu_hit *hit)
@@ -60,7 +66,11 @@ static trc_status summary_finish(void *self, trc_reader *r, FILE *out)
 {
     summary_sink *x = self;
     trc_status st = gpu_summary_print(x->s, out);
-    return st == TRC_OK ? nvvp_print_share(&x->lines, out) : st;
+    if (st == TRC_OK)
+        st = nvvp_print_share(&x->lines, out);
+    if (st == TRC_OK)
+        st = exp_gpu_idle_finish(x->idle, r);
+    return st == TRC_OK ? exp_gpu_idle_report(x->idle, r, out) : st;
 }
 
 const exp_sink_type exp_sink_gpu_summary = {"gpu-summary", summary_create, summary_event,

@@ -6,6 +6,7 @@
 #include "lib/export/nvvp/nvvp_sink.h"
 
 #include "lib/util/alloc.h"
+#include "lib/export/common/gpu_idle_report.h"
 #include "lib/export/nvvp/nvvp_data.h"
 #include "lib/export/nvvp/nvvp_summary.h"
 #include "lib/export/nvvp/nvvp_svg.h"
@@ -16,6 +17,7 @@ typedef struct nvvp_sink {
     nvvp_data *data;        /* the tables and the timeline */
     nvvp_summary *summary;  /* the default view */
     exp_gpu_callsite_stats lines; /* its share of GPU time with a Python line */
+    exp_gpu_idle *idle;     /* its idle headline (not in CSV) */
 } nvvp_sink;
 
 static void destroy(void *self)
@@ -25,6 +27,7 @@ static void destroy(void *self)
         return;
     nvvp_data_free(x->data);
     nvvp_summary_free(x->summary);
+    exp_gpu_idle_free(x->idle);
     trc_free(x);
 }
 
@@ -42,6 +45,10 @@ static void *create(const void *opts)
         x->data = nvvp_data_new(want);
     } else {
         x->summary = nvvp_summary_new();
+        if (x->summary && !x->o.csv && !(x->idle = exp_gpu_idle_new(&x->o.idle))) {
+            destroy(x);
+            return NULL;
+        }
     }
     if (!x->data && !x->summary) {
         destroy(x);
@@ -53,7 +60,10 @@ static void *create(const void *opts)
 static trc_status event(void *self, trc_reader *r, const trc_event *ev, FILE *out)
 {
     nvvp_sink *x = self;
-    return x->data ? nvvp_data_add(x->data, r, ev) : nvvp_summary_add(x->summary, r, ev);
+    if (x->data)
+        return nvvp_data_add(x->data, r, ev);
+    trc_status st = nvvp_summary_add(x->summary, r, ev);
+    return st == TRC_OK && x->idle ? exp_gpu_idle_event(x->idle, r, ev) : st;
 }
 
 static trc_status hit(void *self, trc_reader *r, const exp_gpu_hit *h)
@@ -70,7 +80,11 @@ static trc_status finish(void *self, trc_reader *r, FILE *out)
         nvvp_summary_opts so = {o->csv, o->sort, o->limit};
         trc_status st = nvvp_summary_write(x->summary, r, &so, out);
         /* not in CSV: the file stays one table */
-        return st == TRC_OK && !o->csv ? nvvp_print_share(&x->lines, out) : st;
+        if (st == TRC_OK && !o->csv)
+            st = nvvp_print_share(&x->lines, out);
+        if (st == TRC_OK && x->idle)
+            st = exp_gpu_idle_finish(x->idle, r);
+        return st == TRC_OK && x->idle ? exp_gpu_idle_report(x->idle, r, out) : st;
     }
     trc_status st = nvvp_data_finish(x->data);
     if (st == TRC_OK && o->svg) {

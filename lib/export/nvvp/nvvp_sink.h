@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/export/common/gpu_idle.h"
 #include "lib/export/sink.h"
 
 typedef struct nvvp_sink_options {
@@ -21,8 +22,12 @@ typedef struct nvvp_sink_options {
     size_t limit;             /* summary rows per section, 0 = all */
     double width;             /* SVG width in px, 0 = the default */
     int64_t from_ns, to_ns;   /* SVG window from the trace start, < 0 = open */
+    exp_gpu_idle_options idle; /* the summary's GPU idle headline: its window */
 } nvvp_sink_options;
 
+/* The summary (not in CSV) and exp_sink_gpu_summary end with the GPU
+ * idle headline (lib/export/common/gpu_idle_report.h); the latter's
+ * options are an exp_gpu_idle_options (NULL: the whole recording). */
 extern const exp_sink_type exp_sink_nvvp;
 extern const exp_sink_type exp_sink_gpu_summary;
 

@@ -20,7 +20,6 @@
 #include "lib/export/common/json_out.h"
 #include "lib/export/speedscope/speedscope_gpu.h"
 
-#define SPEEDSCOPE_SCHEMA "https://www.speedscope.app/file-format-schema.json"
 #define DEFAULT_SPOOL_RUNS 4096u
 #define NO_TRACK UINT32_MAX
 

@@ -34,6 +34,9 @@
 #include "trc/trc.h"
 #include "lib/export/sink.h"
 
+/* The schema every speedscope file names. */
+#define SPEEDSCOPE_SCHEMA "https://www.speedscope.app/file-format-schema.json"
+
 typedef struct sscope_options {
     int merge_threads;   /* also one profile per process */
     int lines;           /* one frame per executing line, not per function */
@@ -62,5 +65,9 @@ const char *sscope_error(const sscope *s);
 
 /* The exporter as a sink (lib/export/sink.h), options sscope_options. */
 extern const exp_sink_type exp_sink_speedscope;
+/* GPU idle time by the feeding threads' stacks (--gpu-idle,
+ * speedscope_idle.c): one sampled profile per device and kind, options
+ * an exp_gpu_idle_options (NULL: the whole recording). */
+extern const exp_sink_type exp_sink_speedscope_gpu_idle;
 
 #endif /* TRC_LIB_EXPORT_SPEEDSCOPE_H */

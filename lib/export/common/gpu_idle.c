@@ -1,0 +1,680 @@
+/*
+ * lib/export/common/gpu_idle.c — idle GPU time charged to the feeding
+ * threads' Python stacks (contract in gpu_idle.h).
+ *
+ * Each device keeps two sorted, disjoint interval sets (everything, and
+ * kernels alone) for the horizon; samples wait in arrival order until
+ * the latest time seen is a horizon past their end, are then clipped
+ * against those sets and charged, and intervals no waiting sample can
+ * reach any more are summed and dropped.  A sample charged before a
+ * device was first seen counted it as idle (nothing had run on it within
+ * the horizon): such charges are kept apart by how many devices were
+ * known then and given to every device seen later.
+ */
+#include "lib/export/common/gpu_idle.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util/alloc.h"
+#include "lib/util/grow.h"
+#include "lib/util/hashtab.h"
+
+/* Time arithmetic on hostile timestamps must not overflow: differences
+ * of a later and an earlier time are taken unsigned, sums saturate. */
+static uint64_t span_of(int64_t s, int64_t e) { return e > s ? (uint64_t)e - (uint64_t)s : 0; }
+
+static int64_t add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+/* Buckets per device at most (--gpu-busy-resolution over a hostile span
+ * would otherwise ask for terabytes): 2^24, 46 h at 10 ms. */
+#define MAX_BUCKETS (UINT64_C(1) << 24)
+
+typedef struct ival {
+    int64_t s, e;
+} ival;
+
+/* Sorted, disjoint, non-touching intervals; v[head..n) are live. */
+typedef struct ivset {
+    ival *v;
+    size_t head, n, cap;
+} ivset;
+
+typedef struct dev {
+    uint32_t device;
+    ivset all, kern;
+    int64_t retired;          /* everything before is summed and dropped */
+    uint64_t busy_ns, kern_ns; /* summed, clipped to the span */
+    int64_t *pids;            /* processes with activities on it */
+    size_t n_pids, cap_pids;
+    uint64_t *buckets;        /* kernel-busy ns per bucket (bucket_ns) */
+    size_t n_buckets, cap_buckets;
+    double util_sum;          /* NVML "gpu.util" values in the span */
+    uint64_t util_n;
+} dev;
+
+typedef struct pending {
+    int64_t s, e;             /* the period the sample stands for */
+    uint64_t w;               /* its weight: count x weight_ns */
+    uint32_t thread, stack;
+} pending;
+
+/* A charge: slot < n_dev is a device index; PRE + k: idle while k
+ * devices were known, given to devices k and later. */
+#define PRE UINT32_C(0x80000000)
+
+typedef struct charge {
+    uint32_t slot, thread, stack;
+    uint8_t kind;
+    uint64_t ns;
+} charge;
+
+struct exp_gpu_idle {
+    exp_gpu_idle_options opt;
+    int have_start;
+    int64_t start;            /* the first segment's start */
+    int64_t lo, hi;           /* the span (hi grows while reading without --to) */
+    int have_max;
+    int64_t max_seen;
+    int64_t next_advance;     /* the cutoff at which advance runs next */
+    dev *devs;
+    size_t n_dev, cap_dev;
+    pending *pend;
+    size_t pend_head, n_pend, cap_pend;
+    charge *ch;
+    size_t n_ch, cap_ch;
+    trch_index ch_index;
+    trch_u64map launchers;    /* thread id → index in lpid: made a launch call */
+    int64_t *lpid;            /* each launcher's process */
+    size_t n_lpid, cap_lpid;
+    uint32_t *order;          /* device indices by ordinal, after finish */
+    exp_gpu_idle_stats st;
+};
+
+exp_gpu_idle *exp_gpu_idle_new(const exp_gpu_idle_options *opts)
+{
+    exp_gpu_idle *g = trc_calloc(1, sizeof *g);
+    if (!g)
+        return NULL;
+    if (opts)
+        g->opt = *opts;
+    if (g->opt.horizon_ns <= 0)
+        g->opt.horizon_ns = EXP_GPU_IDLE_DEFAULT_HORIZON_NS;
+    g->next_advance = INT64_MIN;
+    return g;
+}
+
+void exp_gpu_idle_free(exp_gpu_idle *g)
+{
+    if (!g)
+        return;
+    for (size_t i = 0; i < g->n_dev; i++) {
+        trc_free(g->devs[i].all.v);
+        trc_free(g->devs[i].kern.v);
+        trc_free(g->devs[i].pids);
+        trc_free(g->devs[i].buckets);
+    }
+    trc_free(g->devs);
+    trc_free(g->pend);
+    trc_free(g->ch);
+    trch_index_cleanup(&g->ch_index);
+    trch_u64map_cleanup(&g->launchers);
+    trc_free(g->lpid);
+    trc_free(g->order);
+    trc_free(g);
+}
+
+/* ---- interval sets ---- */
+
+/* First live index whose interval ends after t. */
+static size_t iv_find(const ivset *v, int64_t t)
+{
+    size_t a = v->head, b = v->n;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (v->v[m].e <= t)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a;
+}
+
+static trc_status iv_add(ivset *v, int64_t s, int64_t e)
+{
+    if (e <= s)
+        return TRC_OK;
+    /* the usual case: after everything held */
+    if (v->n == v->head || v->v[v->n - 1].e < s) {
+        if (v->head && v->head * 2 >= v->n) {
+            memmove(v->v, v->v + v->head, (v->n - v->head) * sizeof *v->v);
+            v->n -= v->head;
+            v->head = 0;
+        }
+        trc_status st = trcu_grow((void **)&v->v, &v->cap, v->n + 1, sizeof *v->v);
+        if (st != TRC_OK)
+            return st;
+        v->v[v->n++] = (ival){s, e};
+        return TRC_OK;
+    }
+    /* merge with every interval that overlaps or touches [s, e) */
+    size_t i = v->head, b = v->n;
+    while (i < b) { /* first with end >= s */
+        size_t m = i + (b - i) / 2;
+        if (v->v[m].e < s)
+            i = m + 1;
+        else
+            b = m;
+    }
+    size_t j = i;
+    while (j < v->n && v->v[j].s <= e)
+        j++;
+    if (j == i) { /* no overlap: insert at i */
+        trc_status st = trcu_grow((void **)&v->v, &v->cap, v->n + 1, sizeof *v->v);
+        if (st != TRC_OK)
+            return st;
+        memmove(v->v + i + 1, v->v + i, (v->n - i) * sizeof *v->v);
+        v->v[i] = (ival){s, e};
+        v->n++;
+        return TRC_OK;
+    }
+    if (v->v[i].s < s)
+        s = v->v[i].s;
+    if (v->v[j - 1].e > e)
+        e = v->v[j - 1].e;
+    v->v[i] = (ival){s, e};
+    memmove(v->v + i + 1, v->v + j, (v->n - j) * sizeof *v->v);
+    v->n -= j - i - 1;
+    return TRC_OK;
+}
+
+/* Time of [s, e) covered by v. */
+static uint64_t iv_overlap(const ivset *v, int64_t s, int64_t e)
+{
+    uint64_t sum = 0;
+    for (size_t i = iv_find(v, s); i < v->n && v->v[i].s < e; i++) {
+        int64_t a = v->v[i].s > s ? v->v[i].s : s;
+        int64_t b = v->v[i].e < e ? v->v[i].e : e;
+        if (b > a)
+            sum += span_of(a, b);
+    }
+    return sum;
+}
+
+static uint64_t clipped(const exp_gpu_idle *g, int64_t s, int64_t e)
+{
+    if (s < g->lo)
+        s = g->lo;
+    if (g->opt.has_to && e > g->hi)
+        e = g->hi;
+    return span_of(s, e);
+}
+
+/* Makes buckets 0..k of d exist (zeroed). */
+static trc_status buckets_to(dev *d, size_t k)
+{
+    trc_status st = trcu_grow((void **)&d->buckets, &d->cap_buckets, k, sizeof *d->buckets);
+    if (st == TRC_OK && d->n_buckets <= k)
+        d->n_buckets = k + 1;
+    return st;
+}
+
+/* Adds the kernel-busy interval [s, e) (clipped to the span) to d's
+ * buckets. */
+static trc_status add_buckets(const exp_gpu_idle *g, dev *d, int64_t s, int64_t e)
+{
+    if (s < g->lo)
+        s = g->lo;
+    if (g->opt.has_to && e > g->hi)
+        e = g->hi;
+    if (e <= s)
+        return TRC_OK;
+    uint64_t b = (uint64_t)g->opt.bucket_ns;
+    uint64_t off = span_of(g->lo, s), end_off = span_of(g->lo, e);
+    while (off < end_off) {
+        uint64_t k = off / b, to = (k + 1) * b;
+        if (k >= MAX_BUCKETS)
+            return TRC_ERR_LIMIT;
+        if (to > end_off || to < off)
+            to = end_off;
+        trc_status st = buckets_to(d, (size_t)k);
+        if (st != TRC_OK)
+            return st;
+        d->buckets[k] += to - off;
+        off = to;
+    }
+    return TRC_OK;
+}
+
+/* Sums and drops the intervals of v that end before t (into *sum), the
+ * kernel set's also into d's buckets. */
+static trc_status iv_retire(const exp_gpu_idle *g, dev *d, ivset *v, int64_t t, uint64_t *sum)
+{
+    while (v->head < v->n && v->v[v->head].e <= t) {
+        *sum += clipped(g, v->v[v->head].s, v->v[v->head].e);
+        if (g->opt.bucket_ns > 0 && v == &d->kern) {
+            trc_status st = add_buckets(g, d, v->v[v->head].s, v->v[v->head].e);
+            if (st != TRC_OK)
+                return st;
+        }
+        v->head++;
+    }
+    return TRC_OK;
+}
+
+/* ---- charges ---- */
+
+static trc_status charge_add(exp_gpu_idle *g, uint32_t slot, uint8_t kind, uint32_t thread,
+                             uint32_t stack, uint64_t ns)
+{
+    if (!ns)
+        return TRC_OK;
+    uint64_t hash = trch_hash_more_u64(trch_hash_u64(((uint64_t)slot << 32) | thread),
+                                       ((uint64_t)kind << 32) | stack);
+    trch_probe p;
+    for (uint32_t i = trch_first(&g->ch_index, hash, &p); i != TRCH_NONE;
+         i = trch_next(&g->ch_index, &p)) {
+        charge *c = &g->ch[i];
+        if (c->slot == slot && c->thread == thread && c->stack == stack && c->kind == kind) {
+            c->ns += ns;
+            return TRC_OK;
+        }
+    }
+    if (g->n_ch >= UINT32_MAX - 1)
+        return TRC_ERR_LIMIT;
+    trc_status st = trcu_grow((void **)&g->ch, &g->cap_ch, g->n_ch + 1, sizeof *g->ch);
+    if (st == TRC_OK)
+        st = trch_add(&g->ch_index, hash, (uint32_t)g->n_ch);
+    if (st != TRC_OK)
+        return st;
+    g->ch[g->n_ch++] = (charge){slot, thread, stack, kind, ns};
+    return TRC_OK;
+}
+
+/* ns scaled from the period's length to the sample's weight. */
+static uint64_t scaled(uint64_t ns, const pending *p)
+{
+    uint64_t len = span_of(p->s, p->e);
+    if (len == p->w || len == 0)
+        return ns;
+    return (uint64_t)((long double)ns * (long double)p->w / (long double)len + 0.5L);
+}
+
+static trc_status charge_sample(exp_gpu_idle *g, const pending *p)
+{
+    int64_t s = p->s < g->lo ? g->lo : p->s, e = p->e;
+    for (size_t d = 0; d < g->n_dev; d++)
+        if (s < g->devs[d].retired) { /* that part counts idle: see the header */
+            g->st.late_samples++;
+            break;
+        }
+    if (g->opt.has_to && e > g->hi)
+        e = g->hi;
+    if (e <= s)
+        return TRC_OK;
+    uint64_t len = span_of(s, e);
+    trc_status st = TRC_OK;
+    if (g->n_dev < PRE) /* before a device is seen, it counts idle */
+        st = charge_add(g, PRE + (uint32_t)g->n_dev, EXP_GPU_IDLE_NONE, p->thread, p->stack,
+                        scaled(len, p));
+    for (size_t d = 0; d < g->n_dev && st == TRC_OK; d++) {
+        dev *v = &g->devs[d];
+        uint64_t busy = iv_overlap(&v->all, s, e), kern = iv_overlap(&v->kern, s, e);
+        st = charge_add(g, (uint32_t)d, EXP_GPU_IDLE_NONE, p->thread, p->stack,
+                        scaled(len - busy, p));
+        if (st == TRC_OK)
+            st = charge_add(g, (uint32_t)d, EXP_GPU_IDLE_COPY_ONLY, p->thread, p->stack,
+                            scaled(busy - kern, p));
+    }
+    return st;
+}
+
+/* The pre-device charge above counted the sample idle on every device
+ * not yet seen; a device's charges then subtract nothing, which is why
+ * the slot holds k: devices with index >= k take it. */
+
+/* Charges samples that ended a horizon ago (all of them when `all`), then
+ * drops the intervals no waiting sample reaches. */
+static trc_status advance(exp_gpu_idle *g, int all)
+{
+    int64_t cutoff = all ? INT64_MAX : add_sat(g->max_seen, -g->opt.horizon_ns);
+    while (g->pend_head < g->n_pend && g->pend[g->pend_head].e <= cutoff) {
+        trc_status st = charge_sample(g, &g->pend[g->pend_head]);
+        if (st != TRC_OK)
+            return st;
+        g->pend_head++;
+    }
+    if (g->pend_head == g->n_pend) {
+        g->pend_head = g->n_pend = 0;
+    } else if (g->pend_head * 2 >= g->n_pend) {
+        memmove(g->pend, g->pend + g->pend_head, (g->n_pend - g->pend_head) * sizeof *g->pend);
+        g->n_pend -= g->pend_head;
+        g->pend_head = 0;
+    }
+    int64_t keep = cutoff;
+    for (size_t i = g->pend_head; i < g->n_pend; i++)
+        if (g->pend[i].s < keep)
+            keep = g->pend[i].s;
+    if (all)
+        return TRC_OK;
+    for (size_t d = 0; d < g->n_dev; d++) {
+        dev *v = &g->devs[d];
+        if (keep <= v->retired)
+            continue;
+        trc_status st = iv_retire(g, v, &v->all, keep, &v->busy_ns);
+        if (st == TRC_OK)
+            st = iv_retire(g, v, &v->kern, keep, &v->kern_ns);
+        if (st != TRC_OK)
+            return st;
+        v->retired = keep;
+    }
+    return TRC_OK;
+}
+
+static void see(exp_gpu_idle *g, int64_t t)
+{
+    if (!g->have_max || t > g->max_seen) {
+        g->max_seen = t;
+        g->have_max = 1;
+    }
+}
+
+/* ---- events ---- */
+
+static dev *device(exp_gpu_idle *g, uint32_t ordinal, int64_t pid)
+{
+    dev *v = NULL;
+    for (size_t i = 0; i < g->n_dev; i++)
+        if (g->devs[i].device == ordinal)
+            v = &g->devs[i];
+    if (!v) {
+        if (g->n_dev >= PRE - 1 ||
+            trcu_grow((void **)&g->devs, &g->cap_dev, g->n_dev + 1, sizeof *g->devs) != TRC_OK)
+            return NULL;
+        v = &g->devs[g->n_dev++];
+        memset(v, 0, sizeof *v);
+        v->device = ordinal;
+        v->retired = INT64_MIN;
+    }
+    for (size_t i = 0; i < v->n_pids; i++)
+        if (v->pids[i] == pid)
+            return v;
+    if (trcu_grow((void **)&v->pids, &v->cap_pids, v->n_pids + 1, sizeof *v->pids) != TRC_OK)
+        return NULL;
+    v->pids[v->n_pids++] = pid;
+    return v;
+}
+
+static trc_status on_activity(exp_gpu_idle *g, const trc_gpu_where *w, int64_t s, int64_t e,
+                              int kernel)
+{
+    g->st.activities++;
+    dev *v = device(g, w->device, w->pid);
+    if (!v)
+        return TRC_ERR_NOMEM;
+    if (e <= s)
+        return TRC_OK;
+    if (e <= v->retired) {
+        g->st.late++;
+        return TRC_OK;
+    }
+    if (s < v->retired)
+        s = v->retired; /* the part before was summed already */
+    trc_status st = iv_add(&v->all, s, e);
+    if (st == TRC_OK && kernel)
+        st = iv_add(&v->kern, s, e);
+    size_t held = (v->all.n - v->all.head) + (v->kern.n - v->kern.head);
+    if (held > g->st.peak_intervals)
+        g->st.peak_intervals = held;
+    see(g, e);
+    return st;
+}
+
+static trc_status on_sample(exp_gpu_idle *g, const trc_sample *smp)
+{
+    uint64_t n = smp->count ? smp->count : 1;
+    g->st.samples += n;
+    uint64_t period = smp->span_ns + smp->weight_ns;
+    if (period < smp->span_ns || period > INT64_MAX)
+        period = INT64_MAX;
+    pending p = {smp->time_ns, add_sat(smp->time_ns, (int64_t)period),
+                 smp->weight_ns * n, smp->thread, smp->stack};
+    if (p.e <= p.s)
+        return TRC_OK;
+    trc_status st = trcu_grow((void **)&g->pend, &g->cap_pend, g->n_pend + 1, sizeof *g->pend);
+    if (st != TRC_OK)
+        return st;
+    g->pend[g->n_pend++] = p;
+    if (g->n_pend - g->pend_head > g->st.peak_pending)
+        g->st.peak_pending = g->n_pend - g->pend_head;
+    see(g, p.e);
+    return TRC_OK;
+}
+
+/* NVML's utilisation counter of a device, for the comparison; values
+ * outside the span are left out at the end. */
+static trc_status on_counter(exp_gpu_idle *g, const trc_reader *r, const trc_counter_value *v)
+{
+    const trc_counter_def *d = r ? trc_reader_counter(r, v->counter) : NULL;
+    if (!d || d->device < 0 || !d->name || strcmp(d->name, "gpu.util") != 0)
+        return TRC_OK;
+    if (v->time_ns < g->lo || (g->opt.has_to && v->time_ns >= g->hi))
+        return TRC_OK;
+    dev *x = NULL;
+    for (size_t i = 0; i < g->n_dev && !x; i++)
+        if (g->devs[i].device == (uint32_t)d->device)
+            x = &g->devs[i];
+    if (!x) { /* a device with no activity yet: known from now on */
+        if (g->n_dev >= PRE - 1 ||
+            trcu_grow((void **)&g->devs, &g->cap_dev, g->n_dev + 1, sizeof *g->devs) != TRC_OK)
+            return TRC_ERR_NOMEM;
+        x = &g->devs[g->n_dev++];
+        memset(x, 0, sizeof *x);
+        x->device = (uint32_t)d->device;
+        x->retired = INT64_MIN;
+    }
+    x->util_sum += v->value;
+    x->util_n++;
+    return TRC_OK;
+}
+
+static trc_status on_launch(exp_gpu_idle *g, const trc_reader *r, uint32_t thread)
+{
+    uint32_t idx;
+    if (trch_u64map_get(&g->launchers, thread, &idx))
+        return TRC_OK;
+    trc_status st = trcu_grow((void **)&g->lpid, &g->cap_lpid, g->n_lpid + 1, sizeof *g->lpid);
+    if (st != TRC_OK)
+        return st;
+    int added;
+    st = trch_u64map_put(&g->launchers, thread, (uint32_t)g->n_lpid, &idx, &added);
+    if (st != TRC_OK)
+        return st;
+    const trc_thread *t = trc_reader_thread(r, thread);
+    g->lpid[g->n_lpid++] = t ? t->pid : -1;
+    return TRC_OK;
+}
+
+trc_status exp_gpu_idle_event(exp_gpu_idle *g, const trc_reader *r, const trc_event *ev)
+{
+    trc_status st = TRC_OK;
+    switch (ev->type) {
+    case TRC_EV_SEGMENT:
+        if (!g->have_start) {
+            g->have_start = 1;
+            g->start = ev->u.segment->start_ns;
+            g->lo = g->opt.has_from ? add_sat(g->start, g->opt.from_ns) : g->start;
+            g->hi = g->opt.has_to && g->opt.to_ns >= 0 ? add_sat(g->start, g->opt.to_ns) : g->lo;
+            g->opt.has_to = g->opt.has_to && g->opt.to_ns >= 0;
+        }
+        return TRC_OK;
+    case TRC_EV_SEGMENT_END:
+        see(g, ev->u.segment_end.end_ns);
+        break;
+    case TRC_EV_SAMPLE:
+        st = on_sample(g, &ev->u.sample);
+        break;
+    case TRC_EV_COUNTER:
+        st = on_counter(g, r, &ev->u.counter);
+        break;
+    case TRC_EV_API_CALL:
+        if (ev->u.api.flags & TRC_API_LAUNCH)
+            st = on_launch(g, r, ev->u.api.thread);
+        see(g, ev->u.api.end_ns);
+        break;
+    case TRC_EV_GPU_KERNEL:
+        st = on_activity(g, &ev->u.kernel.where, ev->u.kernel.start_ns, ev->u.kernel.end_ns, 1);
+        break;
+    case TRC_EV_GPU_MEMCPY:
+        st = on_activity(g, &ev->u.memcpy.where, ev->u.memcpy.start_ns, ev->u.memcpy.end_ns, 0);
+        break;
+    case TRC_EV_GPU_MEMSET:
+        st = on_activity(g, &ev->u.memset.where, ev->u.memset.start_ns, ev->u.memset.end_ns, 0);
+        break;
+    default:
+        return TRC_OK;
+    }
+    /* in steps of 1/16 horizon, so that the scan of what waits (advance)
+     * costs little per event however many threads are sampled */
+    if (st == TRC_OK && g->have_max &&
+        add_sat(g->max_seen, -g->opt.horizon_ns) >= g->next_advance) {
+        st = advance(g, 0);
+        g->next_advance = add_sat(add_sat(g->max_seen, -g->opt.horizon_ns), g->opt.horizon_ns / 16);
+    }
+    return st;
+}
+
+static int by_ordinal(const void *a, const void *b, void *devs)
+{
+    const dev *d = devs;
+    uint32_t x = d[*(const uint32_t *)a].device, y = d[*(const uint32_t *)b].device;
+    return (x > y) - (x < y);
+}
+
+trc_status exp_gpu_idle_finish(exp_gpu_idle *g, const trc_reader *r)
+{
+    (void)r;
+    if (!g->opt.has_to && g->have_max && g->max_seen > g->hi)
+        g->hi = g->max_seen;
+    if (!g->have_start) /* no segment: the span starts with what was seen */
+        g->lo = g->pend_head < g->n_pend ? g->pend[g->pend_head].s : g->lo;
+    trc_status st = advance(g, 1);
+    if (st != TRC_OK)
+        return st;
+    for (size_t d = 0; d < g->n_dev; d++) {
+        dev *v = &g->devs[d];
+        st = iv_retire(g, v, &v->all, INT64_MAX, &v->busy_ns);
+        if (st == TRC_OK)
+            st = iv_retire(g, v, &v->kern, INT64_MAX, &v->kern_ns);
+        /* every bucket of the span exists, idle ones too */
+        if (st == TRC_OK && g->opt.bucket_ns > 0 && g->hi > g->lo)
+        {
+            uint64_t last = (span_of(g->lo, g->hi) - 1) / (uint64_t)g->opt.bucket_ns;
+            st = last >= MAX_BUCKETS ? TRC_ERR_LIMIT : buckets_to(v, (size_t)last);
+        }
+        if (st != TRC_OK)
+            return st;
+    }
+    if (g->n_dev) {
+        g->order = trc_malloc(g->n_dev * sizeof *g->order);
+        if (!g->order)
+            return TRC_ERR_NOMEM;
+        for (size_t i = 0; i < g->n_dev; i++)
+            g->order[i] = (uint32_t)i;
+        qsort_r(g->order, g->n_dev, sizeof *g->order, by_ordinal, g->devs);
+    }
+    return TRC_OK;
+}
+
+uint32_t exp_gpu_idle_devices(const exp_gpu_idle *g) { return g->order ? (uint32_t)g->n_dev : 0; }
+
+/* A feeder of device v: a launcher in one of v's processes. */
+static int feeds(const exp_gpu_idle *g, const dev *v, uint32_t thread)
+{
+    uint32_t idx;
+    if (!thread || !trch_u64map_get(&g->launchers, thread, &idx))
+        return 0;
+    for (size_t i = 0; i < v->n_pids; i++)
+        if (v->pids[i] == g->lpid[idx])
+            return 1;
+    return 0;
+}
+
+/* Whether charge c counts for device index d. */
+static int charge_for(const charge *c, uint32_t d)
+{
+    return c->slot == d || (c->slot >= PRE && c->slot - PRE <= d);
+}
+
+void exp_gpu_idle_device_at(const exp_gpu_idle *g, uint32_t i, exp_gpu_idle_device *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!g->order || i >= g->n_dev)
+        return;
+    uint32_t d = g->order[i];
+    const dev *v = &g->devs[d];
+    out->device = v->device;
+    out->span_ns = span_of(g->lo, g->hi);
+    out->busy_ns = v->busy_ns;
+    out->kernel_ns = v->kern_ns;
+    out->copy_only_ns = v->busy_ns - v->kern_ns;
+    out->idle_ns = out->span_ns > v->busy_ns ? out->span_ns - v->busy_ns : 0;
+    out->nvml_util_n = v->util_n;
+    out->nvml_util_mean = v->util_n ? v->util_sum / (double)v->util_n : 0.0;
+    for (size_t k = 0; k < g->n_ch; k++) {
+        const charge *c = &g->ch[k];
+        if (!charge_for(c, d) || !feeds(g, v, c->thread))
+            continue;
+        if (c->kind == EXP_GPU_IDLE_NONE)
+            out->charged_idle_ns += c->ns;
+        else
+            out->charged_copy_only_ns += c->ns;
+    }
+}
+
+trc_status exp_gpu_idle_each(const exp_gpu_idle *g, exp_gpu_idle_fn fn, void *ctx)
+{
+    if (!g->order)
+        return TRC_OK;
+    for (size_t i = 0; i < g->n_dev; i++) {
+        uint32_t d = g->order[i];
+        const dev *v = &g->devs[d];
+        for (size_t k = 0; k < g->n_ch; k++) {
+            const charge *c = &g->ch[k];
+            if (!charge_for(c, d) || !feeds(g, v, c->thread))
+                continue;
+            trc_status st = fn(ctx, v->device, (exp_gpu_idle_kind)c->kind, c->thread, c->stack,
+                               c->ns);
+            if (st != TRC_OK)
+                return st;
+        }
+    }
+    return TRC_OK;
+}
+
+int64_t exp_gpu_idle_span_start(const exp_gpu_idle *g) { return g->lo; }
+
+const uint64_t *exp_gpu_idle_busy_buckets(const exp_gpu_idle *g, uint32_t i, size_t *n)
+{
+    *n = 0;
+    if (!g->order || i >= g->n_dev || g->opt.bucket_ns <= 0)
+        return NULL;
+    const dev *v = &g->devs[g->order[i]];
+    *n = v->n_buckets;
+    return v->buckets;
+}
+
+void exp_gpu_idle_get_stats(const exp_gpu_idle *g, exp_gpu_idle_stats *out) { *out = g->st; }
+
+void exp_gpu_idle_root(char *buf, size_t n, uint32_t device, exp_gpu_idle_kind kind)
+{
+    snprintf(buf, n, "[GPU %u %s]", (unsigned)device,
+             kind == EXP_GPU_IDLE_NONE ? "idle" : "copies only");
+}
