@@ -131,8 +131,39 @@ PY
 "$BIN/trc-stats" --gpu "$ft" > "$tmp/fg.out" 2>/dev/null
 "$BIN/trc2nvvp" "$ft" > "$tmp/fn.out" 2>/dev/null
 cmp -s "$tmp/fg.out" "$tmp/fn.out" || bad "fake_train: trc-stats --gpu and trc2nvvp differ"
-grep -q "^  GPU 0: compute busy 1.22%, copies only 1.03%, idle 97.75% of 27.000ms$" "$tmp/fg.out" ||
-  bad "fake_train headline: $(grep 'GPU 0:' "$tmp/fg.out")"
+# the headline's shares against the unions of the fixture's own intervals,
+# read from trc-dump --events (kernels; kernels, copies and memsets)
+"$BIN/trc-dump" --events "$ft" 2>/dev/null > "$tmp/fe.txt"
+"$py" - "$tmp/fe.txt" "$tmp/fg.out" <<'PY' || bad "fake_train headline: $(grep 'GPU 0:' "$tmp/fg.out")"
+import re, sys
+def union(iv):
+    tot, end = 0, None
+    for a, b in sorted(iv):
+        if end is None or a > end:
+            tot += b - a; end = b
+        elif b > end:
+            tot += b - end; end = b
+    return tot
+kern, every = [], []
+for l in open(sys.argv[1]):
+    kind = l.split(" ", 1)[0]
+    if kind in ("gpu_kernel", "gpu_memcpy", "gpu_memset") and " device=0 " in l:
+        a = float(re.search(r" start=([0-9.]+)", l).group(1))
+        b = float(re.search(r" end=([0-9.]+)", l).group(1))
+        every.append((a, b))
+        if kind == "gpu_kernel":
+            kern.append((a, b))
+assert kern, "no kernels in the fixture"
+m = re.search(r"^  GPU 0: compute busy ([0-9.]+)%, copies only ([0-9.]+)%, idle ([0-9.]+)% of ([0-9.]+)ms$",
+              open(sys.argv[2]).read(), re.M)
+assert m, "no headline"
+comp, copies, idle, span = (float(x) for x in m.groups())
+span /= 1e3
+k, b = union(kern), union(every)
+assert abs(100 * k / span - comp) < 0.02, (100 * k / span, comp)
+assert abs(100 * (b - k) / span - copies) < 0.02, (100 * (b - k) / span, copies)
+assert abs(comp + copies + idle - 100) < 0.03, (comp, copies, idle)
+PY
 # no samples in that fixture: nothing to charge, an empty folded output
 "$BIN/trc2collapsed" --gpu-idle "$ft" > "$tmp/fc.out" 2>/dev/null
 [ -s "$tmp/fc.out" ] && bad "fake_train has no samples, yet lines were charged"
