@@ -29,6 +29,7 @@
  * same function (its lines could differ only if its source did).
  */
 #include "lib/py/py_internal.h"
+#include "lib/py/py_text.h"
 
 #include "lib/util/alloc.h"
 #include "lib/util/grow.h"
@@ -56,42 +57,6 @@ static const char *intern(py_proc *p, const char *s)
     if (trci_insert(m, &p->arena, s, n, h, m->n, &copy) != TRC_OK)
         return NULL;
     return copy;
-}
-
-/* Appends code point cp as UTF-8; lone surrogates and out-of-range
- * values become U+FFFD.  Returns bytes written, 0 if no room. */
-static size_t put_utf8(char *out, size_t room, uint32_t cp)
-{
-    if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-        cp = 0xfffd;
-    if (cp < 0x80) {
-        if (room < 1)
-            return 0;
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        if (room < 2)
-            return 0;
-        out[0] = (char)(0xc0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        if (room < 3)
-            return 0;
-        out[0] = (char)(0xe0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        out[2] = (char)(0x80 | (cp & 0x3f));
-        return 3;
-    }
-    if (room < 4)
-        return 0;
-    out[0] = (char)(0xf0 | (cp >> 18));
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    out[3] = (char)(0x80 | (cp & 0x3f));
-    return 4;
 }
 
 int pystr_read(py_proc *p, uint64_t addr, char *buf, size_t cap)
@@ -137,16 +102,7 @@ int pystr_read(py_proc *p, uint64_t addr, char *buf, size_t cap)
         goto out;
     size_t o = 0;
     for (int64_t i = 0; i < len; i++) {
-        uint32_t cp;
-        if (kind == 1) {
-            cp = data[i];
-        } else if (kind == 2) {
-            uint16_t v;
-            memcpy(&v, data + i * 2, 2);
-            cp = v;
-        } else {
-            memcpy(&cp, data + i * 4, 4);
-        }
+        uint32_t cp = py_ucs_at(data, kind, i);
         /* No name or path holds NUL, and an ASCII-flagged string holds
          * nothing above 0x7f: either means the object was freed and its
          * memory reused while we read it (a process exiting), so the read
@@ -154,7 +110,7 @@ int pystr_read(py_proc *p, uint64_t addr, char *buf, size_t cap)
          * name. */
         if (cp == 0 || (ascii && cp > 0x7f))
             goto out;
-        size_t w = put_utf8(buf + o, cap - 1 - o, cp);
+        size_t w = py_utf8_put(buf + o, cap - 1 - o, cp);
         if (w == 0)
             break;
         o += w;

@@ -16,6 +16,7 @@
 #include "lib/py/py_values.h"
 
 #include "lib/py/py_snap.h"
+#include "lib/py/py_text.h"
 #include "lib/util/alloc.h"
 
 #include <math.h>
@@ -68,30 +69,7 @@ static void put(outbuf *o, const char *fmt, ...)
 /* Code point cp as UTF-8, whole or not at all. */
 static void put_utf8(outbuf *o, uint32_t cp)
 {
-    char b[4];
-    size_t n;
-    if (cp < 0x80) {
-        b[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        b[0] = (char)(0xc0 | (cp >> 6));
-        b[1] = (char)(0x80 | (cp & 0x3f));
-        n = 2;
-    } else if (cp < 0x10000) {
-        b[0] = (char)(0xe0 | (cp >> 12));
-        b[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        b[2] = (char)(0x80 | (cp & 0x3f));
-        n = 3;
-    } else {
-        b[0] = (char)(0xf0 | (cp >> 18));
-        b[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-        b[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        b[3] = (char)(0x80 | (cp & 0x3f));
-        n = 4;
-    }
-    if (o->n + n >= o->cap)
-        return;
-    memcpy(o->s + o->n, b, n);
+    size_t n = o->n + 1 < o->cap ? py_utf8_put(o->s + o->n, o->cap - 1 - o->n, cp) : 0;
     o->n += n;
     o->s[o->n] = '\0';
 }
@@ -171,16 +149,7 @@ static int fmt_str(const pyval_ctx *c, uint64_t addr, outbuf *o)
         return -1;
     put(o, "'");
     for (int64_t i = 0; i < n; i++) {
-        uint32_t cp;
-        if (kind == 1) {
-            cp = data[i];
-        } else if (kind == 2) {
-            uint16_t v;
-            memcpy(&v, data + i * 2, 2);
-            cp = v;
-        } else {
-            memcpy(&cp, data + i * 4, 4);
-        }
+        uint32_t cp = py_ucs_at(data, (int)kind, i);
         if (ascii && cp > 0x7f)
             return -1; /* not what an ASCII string holds: memory reused */
         if (!escaped(cp, '\'', o))
