@@ -171,7 +171,8 @@ static trc_status sr_finish(void *self, trc_reader *r, FILE *out)
     trc_status st = exp_sync_finish(p->stage, r);
     if (st != TRC_OK)
         return st;
-    qsort(p->rows, p->n, sizeof *p->rows, by_blocked);
+    if (p->n) /* no array yet when no call was selected */
+        qsort(p->rows, p->n, sizeof *p->rows, by_blocked);
     fprintf(out, "Blocking syncs: %" PRIu64 " calls, %.6f s host time blocked, "
                  "%.6f s GPU work waited for\n\n",
             p->calls, p->blocked_ns / 1e9, p->waited_ns / 1e9);
