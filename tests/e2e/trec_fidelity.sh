@@ -57,7 +57,13 @@ one() {
   case "$ver" in
     3.8.* | 3.9.* | 3.10.*)
       calls_torn=15 calls_depth=100
-      record "$py" "$tag" deep "" torn=3 depth=8 incl=5 stackless=0 || bad=1 ;;
+      # A sanitizer build reads each stack several times slower, so on
+      # heap frames its figures say little about trec's: printed only.
+      if [ -n "${TRC_ASAN:-}" ]; then
+        record "$py" "$tag" deep "" torn=100 depth=100 incl=100 stackless=0 || bad=1
+      else
+        record "$py" "$tag" deep "" torn=3 depth=8 incl=5 stackless=0 || bad=1
+      fi ;;
     *)
       record "$py" "$tag" deep "" torn=1.5 depth=7 incl=4 stackless=0 || bad=1 ;;
   esac
