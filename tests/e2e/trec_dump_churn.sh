@@ -18,6 +18,12 @@ one() {
   for i in $(seq 100); do [ -e "$d/ready" ] && break; sleep 0.1; done
   [ -e "$d/ready" ] || { kill $target; echo "target never got ready"; return 1; }
   line=$(grep -n '# at: wait_here' "$FIX/dump_churn.py" | cut -d: -f1)
+  # Before 3.11 a thread's OS id (and so its name) is inferred, which
+  # can keep failing while threads start and end (lib/py/py_tid.c); the
+  # dump reads the list again for a while, but a CI run still saw every
+  # id unknown on 3.8 and 3.9.  There the spawner is found by its frame.
+  local spawner='^Thread [0-9]* "spawner"' old=0
+  case "$ver" in 3.8.* | 3.9.* | 3.10.*) spawner='line [0-9]*, in spawner$' old=1 ;; esac
   local rc=0
   for i in $(seq 15); do
     t0=$(now_ms)
@@ -25,7 +31,7 @@ one() {
     t1=$(now_ms)
     [ $((t1 - t0)) -lt 1000 ] || { echo "dump $i took $((t1 - t0)) ms"; rc=1; break; }
     if grep -q 'thread list changed' "$d/out" ||
-      ! grep -q '^Thread [0-9]* "spawner"' "$d/out" ||
+      ! grep -q "$spawner" "$d/out" ||
       ! grep -qF "dump_churn.py\", line $line, in wait_here" "$d/out"; then
       echo "dump $i:"; cat "$d/out"; rc=1; break
     fi
@@ -38,8 +44,11 @@ doc = json.load(open(sys.argv[1]))
 p = doc["processes"][0]
 assert not p["threads_torn"], "threads_torn"
 names = [t["name"] for t in p["threads"]]
-assert "MainThread" in names and "spawner" in names, names
-' "$d/json" || rc=1
+if sys.argv[2] == "1":
+    assert len(p["threads"]) >= 2, names
+else:
+    assert "MainThread" in names and "spawner" in names, names
+' "$d/json" "$old" || rc=1
   fi
   kill $target
   wait $target 2>/dev/null
