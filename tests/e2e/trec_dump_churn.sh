@@ -19,11 +19,13 @@ one() {
   [ -e "$d/ready" ] || { kill $target; echo "target never got ready"; return 1; }
   line=$(grep -n '# at: wait_here' "$FIX/dump_churn.py" | cut -d: -f1)
   # Before 3.11 a thread's OS id (and so its name) is inferred, which
-  # can keep failing while threads start and end (lib/py/py_tid.c); the
-  # dump reads the list again for a while, but a CI run still saw every
-  # id unknown on 3.8 and 3.9.  There the spawner is found by its frame.
-  local spawner='^Thread [0-9]* "spawner"' old=0
-  case "$ver" in 3.8.* | 3.9.* | 3.10.*) spawner='line [0-9]*, in spawner$' old=1 ;; esac
+  # can keep failing while threads start and end (lib/py/py_tid.c), and
+  # the spawner's own stack, starting a thread at every moment, is often
+  # caught changing: CI runs saw every id unknown on 3.8 and 3.9, and the
+  # spawner's stack "not shown" on 3.9 and 3.10.  There only the main
+  # thread's stack, the time and the whole list are asserted.
+  local old=0
+  case "$ver" in 3.8.* | 3.9.* | 3.10.*) old=1 ;; esac
   local rc=0
   for i in $(seq 15); do
     t0=$(now_ms)
@@ -31,7 +33,7 @@ one() {
     t1=$(now_ms)
     [ $((t1 - t0)) -lt 1000 ] || { echo "dump $i took $((t1 - t0)) ms"; rc=1; break; }
     if grep -q 'thread list changed' "$d/out" ||
-      ! grep -q "$spawner" "$d/out" ||
+      { [ $old = 0 ] && ! grep -q '^Thread [0-9]* "spawner"' "$d/out"; } ||
       ! grep -qF "dump_churn.py\", line $line, in wait_here" "$d/out"; then
       echo "dump $i:"; cat "$d/out"; rc=1; break
     fi
