@@ -19,6 +19,9 @@ static void times(jsonw *w, const lines_time *t)
     jsonw_u64(w, t->wall_ns);
     jsonw_raw(w, ",\"gpu_ns\":");
     jsonw_u64(w, t->gpu_ns);
+    /* the text's "Sync ms" column, in the unit of the other times */
+    jsonw_raw(w, ",\"sync_ns\":");
+    jsonw_u64(w, t->sync_ns);
 }
 
 static void func_key(jsonw *w, const lines_func *f)
@@ -145,6 +148,8 @@ trc_status lines_write_json(const lines_agg *a, const lines_opts *o, FILE *out)
     jsonw_u64(&w, tot->gpu_unattributed_ns);
     jsonw_raw(&w, ",\"gpu_via_ns\":");
     jsonw_u64(&w, tot->gpu_via_ns);
+    jsonw_raw(&w, ",\"syncs\":");
+    jsonw_u64(&w, tot->syncs);
     jsonw_raw(&w, ",\"functions\":[");
     for (size_t i = 0; i < n && st == TRC_OK; i++)
         st = one_function(&w, a, o, pick[i], i == 0);

@@ -4,7 +4,9 @@
  * trace written by the writer with known syncs, asserted exactly: host
  * time blocked (duration minus capture, clamped at 0), GPU work waited
  * for (activities of the same process ending during the call, written
- * before or after the call), the last work waited for, and the lines.
+ * before or after the call), the last work waited for, and the lines
+ * (trc-lines' Sync ms column, and the same numbers as sync_ns in its
+ * JSON).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +17,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include <cjson/cJSON.h>
 
 #include "lib/export/common/gpu_sync.h"
 #include "lib/export/folded/folded.h"
@@ -201,6 +205,56 @@ static void test_lines_column(void **state)
     free(out);
 }
 
+/* The JSON line of item's listing for line: its "sync_ns". */
+static double json_line_sync(const cJSON *doc, const char *function, double line)
+{
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(doc, "functions"))
+    {
+        if (strcmp(cJSON_GetObjectItem(f, "function")->valuestring, function) != 0)
+            continue;
+        const cJSON *l;
+        cJSON_ArrayForEach(l, cJSON_GetObjectItem(f, "lines"))
+        {
+            if (cJSON_GetObjectItem(l, "line")->valuedouble == line) {
+                const cJSON *v = cJSON_GetObjectItem(l, "sync_ns");
+                assert_true(cJSON_IsNumber(v));
+                return v->valuedouble;
+            }
+        }
+    }
+    fail_msg("no line %g of %s in the JSON", line, function);
+    return -1;
+}
+
+/* trc-lines --json: the Sync ms column as sync_ns, per line, per
+ * function and in total, with the count of sync calls. */
+static void test_lines_json(void **state)
+{
+    lines_opts o = {0};
+    o.json = 1;
+    char *out = run_sink(&exp_sink_lines, &o);
+    cJSON *doc = cJSON_Parse(out);
+    assert_non_null(doc);
+    assert_int_equal(cJSON_GetObjectItem(doc, "syncs")->valuedouble, 3);
+    const cJSON *total = cJSON_GetObjectItem(doc, "total");
+    assert_int_equal(cJSON_GetObjectItem(total, "sync_ns")->valuedouble, 3600000);
+    /* item: line 20 blocked 3500 + 100 us; sync: line 30 blocked 0 */
+    assert_int_equal(json_line_sync(doc, "item", 20), 3600000);
+    assert_int_equal(json_line_sync(doc, "sync", 30), 0);
+    assert_int_equal(json_line_sync(doc, "main", 3), 3600000);
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(doc, "functions"))
+    {
+        if (strcmp(cJSON_GetObjectItem(f, "function")->valuestring, "item") == 0)
+            assert_int_equal(
+                cJSON_GetObjectItem(cJSON_GetObjectItem(f, "time"), "sync_ns")->valuedouble,
+                3600000);
+    }
+    cJSON_Delete(doc);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +262,7 @@ int main(void)
         cmocka_unit_test(test_collapsed),
         cmocka_unit_test(test_report),
         cmocka_unit_test(test_lines_column),
+        cmocka_unit_test(test_lines_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
