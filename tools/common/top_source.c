@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "lib/util/alloc.h"
+#include "tools/common/top_escape.h"
 
 #define WAIT_MS 100
 
@@ -200,28 +201,7 @@ void top_source_recorder_message(top_source *s, char *buf, size_t n)
         start--;
     while (start < end && ((unsigned char)tail[start] & 0xc0) == 0x80)
         start++; /* a line longer than the tail: not from inside a character */
-    size_t k = 0;
-    for (size_t i = start; i < end && k + 1 < n; i++) {
-        unsigned char ch = (unsigned char)tail[i];
-        if (ch == 0x1b && i + 1 < end) {
-            /* a terminal escape (colours, cursor moves) is left out: a CSI
-             * up to its final byte, an OSC up to BEL or ST, else one byte */
-            char kind = tail[++i];
-            if (kind == '[')
-                while (i + 1 < end && !((unsigned char)tail[i + 1] >= 0x40 &&
-                                        (unsigned char)tail[i + 1] <= 0x7e))
-                    i++;
-            else if (kind == ']')
-                while (i + 1 < end && tail[i + 1] != '\a' && tail[i + 1] != 0x1b)
-                    i++;
-            if (kind == '[' || kind == ']')
-                i++; /* the final byte, BEL or ESC of ST */
-            continue;
-        }
-        /* what is left that could move the cursor becomes a space */
-        buf[k++] = ch < 0x20 || ch == 0x7f ? ' ' : (char)ch;
-    }
-    buf[k] = 0;
+    top_escape_strip(tail + start, end - start, buf, n);
 }
 
 int top_source_close(top_source *s, int user_stopped, FILE *echo)

@@ -48,6 +48,9 @@ static void test_recorder_message(void **state)
     assert_string_equal(m, "red home end");
     message_of("\033]0;title\007after\n", m, sizeof m);
     assert_string_equal(m, "after");
+    /* a title ended by ST (ESC backslash) leaves nothing behind */
+    message_of("\033]0;title\033\\after\n", m, sizeof m);
+    assert_string_equal(m, "after");
     /* a line longer than what is read: the end, from a character's start */
     char big[2048];
     size_t k = 0;
