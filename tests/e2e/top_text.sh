@@ -3,7 +3,8 @@
 # exactly the rows that trc2collapsed's folded stacks give when counted
 # independently (lib/top_check.py; on-CPU, --idle, --gil, and --threads/
 # --pids as the converters' --thread/--pid); a GPU trace
-# has its device line and GPU column; a trace piped
+# has its device line, GPU column and the share of GPU time with a
+# Python line (trc-stats --gpu's line); a trace piped
 # from trec, a file read with --follow while trec writes it (or created
 # after trc-top started: waited for, at most --wait seconds) and a process
 # attached with --pid each show the program's hot function on top (and
@@ -56,6 +57,16 @@ done
 grep -qE '^GPU 0: busy +[0-9.]+ %' "$tmp/gpu.txt" && grep -q 'GPUTime' "$tmp/gpu.txt" ||
   { cat "$tmp/gpu.txt"; fail "GPU trace: no device line or no GPUTime column"; }
 echo "GPU trace: device line and GPUTime column"
+# The share of GPU time with a Python line: trc-stats --gpu's very line,
+# in the header of any view (it counts since the start).
+share=$("$BIN/trc-stats" --gpu fixtures/gpu/fake_train.trc 2> /dev/null | grep '% of GPU time has a Python line')
+[ -n "$share" ] || fail "trc-stats --gpu printed no share line"
+"$top" --once fixtures/gpu/fake_train.trc > "$tmp/gpu_window.txt" || fail "GPU trace (window): exit $?"
+for f in gpu gpu_window; do
+  [ "$(grep '^GPU lines: ' "$tmp/$f.txt")" = "GPU lines: $share" ] ||
+    { cat "$tmp/$f.txt"; fail "GPU trace: the header's GPU lines differ from trc-stats --gpu's '$share'"; }
+done
+echo "GPU trace: GPU lines as trc-stats --gpu says: $share"
 
 # 2. Bad input: one line naming the file, exit 2, no output.
 rc=0

@@ -85,6 +85,7 @@ struct top_model {
     size_t wh_unstamped;   /* hits at the back still waiting for a time */
     uint64_t *gpu_by_stack; /* since the start, by stack id */
     size_t gpu_cap;
+    exp_gpu_callsite_stats gpu_lines; /* every hit since the start, by attribution */
     frame_copy *frames;
     size_t frames_cap;
     stack_copy *stacks;
@@ -363,6 +364,7 @@ trc_status top_gpu_hit(top_model *m, trc_reader *r, const exp_gpu_hit *hit)
     trc_status st = TRC_OK;
     pthread_mutex_lock(&m->lock);
     m->has_gpu = 1;
+    exp_gpu_stats_add(&m->gpu_lines, hit);
     if (hit->origin == EXP_GPU_PYTHON && hit->stack) {
         st = copy_stack(m, r, hit->stack);
         if (st == TRC_OK)
@@ -624,6 +626,7 @@ static trc_status fill(top_model *m, const top_view *v, top_table *t)
         from = m->first;
     t->span_ns = m->now > from ? (uint64_t)(m->now - from) : 0;
     t->has_gpu = m->has_gpu;
+    t->gpu_lines = m->gpu_lines;
     t->ended = m->ended;
     top_sort key = v->sort;
     if (t->n) /* no array yet when nothing was charged */

@@ -74,6 +74,9 @@ typedef struct top_table {
     uint64_t sample_ns;    /* their weights */
     uint64_t span_ns;      /* the trace time the view covers */
     int has_gpu;           /* the trace has GPU activities */
+    exp_gpu_callsite_stats gpu_lines; /* since the start, whatever the view: GPU
+                            * time by attribution to a Python line (direct,
+                            * via a waiting thread, none), as trc-stats --gpu */
     int ended;             /* the input has ended */
 } top_table;
 

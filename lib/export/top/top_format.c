@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "lib/export/common/gpu_callsite.h"
 #include "lib/export/common/short_path.h"
 
 const char top_key_help[] =
@@ -55,6 +56,12 @@ size_t top_format_header(const top_table *t, const top_view *v, const top_contex
             snprintf(mem, sizeof mem, ", memory used %.0f MiB", d->mem_used / 1048576.0);
         snprintf(lines[n++], TOP_LINE, "GPU %u: busy %5.1f %%%s", d->device,
                  pct(d->busy_ns, d->span_ns), mem);
+    }
+    if (t->has_gpu && n < max) {
+        /* the words of trc-stats --gpu's "lines:", so the two compare */
+        char share[TOP_LINE - 16];
+        snprintf(lines[n++], TOP_LINE, "GPU lines: %s",
+                 exp_gpu_share_str(&t->gpu_lines, share, sizeof share));
     }
     return n;
 }

@@ -36,7 +36,8 @@ extern const char top_key_help[];
 /* The name of a sort key as the header shows it ("own %"). */
 const char *top_sort_name(top_sort s);
 
-/* The header: the view line then one line per GPU device.  Writes at
+/* The header: the view line, the recorder's output line, then one line
+ * per GPU device and the share of GPU time with a Python line.  Writes at
  * most max lines of TOP_LINE bytes; returns how many.  Cannot fail. */
 size_t top_format_header(const top_table *t, const top_view *v, const top_context *c,
                          char (*lines)[TOP_LINE], size_t max);

@@ -18,6 +18,7 @@
 
 #include "lib/export/pipeline/pipeline.h"
 #include "lib/export/top/top.h"
+#include "lib/export/top/top_format.h"
 #include "tests/support/folded_traces.h"
 
 #define ON_GIL (TRC_SAMPLE_ON_CPU | TRC_SAMPLE_GIL_KNOWN | TRC_SAMPLE_HOLDS_GIL)
@@ -242,6 +243,21 @@ static void test_gpu(void **state)
     assert_int_equal(x.t.devs[1].busy_ns, 1000000);
     assert_int_equal(x.t.devs[1].span_ns, 1000800000);
     assert_int_equal(x.t.rows[0].gpu_ns, 1100000);
+    /* the share of GPU time with a Python line, since the start whatever
+     * the view: 1.1 ms launched from Python lines, device 1's 1 ms from
+     * no launch call; the header says it in trc-stats --gpu's words */
+    assert_int_equal(x.t.gpu_lines.direct_ns, 1100000);
+    assert_int_equal(x.t.gpu_lines.via_ns, 0);
+    assert_int_equal(x.t.gpu_lines.none_ns, 1000000);
+    fill(&x, 0, 0, 0, TOP_SORT_GPU);
+    assert_int_equal(x.t.gpu_lines.none_ns, 1000000);
+    top_view v = {0, 0, 0, TOP_SORT_GPU};
+    top_context c = {0.1, "", "", "", 0, 0};
+    char lines[8][TOP_LINE];
+    size_t nh = top_format_header(&x.t, &v, &c, lines, 8);
+    assert_int_equal(nh, 4);
+    assert_string_equal(lines[3], "GPU lines: 52.38% of GPU time has a Python line (direct "
+                                  "52.38%, via a waiting thread 0.00%, none 47.62%)");
     run_close(&x);
 }
 
