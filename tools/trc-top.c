@@ -95,13 +95,17 @@ int main(int argc, char **argv)
         "program's folder (with --gil). Columns: own and total share of the samples,\n"
         "own and total time, GPU time launched under the line (when the trace has\n"
         "GPU data; a header line per device gives its busy share, the union of its\n"
-        "kernels, and NVML memory), function and file:line.\n"
+        "kernels, and NVML memory; one more the share of GPU time with a Python\n"
+        "line), function and file:line.\n"
         "On a terminal the screen refreshes ten times a second; keys:\n"
         "  1 own %  2 total %  3 own time  4 total time  5 GPU time  6 name  (sort)\n"
         "  w window / since start   i idle (wall clock)   g GIL only   q quit\n"
         "Otherwise, or with --once or --interval, it prints text snapshots.\n"
+        "A PROGRAM's output is kept off the screen and printed when it closes;\n"
+        "q or Ctrl-C stops that PROGRAM (SIGTERM), never a --pid process.\n"
         "Exit status: 0 ok; 1 --pids/--threads matched nothing; 2 usage error,\n"
-        "unusable input or terminal; the recorder's status when it failed.",
+        "unusable input or terminal; with a PROGRAM on the screen, its status as\n"
+        "trec gives it (143 when q stopped it); the recorder's status when it failed.",
         options, NULL};
 
     /* "-- PROGRAM ARGS": what follows "--" is the program for trec. */
@@ -161,7 +165,7 @@ int main(int argc, char **argv)
             args[n++] = o.pid;
             args[n] = NULL;
             name = "trec";
-            if (top_source_spawn(&src, (char *const *)args, screen, why, sizeof why) != 0)
+            if (top_source_spawn(&src, (char *const *)args, 0, screen, why, sizeof why) != 0)
                 cli_die(CLI_EXIT_USAGE, "%s", why);
         } else {
             /* trec -o - OPTIONS -- PROGRAM ARGS */
@@ -172,7 +176,7 @@ int main(int argc, char **argv)
             for (int i = cmd_at; i < argc; i++)
                 all[n++] = argv[i];
             name = "trec";
-            int rc = top_source_spawn(&src, all, screen, why, sizeof why);
+            int rc = top_source_spawn(&src, all, 1, screen, why, sizeof why);
             trc_free(all);
             if (rc != 0)
                 cli_die(CLI_EXIT_USAGE, "%s", why);

@@ -3,9 +3,10 @@
 # top_switch.py CUE` on a 160x40 terminal; the top row is alpha, then,
 # once CUE exists, beta (the program switches on cue and the 1 s window
 # follows); the keys sort (2: total, the top row is <module>) and toggle
-# (i wall, g GIL only, w since start) as the header says; q exits with
-# status 0, leaves the alternate screen and gives the terminal back
-# (stty: echo and icanon on again); so does Ctrl-C.  The screen refreshes
+# (i wall, g GIL only, w since start) as the header says; q stops the
+# program (exit status 143, its SIGTERM: tests/e2e/top_tmux_exit.sh has
+# the rest of how trc-top ends), leaves the alternate screen and gives
+# the terminal back (stty: echo and icanon on again); so does Ctrl-C.  The screen refreshes
 # at least 8 times a second as the terminal shows it (the redraw number
 # TRC_TOP_FRAMES=1 paints, read twice by capture-pane; 10 is the aim, 8
 # leaves room for this loaded machine), and what the program writes at
@@ -89,14 +90,14 @@ wait_for 3 "sort by name after key 6" header_has "sort name"
 echo "keys: 2 i g w 6 change the view"
 tm send-keys -t "$session" q
 wait_for 10 "trc-top to exit on q" test -s "$tmp/status"
-[ "$(cat "$tmp/status")" = 0 ] || { echo "FAIL: trc-top exited $(cat "$tmp/status") on q"; screen; exit 1; }
+[ "$(cat "$tmp/status")" = 143 ] || { echo "FAIL: trc-top exited $(cat "$tmp/status") on q, want 143"; screen; exit 1; }
 wait_for 5 "the shell's line after trc-top" sh -c "tmux -S '$sock' capture-pane -p -t '$session' | grep -q TOP-DONE"
 [ "$(tm display-message -p -t "$session" '#{alternate_on}')" = 0 ] ||
   { echo "FAIL: the terminal is still on the alternate screen after q"; exit 1; }
 ! screen | grep -q '%Own' || { echo "FAIL: the table is still on the screen after q"; screen; exit 1; }
 grep -qE '(^| )echo( |$)' "$tmp/stty" && grep -qE '(^| )icanon( |$)' "$tmp/stty" ||
   { echo "FAIL: echo/icanon not restored after q:"; cat "$tmp/stty"; exit 1; }
-echo "q: exit 0, terminal restored"
+echo "q: exit 143 (the program stopped), terminal restored"
 
 # Ctrl-C leaves as cleanly as q.
 rm -f "$tmp/status" "$tmp/stty" "$tmp/cue"
@@ -105,11 +106,11 @@ tm new-session -d -x 160 -y 40 -s "$session" "$cmd"
 wait_for 15 "a table on the screen" row_is alpha
 tm send-keys -t "$session" C-c
 wait_for 10 "trc-top to exit on Ctrl-C" test -s "$tmp/status"
-[ "$(cat "$tmp/status")" = 0 ] || { echo "FAIL: trc-top exited $(cat "$tmp/status") on Ctrl-C"; exit 1; }
+[ "$(cat "$tmp/status")" = 143 ] || { echo "FAIL: trc-top exited $(cat "$tmp/status") on Ctrl-C, want 143"; exit 1; }
 wait_for 5 "the shell's line after trc-top" sh -c "tmux -S '$sock' capture-pane -p -t '$session' | grep -q TOP-DONE"
 [ "$(tm display-message -p -t "$session" '#{alternate_on}')" = 0 ] ||
   { echo "FAIL: the terminal is still on the alternate screen after Ctrl-C"; exit 1; }
 grep -qE '(^| )echo( |$)' "$tmp/stty" && grep -qE '(^| )icanon( |$)' "$tmp/stty" ||
   { echo "FAIL: echo/icanon not restored after Ctrl-C:"; cat "$tmp/stty"; exit 1; }
-echo "Ctrl-C: exit 0, terminal restored"
+echo "Ctrl-C: exit 143 (the program stopped), terminal restored"
 echo ok

@@ -162,7 +162,7 @@ int top_live_run(const top_live_opts *o, char *why, size_t n)
     why[0] = 0;
     if (!(j.m = top_new(o->window_ns)) || pthread_mutex_init(&j.lock, NULL) != 0) {
         top_free(j.m);
-        top_source_close(o->src, 1, stderr);
+        top_source_close(o->src, stderr);
         snprintf(why, n, "out of memory");
         return 2;
     }
@@ -171,7 +171,7 @@ int top_live_run(const top_live_opts *o, char *why, size_t n)
     if (pthread_create(&th, NULL, reader_main, &j) != 0) {
         top_free(j.m);
         pthread_mutex_destroy(&j.lock);
-        top_source_close(o->src, 1, stderr);
+        top_source_close(o->src, stderr);
         snprintf(why, n, "cannot start the reading thread");
         return 2;
     }
@@ -183,7 +183,14 @@ int top_live_run(const top_live_opts *o, char *why, size_t n)
     int user_stopped = !is_done(&j);
     o->src->stop = 1;
     pthread_join(th, NULL);
-    int code = top_source_close(o->src, user_stopped, stderr);
+    int code = top_source_close(o->src, stderr);
+    if (o->src->stopped) {
+        /* trc-top ended the recorder.  With a program, after q or Ctrl-C
+         * on the screen, its status says how it ended (143: the SIGTERM
+         * that stopped it); a text snapshot's run stopping it is that
+         * run's normal end, as --pid's recording is. */
+        code = o->src->program && o->screen ? code : 0;
+    }
     if (rc != 0)
         code = 2;
     else if (j.unusable && !user_stopped) {
@@ -191,8 +198,12 @@ int top_live_run(const top_live_opts *o, char *why, size_t n)
          * still awaited reads as empty then) */
         snprintf(why, n, "%s", j.status);
         code = 2;
-    } else if (code) {
-        snprintf(why, n, "the recorder failed (exit status %d)", code);
+    } else if (code && !o->src->stopped) {
+        if (o->src->program)
+            snprintf(why, n, "exit status %d from trec: the program's, or trec's own failure",
+                     code);
+        else
+            snprintf(why, n, "the recorder failed (exit status %d)", code);
     } else if (j.res.end == CONV_PIPE_UNMATCHED && !user_stopped) {
         /* The selection stage names the converters' options; trc-top's
          * are --pids and --threads. */

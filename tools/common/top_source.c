@@ -95,7 +95,8 @@ static int trec_path(char *out, size_t n)
     return w > 0 && (size_t)w < n ? 0 : -1;
 }
 
-int top_source_spawn(top_source *s, char *const args[], int quiet_stderr, char *why, size_t n)
+int top_source_spawn(top_source *s, char *const args[], int program, int quiet_stderr, char *why,
+                     size_t n)
 {
     char trec[PATH_MAX];
     int pfd[2];
@@ -146,6 +147,7 @@ int top_source_spawn(top_source *s, char *const args[], int quiet_stderr, char *
         return -1;
     }
     s->child = pid;
+    s->program = program;
     s->fd = pfd[0];
     s->own_fd = 1;
     return 0;
@@ -204,28 +206,67 @@ void top_source_recorder_message(top_source *s, char *buf, size_t n)
     top_escape_strip(tail + start, end - start, buf, n);
 }
 
-int top_source_close(top_source *s, int user_stopped, FILE *echo)
+/* Reap the recorder, waiting at most wait_s seconds (< 0: for ever).
+ * Meanwhile what it still writes is read and dropped: a full pipe would
+ * block it, and a closed one would make it report a failed write.  1 once
+ * reaped, 0 when it still runs. */
+static int reap(top_source *s, double wait_s)
+{
+    double until = mono_s() + wait_s;
+    for (;;) {
+        pid_t got = waitpid(s->child, &s->child_status, WNOHANG);
+        if (got == s->child)
+            return 1;
+        if (got < 0 && errno != EINTR)
+            return 1; /* not ours to wait for any more: nothing left to stop */
+        if (wait_s >= 0 && mono_s() >= until)
+            return 0;
+        struct pollfd p = {s->fd, POLLIN, 0};
+        if (s->fd >= 0 && poll(&p, 1, 20) > 0) {
+            char drop[4096];
+            if (read(s->fd, drop, sizeof drop) > 0)
+                continue;
+            close(s->fd); /* its end: nothing more to drop */
+            s->fd = -1;
+        } else if (s->fd < 0) {
+            struct timespec ts = {0, 20 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+int top_source_close(top_source *s, FILE *echo)
 {
     int code = 0;
     if (s->child > 0) {
-        kill(s->child, SIGINT);
-        while (waitpid(s->child, &s->child_status, 0) < 0 && errno == EINTR)
-            ;
+        if (!reap(s, 0)) {
+            s->stopped = 1;
+            if (!s->program) {
+                /* --pid: trec ends its recording; the process is not touched */
+                kill(s->child, SIGINT);
+                reap(s, -1);
+            } else {
+                kill(s->child, SIGTERM);
+                if (!reap(s, TOP_STOP_WAIT_S)) {
+                    /* the program's group is trec's (setpgid in the child) */
+                    kill(-s->child, SIGKILL);
+                    reap(s, -1);
+                }
+            }
+        }
         if (WIFEXITED(s->child_status))
             code = WEXITSTATUS(s->child_status);
-        else if (WIFSIGNALED(s->child_status) && WTERMSIG(s->child_status) != SIGINT)
+        else if (WIFSIGNALED(s->child_status))
             code = 128 + WTERMSIG(s->child_status);
         s->child = 0;
-        if (user_stopped)
-            code = 0;
     }
     if (s->child_err) {
-        if (code) {
-            char line[512];
-            rewind(s->child_err);
-            while (fgets(line, sizeof line, s->child_err))
-                fputs(line, echo);
-        }
+        char buf[4096];
+        size_t got;
+        rewind(s->child_err);
+        while ((got = fread(buf, 1, sizeof buf, s->child_err)) > 0)
+            fwrite(buf, 1, got, echo);
+        fflush(echo);
         fclose(s->child_err);
         s->child_err = NULL;
     }

@@ -24,9 +24,16 @@ typedef struct top_source {
     int timed_out;          /* the wait ran out: reading failed (ETIMEDOUT) */
     volatile int stop;      /* set from any thread: the next read ends input */
     pid_t child;            /* the trec started, 0 = none */
+    int program;            /* that trec runs a program (not --pid): stopping
+                             * trec stops the program */
     FILE *child_err;        /* its standard error, kept for after the screen */
     int child_status;       /* its wait status, once reaped */
+    int stopped;            /* top_source_close stopped the trec (it still ran) */
 } top_source;
+
+/* How long a program trc-top started may take to end after SIGTERM
+ * before it is killed (top_source_close). */
+#define TOP_STOP_WAIT_S 5
 
 /* Open path (NULL or "-": standard input).  With follow, a path that
  * does not exist yet is not an error: the first read waits for it to be
@@ -38,8 +45,10 @@ int top_source_open(top_source *s, const char *path, int follow, double wait_s);
 /* Start BINDIR/trec -o - args... (args ends with NULL), BINDIR being the
  * folder of the running executable, its standard output piped to s and
  * its standard error kept in a temporary file (quiet: for the screen).
- * 0, or -1 with a one-line reason in why. */
-int top_source_spawn(top_source *s, char *const args[], int quiet_stderr, char *why, size_t n);
+ * program: args run a program (-- PROGRAM), rather than --pid.  0, or -1
+ * with a one-line reason in why. */
+int top_source_spawn(top_source *s, char *const args[], int program, int quiet_stderr, char *why,
+                     size_t n);
 
 /* The last line the recorder wrote on its standard error so far (what a
  * running recorder says goes there, not over the screen), control
@@ -50,11 +59,17 @@ void top_source_recorder_message(top_source *s, char *buf, size_t n);
 /* trc_read_fn over a top_source (ctx). */
 long top_source_read(void *ctx, void *buf, size_t len);
 
-/* Stop the recorder started (SIGINT, as a user's Ctrl-C: it ends its
- * trace and leaves an attached program running), reap it, close what s
- * opened.  Unless user_stopped (the user quit, so the recorder's status
- * says nothing), copy what the recorder said to echo when it failed
- * and return its exit status; 0 otherwise. */
-int top_source_close(top_source *s, int user_stopped, FILE *echo);
+/* Close what s opened.  A recorder it started that still runs is
+ * stopped (s->stopped set): with --pid by SIGINT, which ends trec's
+ * recording and never touches the process; running a program by
+ * SIGTERM, which trec passes on to the program (the way `kill` ends a
+ * program, without the traceback of a KeyboardInterrupt), and when the
+ * program has not ended TOP_STOP_WAIT_S seconds later, SIGKILL to trec's
+ * process group, the program's too.  Then everything the recorder and
+ * the program wrote while kept off the screen (quiet_stderr) is copied to
+ * echo, the terminal being the user's again.  Returns the recorder's exit
+ * status as a shell gives it (trec's is the program's: 128 + N when the
+ * program died of signal N), 0 when none was started. */
+int top_source_close(top_source *s, FILE *echo);
 
 #endif /* TRC_TOOLS_COMMON_TOP_SOURCE_H */

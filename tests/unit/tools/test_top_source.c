@@ -107,7 +107,7 @@ static void test_follow_waits(void **state)
     assert_memory_equal(buf, "bytes", 5);
     assert_false(s.waiting);
     assert_false(s.timed_out);
-    top_source_close(&s, 1, stderr);
+    top_source_close(&s, stderr);
     unlink(path);
 
     /* --wait runs out */
@@ -117,13 +117,13 @@ static void test_follow_waits(void **state)
     assert_int_equal(errno, ETIMEDOUT);
     assert_true(s.timed_out);
     assert_false(s.waiting);
-    top_source_close(&s, 1, stderr);
+    top_source_close(&s, stderr);
 
     /* a stop request while waiting ends the input */
     assert_int_equal(top_source_open(&s, path, 1, 0), 0);
     s.stop = 1;
     assert_int_equal(top_source_read(&s, buf, sizeof buf), 0);
-    top_source_close(&s, 1, stderr);
+    top_source_close(&s, stderr);
     rmdir(dir);
 }
 
