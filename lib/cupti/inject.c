@@ -408,6 +408,52 @@ static void on_launch_enter(CUpti_CallbackDomain dom, const CUpti_CallbackData *
     tls_launch.depth++;
 }
 
+/* The start of the params of the calls that end a capture or
+ * instantiate a graph, runtime and driver alike (CUPTI's
+ * generated_cuda_meta.h and generated_cuda_runtime_api_meta.h): a
+ * capture's are the stream, then where the call wrote the graph it
+ * made; an instantiation's are where it wrote the executable graph it
+ * made, then the graph. */
+typedef struct end_capture_params {
+    void *stream;
+    void **graph;
+} end_capture_params;
+typedef struct instantiate_params {
+    void **exec;
+    void *graph;
+} instantiate_params;
+
+/* At the exit of such a call, its graph ids go with its API record
+ * (spec [R-API-3]): the call's stack, read at its entry, is then the
+ * line that captured the graph whose replays run those ids.  Nothing
+ * for a failed call, or without CUPTI's id functions. */
+static void on_graph_exit(const CUpti_CallbackData *cb, unsigned cls)
+{
+    uint32_t graph = 0, exec = 0;
+
+    if (!cb->functionParams || !g.launch ||
+        (cb->functionReturnValue && *(const int *)cb->functionReturnValue != 0))
+        return;
+    if (cls & CUPTI_NAME_INSTANTIATE) {
+        instantiate_params p;
+        memcpy(&p, cb->functionParams, sizeof p);
+        if (p.exec && *p.exec && g.api.GetGraphExecId &&
+            g.api.GetGraphExecId((CUgraphExec)*p.exec, &exec) != CUPTI_SUCCESS)
+            exec = 0;
+        if (p.graph && g.api.GetGraphId &&
+            g.api.GetGraphId((CUgraph)p.graph, &graph) != CUPTI_SUCCESS)
+            graph = 0;
+    } else {
+        end_capture_params p;
+        memcpy(&p, cb->functionParams, sizeof p);
+        if (p.graph && *p.graph && g.api.GetGraphId &&
+            g.api.GetGraphId((CUgraph)*p.graph, &graph) != CUPTI_SUCCESS)
+            graph = 0;
+    }
+    if (graph || exec)
+        cupti_launch_graph(g.launch, cb->correlationId, graph, exec);
+}
+
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
                                  const void *data)
 {
@@ -415,6 +461,9 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain dom, CUpti
         const CUpti_CallbackData *cb = data;
         unsigned cls = cupti_names_class(g.names, dom, cbid);
         if ((cls & CUPTI_NAME_STACK) && cb->callbackSite == CUPTI_API_EXIT) {
+            if ((cls & CUPTI_NAME_GRAPH) && atomic_load(&g.state) == ST_RUNNING &&
+                !atomic_load(&g.taken))
+                on_graph_exit(cb, cls);
             if (tls_launch.depth > 0)
                 tls_launch.depth--;
             return;

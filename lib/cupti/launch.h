@@ -64,6 +64,16 @@ void cupti_launch_put(cupti_launch *l, uint32_t corr, uint32_t stack, uint32_t f
 int cupti_launch_take(cupti_launch *l, uint32_t corr, uint32_t *stack, uint32_t *flags,
                       uint32_t *capture_ns);
 
+/* The graph ids (spec [R-API-3]) of a call that ended a capture or
+ * instantiated a graph, found at its exit, kept under its correlation id
+ * until its API record is decoded.  Such calls are rare: a small table,
+ * a slot reused after GRAPH_SLOTS newer ones.  cupti_launch_take_graph
+ * returns 1 and fills the ids when found (and forgets them), else 0.
+ * Cannot fail. */
+void cupti_launch_graph(cupti_launch *l, uint32_t corr, uint32_t graph, uint32_t graph_exec);
+int cupti_launch_take_graph(cupti_launch *l, uint32_t corr, uint32_t *graph,
+                            uint32_t *graph_exec);
+
 void cupti_launch_get_stats(cupti_launch *l, cupti_launch_stats *out);
 
 /* Why Python stacks are unavailable ("" while they are, or before the
