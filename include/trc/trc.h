@@ -227,6 +227,7 @@ typedef enum trc_api_domain {
 #define TRC_API_NO_PYTHON 0x01u  /* launching thread had no Python frames */
 #define TRC_API_LAUNCH    0x02u  /* the call launches GPU work */
 #define TRC_API_SYNC      0x04u  /* the call can make the host wait for the device */
+#define TRC_API_UNREADABLE 0x08u /* the thread's Python stack could not be read (stack 0) */
 
 typedef struct trc_api_call {
     uint32_t thread;         /* thread id */

@@ -587,6 +587,28 @@ static int open_writer(void)
     return 0;
 }
 
+/* The launch stacks that could not be read (their calls are flagged
+ * TRC_API_UNREADABLE), counted in one LOSS record at the end (spec
+ * [R-API-4]), so that every tool's loss summary says so. */
+static trc_status write_unreadable(trc_writer *w, cupti_launch *l, int64_t pid, int64_t t)
+{
+    cupti_launch_stats ls;
+    trc_loss loss;
+
+    if (!l)
+        return TRC_OK;
+    cupti_launch_get_stats(l, &ls);
+    if (!ls.invalid)
+        return TRC_OK;
+    memset(&loss, 0, sizeof loss);
+    loss.kind = TRC_LOSS_OTHER;
+    loss.count = ls.invalid;
+    loss.pid = pid;
+    loss.start_ns = loss.end_ns = t;
+    loss.detail = "launch stacks unreadable";
+    return trc_writer_loss(w, &loss);
+}
+
 /* Writes why GPU recording is off into the side trace, so every tool
  * reading the merged trace says so too. */
 static void record_off(const char *why)
@@ -862,6 +884,7 @@ static void close_injection(int full)
     if (!g.write_failed) {
         check(cupti_decode_buffer_end(g.dec, dropped), "writing a loss record");
         check(cupti_decode_finish(g.dec), "writing open ranges");
+        check(write_unreadable(g.w, g.launch, g.pid, g_clock()), "writing a loss record");
         clock_sync();
     }
     cupti_decode_get_stats(g.dec, &ds);
@@ -1015,7 +1038,8 @@ int trec_cupti_test_capture_stack(const char *path)
     a.correlation = 1;
     a.stack = stack;
     a.flags = flags | TRC_API_LAUNCH;
-    if (trc_writer_api_call(w, &a) != TRC_OK)
+    if (trc_writer_api_call(w, &a) != TRC_OK ||
+        write_unreadable(w, l, getpid(), trc_now_ns()) != TRC_OK)
         goto out;
     rc = stack ? 1 : 0;
 out:

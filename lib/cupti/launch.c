@@ -268,6 +268,9 @@ static void capture_locked(cupti_launch *l, uint32_t *ref, uint32_t *flags)
     l->st.captures++;
     n = py_proc_stack_self_thread(l->py, l->frames, MAX_DEPTH);
     if (n < 0) {
+        /* a pointer the careful reader refused, or a torn stack: the
+         * call goes without, and says so (spec [R-API-4]) */
+        *flags = TRC_API_UNREADABLE;
         l->st.invalid++;
         return;
     }

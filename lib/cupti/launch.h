@@ -27,7 +27,8 @@ typedef struct cupti_launch_stats {
     uint64_t captures;       /* stacks read */
     uint64_t cache_hits;     /* ... whose interned id came from the cache */
     uint64_t no_python;      /* launches from threads without Python frames */
-    uint64_t invalid;        /* walker reported an inconsistent stack */
+    uint64_t invalid;        /* walker reported an unreadable or inconsistent stack
+                              * (the call is flagged TRC_API_UNREADABLE) */
     uint64_t overwritten;    /* parked stacks lost before their API record came */
     uint64_t thread_lists;   /* thread lists the walker read (lib/py's stats) */
 } cupti_launch_stats;
