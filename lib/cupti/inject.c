@@ -590,7 +590,8 @@ static int open_writer(void)
 /* The launch stacks that could not be read (their calls are flagged
  * TRC_API_UNREADABLE), counted in one LOSS record at the end (spec
  * [R-API-4]), so that every tool's loss summary says so. */
-static trc_status write_unreadable(trc_writer *w, cupti_launch *l, int64_t pid, int64_t t)
+static trc_status write_unreadable(trc_writer *w, cupti_launch *l, int64_t pid,
+                                   int64_t (*now)(void))
 {
     cupti_launch_stats ls;
     trc_loss loss;
@@ -604,7 +605,9 @@ static trc_status write_unreadable(trc_writer *w, cupti_launch *l, int64_t pid, 
     loss.kind = TRC_LOSS_OTHER;
     loss.count = ls.invalid;
     loss.pid = pid;
-    loss.start_ns = loss.end_ns = t;
+    /* read only now: the clock is not read when there is nothing to say
+     * (the fixture's clock steps at every reading) */
+    loss.start_ns = loss.end_ns = now();
     loss.detail = "launch stacks unreadable";
     return trc_writer_loss(w, &loss);
 }
@@ -884,7 +887,7 @@ static void close_injection(int full)
     if (!g.write_failed) {
         check(cupti_decode_buffer_end(g.dec, dropped), "writing a loss record");
         check(cupti_decode_finish(g.dec), "writing open ranges");
-        check(write_unreadable(g.w, g.launch, g.pid, g_clock()), "writing a loss record");
+        check(write_unreadable(g.w, g.launch, g.pid, g_clock), "writing a loss record");
         clock_sync();
     }
     cupti_decode_get_stats(g.dec, &ds);
@@ -1039,7 +1042,7 @@ int trec_cupti_test_capture_stack(const char *path)
     a.stack = stack;
     a.flags = flags | TRC_API_LAUNCH;
     if (trc_writer_api_call(w, &a) != TRC_OK ||
-        write_unreadable(w, l, getpid(), trc_now_ns()) != TRC_OK)
+        write_unreadable(w, l, getpid(), trc_now_ns) != TRC_OK)
         goto out;
     rc = stack ? 1 : 0;
 out:
