@@ -1,5 +1,5 @@
 /*
- * format/records.c — decode and encode the record bodies of format 1.3
+ * format/records.c — decode and encode the record bodies of format 1.4
  * (spec/DESIGN-NOTES.md "Record types"; see format/records.h).  Each
  * pair of functions below follows one row of the table, field by field,
  * so the two directions are easy to check against each other and the
@@ -196,6 +196,9 @@ trc_status trcf_decode(uint64_t type, const uint8_t *body, size_t len, int64_t *
         o->api.flags = trcf_cur_uv(c);
         /* trailing field of 1.3 ([R-API-1]): absent in an older body */
         o->api.capture = c->p < c->end ? trcf_cur_uv(c) : 0;
+        /* trailing fields of 1.4 ([R-API-3]): absent in an older body */
+        o->api.graph = c->p < c->end ? trcf_cur_uv(c) : 0;
+        o->api.graph_exec = c->p < c->end ? trcf_cur_uv(c) : 0;
         break;
     case TRCF_MARKER:
         o->marker.kind = trcf_cur_uv(c);
@@ -506,6 +509,8 @@ trc_status trcf_encode(trcf_buf *b, uint64_t type, int64_t *tcur, const trcf_bod
         p = trcf_put_sv(p, in->api.result);
         p = trcf_put_uv(p, in->api.flags);
         p = trcf_put_uv(p, in->api.capture);
+        p = trcf_put_uv(p, in->api.graph);
+        p = trcf_put_uv(p, in->api.graph_exec);
         break;
     case TRCF_MARKER:
         p = trcf_put_uv(p, in->marker.kind);

@@ -1,5 +1,5 @@
 /*
- * format/records.h — record bodies of format 1.3 as plain structs, with
+ * format/records.h — record bodies of format 1.4 as plain structs, with
  * one decoder and one encoder for all of them (spec/DESIGN-NOTES.md
  * "Record types"; field order and meaning are the spec's).
  *
@@ -146,6 +146,8 @@ typedef struct trcf_api_call {
     uint64_t flags;
     /* 1.3 trailing field (spec §7.15); a body before 1.3 gives 0 */
     uint64_t capture;
+    /* 1.4 trailing fields (spec §7.15); a body before 1.4 gives 0 */
+    uint64_t graph, graph_exec;
 } trcf_api_call;
 typedef struct trcf_marker {
     uint64_t kind, thread;

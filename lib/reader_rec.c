@@ -639,6 +639,8 @@ trc_status trcr_record(trc_reader *r, const trcf_record *rec, trc_event *ev)
         a->result = i32(b.api.result);
         a->flags = u32(b.api.flags);
         a->capture_ns = b.api.capture;
+        a->graph = u32(b.api.graph);
+        a->graph_exec = u32(b.api.graph_exec);
         trcr_time(r, a->start_ns);
         trcr_time(r, a->end_ns);
         ev->type = TRC_EV_API_CALL;

@@ -211,6 +211,8 @@ trc_status trc_writer_api_call(trc_writer *w, const trc_api_call *a)
     b.api.result = a->result;
     b.api.flags = a->flags;
     b.api.capture = a->capture_ns;
+    b.api.graph = a->graph;
+    b.api.graph_exec = a->graph_exec;
     st = trcw_put(w, TRCF_API_CALL, 1, a->start_ns, &b);
     if (st == TRC_OK)
         w->n_api++;

@@ -36,7 +36,7 @@ extern "C" {
 
 #define TRC_VERSION_STRING "0.1.0"
 #define TRC_FORMAT_MAJOR 1
-#define TRC_FORMAT_MINOR 3
+#define TRC_FORMAT_MINOR 4
 
 /* Status codes.  Stable numbers; tools map them to exit codes
  * (see docs/exit-codes.md).  Never renumber, only append. */
@@ -227,6 +227,7 @@ typedef enum trc_api_domain {
 #define TRC_API_NO_PYTHON 0x01u  /* launching thread had no Python frames */
 #define TRC_API_LAUNCH    0x02u  /* the call launches GPU work */
 #define TRC_API_SYNC      0x04u  /* the call can make the host wait for the device */
+#define TRC_API_UNREADABLE 0x08u /* the thread's Python stack could not be read (stack 0) */
 
 typedef struct trc_api_call {
     uint32_t thread;         /* thread id */
@@ -239,6 +240,9 @@ typedef struct trc_api_call {
     uint32_t flags;          /* TRC_API_* */
     uint64_t capture_ns;     /* of the duration, time the recorder spent inside the
                               * call reading the launch stack; 0 = none (format 1.3) */
+    uint32_t graph;          /* CUDA graph whose capture this call ended or that it
+                              * instantiated, 0 = none (format 1.4) */
+    uint32_t graph_exec;     /* executable graph it instantiated, 0 = none (format 1.4) */
 } trc_api_call;
 
 typedef enum trc_marker_kind {

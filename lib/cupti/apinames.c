@@ -154,6 +154,8 @@ unsigned cupti_name_classify(const char *s)
     for (size_t i = 0; i < N_ELEMS(graph_prefixes); i++)
         if (strncmp(s, graph_prefixes[i], strlen(graph_prefixes[i])) == 0)
             c |= CUPTI_NAME_GRAPH;
+    if (strncmp(s, "cudaGraphInstantiate", 20) == 0 || strncmp(s, "cuGraphInstantiate", 18) == 0)
+        c |= CUPTI_NAME_INSTANTIATE;
     return c;
 }
 

@@ -19,6 +19,7 @@
 #define CUPTI_NAME_FLUSH  0x04u  /* tears a context down: flush records first */
 #define CUPTI_NAME_SYNC   0x08u  /* can make the host wait for the device: capture the stack */
 #define CUPTI_NAME_GRAPH  0x10u  /* ends a graph capture or instantiates one: capture the stack */
+#define CUPTI_NAME_INSTANTIATE 0x20u /* of those, instantiates one (its params name both graphs) */
 /* the classes whose calls get the calling thread's Python stack */
 #define CUPTI_NAME_STACK (CUPTI_NAME_LAUNCH | CUPTI_NAME_SYNC | CUPTI_NAME_GRAPH)
 

@@ -146,6 +146,8 @@ int cupti_api_load(cupti_api *api, char *err, size_t errlen)
         SYM(SetThreadIdType, "cuptiSetThreadIdType", 1) ||
         SYM(GetTimestamp, "cuptiGetTimestamp", 1) ||
         SYM(GetVersion, "cuptiGetVersion", 0) ||
+        SYM(GetGraphId, "cuptiGetGraphId", 0) ||
+        SYM(GetGraphExecId, "cuptiGetGraphExecId", 0) ||
         SYM(InitializeInjectionNvtx, "InitializeInjectionNvtx", 0) ||
         SYM(InitializeInjectionNvtx2, "InitializeInjectionNvtx2", 0))
         return -1;   /* the handle stays open: harmless, and never reloaded */

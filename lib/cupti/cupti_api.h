@@ -42,6 +42,10 @@ typedef struct cupti_api {
     CUptiResult (*GetTimestamp)(uint64_t *);
     /* optional: the run-time API version (lib/cupti/version.h) */
     CUptiResult (*GetVersion)(uint32_t *);
+    /* optional: the ids of a graph and an executable graph, recorded
+     * with the call that captured or instantiated them (spec [R-API-3]) */
+    CUptiResult (*GetGraphId)(CUgraph, uint32_t *);
+    CUptiResult (*GetGraphExecId)(CUgraphExec, uint32_t *);
     /* optional: libcupti's NVTX injection entry points, forwarded to */
     int (*InitializeInjectionNvtx)(void *);
     int (*InitializeInjectionNvtx2)(void *);

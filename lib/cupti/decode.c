@@ -509,6 +509,8 @@ static trc_status do_api(cupti_decoder *d, const CUpti_ActivityAPI *r)
     a.flags = flags | ((cls & CUPTI_NAME_LAUNCH) ? TRC_API_LAUNCH : 0) |
               ((cls & CUPTI_NAME_SYNC) ? TRC_API_SYNC : 0);
     a.capture_ns = capture_ns;
+    if ((cls & CUPTI_NAME_GRAPH) && d->launch)
+        cupti_launch_take_graph(d->launch, r->correlationId, &a.graph, &a.graph_exec);
     d->st.api_calls++;
     return trc_writer_api_call(d->w, &a);
 }

@@ -408,6 +408,52 @@ static void on_launch_enter(CUpti_CallbackDomain dom, const CUpti_CallbackData *
     tls_launch.depth++;
 }
 
+/* The start of the params of the calls that end a capture or
+ * instantiate a graph, runtime and driver alike (CUPTI's
+ * generated_cuda_meta.h and generated_cuda_runtime_api_meta.h): a
+ * capture's are the stream, then where the call wrote the graph it
+ * made; an instantiation's are where it wrote the executable graph it
+ * made, then the graph. */
+typedef struct end_capture_params {
+    void *stream;
+    void **graph;
+} end_capture_params;
+typedef struct instantiate_params {
+    void **exec;
+    void *graph;
+} instantiate_params;
+
+/* At the exit of such a call, its graph ids go with its API record
+ * (spec [R-API-3]): the call's stack, read at its entry, is then the
+ * line that captured the graph whose replays run those ids.  Nothing
+ * for a failed call, or without CUPTI's id functions. */
+static void on_graph_exit(const CUpti_CallbackData *cb, unsigned cls)
+{
+    uint32_t graph = 0, exec = 0;
+
+    if (!cb->functionParams || !g.launch ||
+        (cb->functionReturnValue && *(const int *)cb->functionReturnValue != 0))
+        return;
+    if (cls & CUPTI_NAME_INSTANTIATE) {
+        instantiate_params p;
+        memcpy(&p, cb->functionParams, sizeof p);
+        if (p.exec && *p.exec && g.api.GetGraphExecId &&
+            g.api.GetGraphExecId((CUgraphExec)*p.exec, &exec) != CUPTI_SUCCESS)
+            exec = 0;
+        if (p.graph && g.api.GetGraphId &&
+            g.api.GetGraphId((CUgraph)p.graph, &graph) != CUPTI_SUCCESS)
+            graph = 0;
+    } else {
+        end_capture_params p;
+        memcpy(&p, cb->functionParams, sizeof p);
+        if (p.graph && *p.graph && g.api.GetGraphId &&
+            g.api.GetGraphId((CUgraph)*p.graph, &graph) != CUPTI_SUCCESS)
+            graph = 0;
+    }
+    if (graph || exec)
+        cupti_launch_graph(g.launch, cb->correlationId, graph, exec);
+}
+
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
                                  const void *data)
 {
@@ -415,6 +461,9 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain dom, CUpti
         const CUpti_CallbackData *cb = data;
         unsigned cls = cupti_names_class(g.names, dom, cbid);
         if ((cls & CUPTI_NAME_STACK) && cb->callbackSite == CUPTI_API_EXIT) {
+            if ((cls & CUPTI_NAME_GRAPH) && atomic_load(&g.state) == ST_RUNNING &&
+                !atomic_load(&g.taken))
+                on_graph_exit(cb, cls);
             if (tls_launch.depth > 0)
                 tls_launch.depth--;
             return;
@@ -536,6 +585,31 @@ static int open_writer(void)
     p.command_line = cmdline;
     check(trc_writer_process(g.w, &p), "writing the process");
     return 0;
+}
+
+/* The launch stacks that could not be read (their calls are flagged
+ * TRC_API_UNREADABLE), counted in one LOSS record at the end (spec
+ * [R-API-4]), so that every tool's loss summary says so. */
+static trc_status write_unreadable(trc_writer *w, cupti_launch *l, int64_t pid,
+                                   int64_t (*now)(void))
+{
+    cupti_launch_stats ls;
+    trc_loss loss;
+
+    if (!l)
+        return TRC_OK;
+    cupti_launch_get_stats(l, &ls);
+    if (!ls.invalid)
+        return TRC_OK;
+    memset(&loss, 0, sizeof loss);
+    loss.kind = TRC_LOSS_OTHER;
+    loss.count = ls.invalid;
+    loss.pid = pid;
+    /* read only now: the clock is not read when there is nothing to say
+     * (the fixture's clock steps at every reading) */
+    loss.start_ns = loss.end_ns = now();
+    loss.detail = "launch stacks unreadable";
+    return trc_writer_loss(w, &loss);
 }
 
 /* Writes why GPU recording is off into the side trace, so every tool
@@ -813,6 +887,7 @@ static void close_injection(int full)
     if (!g.write_failed) {
         check(cupti_decode_buffer_end(g.dec, dropped), "writing a loss record");
         check(cupti_decode_finish(g.dec), "writing open ranges");
+        check(write_unreadable(g.w, g.launch, g.pid, g_clock), "writing a loss record");
         clock_sync();
     }
     cupti_decode_get_stats(g.dec, &ds);
@@ -966,7 +1041,8 @@ int trec_cupti_test_capture_stack(const char *path)
     a.correlation = 1;
     a.stack = stack;
     a.flags = flags | TRC_API_LAUNCH;
-    if (trc_writer_api_call(w, &a) != TRC_OK)
+    if (trc_writer_api_call(w, &a) != TRC_OK ||
+        write_unreadable(w, l, getpid(), trc_now_ns) != TRC_OK)
         goto out;
     rc = stack ? 1 : 0;
 out:

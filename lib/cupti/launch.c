@@ -33,6 +33,7 @@
 #define CACHE_SLOTS 8192         /* distinct launch stacks remembered */
 #define RETRY_NS 100000000LL     /* runtime not initialised yet: look again later */
 #define NO_PYTHON_RECHECK_NS 100000000LL   /* a thread without Python: look again after */
+#define GRAPH_SLOTS 256          /* graph ids waiting for their API records */
 
 typedef struct park_slot {
     uint32_t corr;               /* 0 = empty */
@@ -41,6 +42,11 @@ typedef struct park_slot {
     uint32_t flags;
     uint32_t capture_ns;         /* time the capture took inside the call */
 } park_slot;
+
+typedef struct graph_slot {
+    uint32_t corr;               /* 0 = empty */
+    uint32_t graph, graph_exec;
+} graph_slot;
 
 typedef struct cache_entry {
     uint64_t hash;
@@ -87,6 +93,7 @@ struct cupti_launch {
     int64_t retry_at;
     char why[256];
     park_slot *park;
+    graph_slot graphs[GRAPH_SLOTS];
     cache_entry *cache;
     size_t cache_used;
     const py_frame_info *frames[MAX_DEPTH];
@@ -261,6 +268,9 @@ static void capture_locked(cupti_launch *l, uint32_t *ref, uint32_t *flags)
     l->st.captures++;
     n = py_proc_stack_self_thread(l->py, l->frames, MAX_DEPTH);
     if (n < 0) {
+        /* a pointer the careful reader refused, or a torn stack: the
+         * call goes without, and says so (spec [R-API-4]) */
+        *flags = TRC_API_UNREADABLE;
         l->st.invalid++;
         return;
     }
@@ -361,6 +371,30 @@ int cupti_launch_take(cupti_launch *l, uint32_t corr, uint32_t *stack, uint32_t 
         *stack = !s->ref ? s->stack : s->ref <= l->resolved ? l->stacks[s->ref - 1].id : 0;
         *flags = s->flags;
         *capture_ns = s->capture_ns;
+        s->corr = 0;
+        found = 1;
+    }
+    pthread_mutex_unlock(&l->mu);
+    return found;
+}
+
+void cupti_launch_graph(cupti_launch *l, uint32_t corr, uint32_t graph, uint32_t graph_exec)
+{
+    pthread_mutex_lock(&l->mu);
+    l->graphs[corr % GRAPH_SLOTS] = (graph_slot){ corr, graph, graph_exec };
+    pthread_mutex_unlock(&l->mu);
+}
+
+int cupti_launch_take_graph(cupti_launch *l, uint32_t corr, uint32_t *graph,
+                            uint32_t *graph_exec)
+{
+    int found = 0;
+
+    pthread_mutex_lock(&l->mu);
+    graph_slot *s = &l->graphs[corr % GRAPH_SLOTS];
+    if (corr && s->corr == corr) {
+        *graph = s->graph;
+        *graph_exec = s->graph_exec;
         s->corr = 0;
         found = 1;
     }

@@ -27,7 +27,8 @@ typedef struct cupti_launch_stats {
     uint64_t captures;       /* stacks read */
     uint64_t cache_hits;     /* ... whose interned id came from the cache */
     uint64_t no_python;      /* launches from threads without Python frames */
-    uint64_t invalid;        /* walker reported an inconsistent stack */
+    uint64_t invalid;        /* walker reported an unreadable or inconsistent stack
+                              * (the call is flagged TRC_API_UNREADABLE) */
     uint64_t overwritten;    /* parked stacks lost before their API record came */
     uint64_t thread_lists;   /* thread lists the walker read (lib/py's stats) */
 } cupti_launch_stats;
@@ -63,6 +64,16 @@ void cupti_launch_put(cupti_launch *l, uint32_t corr, uint32_t stack, uint32_t f
                       uint32_t capture_ns);
 int cupti_launch_take(cupti_launch *l, uint32_t corr, uint32_t *stack, uint32_t *flags,
                       uint32_t *capture_ns);
+
+/* The graph ids (spec [R-API-3]) of a call that ended a capture or
+ * instantiated a graph, found at its exit, kept under its correlation id
+ * until its API record is decoded.  Such calls are rare: a small table,
+ * a slot reused after GRAPH_SLOTS newer ones.  cupti_launch_take_graph
+ * returns 1 and fills the ids when found (and forgets them), else 0.
+ * Cannot fail. */
+void cupti_launch_graph(cupti_launch *l, uint32_t corr, uint32_t graph, uint32_t graph_exec);
+int cupti_launch_take_graph(cupti_launch *l, uint32_t corr, uint32_t *graph,
+                            uint32_t *graph_exec);
 
 void cupti_launch_get_stats(cupti_launch *l, cupti_launch_stats *out);
 

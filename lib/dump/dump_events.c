@@ -221,6 +221,8 @@ static void other_line(FILE *out, const trc_reader *r, const trc_event *ev)
         k_s(out, "result", a->result);
         fprintf(out, " flags=0x%" PRIx32, a->flags);
         k_u(out, "capture", a->capture_ns);
+        k_u(out, "graph", a->graph);
+        k_u(out, "graph_exec", a->graph_exec);
         break;
     }
     case TRC_EV_MARKER: {

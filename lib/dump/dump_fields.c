@@ -261,6 +261,8 @@ void dump_fields(FILE *out, uint64_t type, const trcf_body *b, const dump_strtab
         f_s(out, "result", b->api.result);
         f_x(out, "flags", b->api.flags);
         f_u(out, "capture", b->api.capture);
+        f_u(out, "graph", b->api.graph);
+        f_u(out, "graph_exec", b->api.graph_exec);
         break;
     case TRCF_MARKER:
         f_u(out, "kind", b->marker.kind);

@@ -17,8 +17,9 @@
  * stack references (its thread state, frames, code objects, names),
  * which cannot be unmapped while it runs; anything that may be freed
  * under us (other threads' states) is read in `careful` mode, by system
- * call.  Where the system call is forbidden (seccomp), careful reads
- * fall back to the snapshot: the remaining, documented, risk.
+ * call.  Where process_vm_readv is forbidden (seccomp, gVisor), those
+ * reads, and reads outside the snapshot, go through a pipe instead
+ * (pipe_read): still never a fault.
  */
 #include "lib/py/py_mem.h"
 
@@ -26,6 +27,7 @@
 #include "lib/util/grow.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +120,11 @@ int pymem_init_local(pymem *m)
 
 void pymem_cleanup(pymem *m)
 {
+    if (m->pipe_pid == getpid()) {
+        close(m->pipe_fd[0]);
+        close(m->pipe_fd[1]);
+    }
+    m->pipe_pid = 0;
     trc_free(m->ranges);
     m->ranges = NULL;
     m->nranges = 0;
@@ -140,10 +147,57 @@ static int covered(const pymem *m, uint64_t addr, size_t len)
     return lo < m->nranges && m->ranges[lo].start <= addr && end <= m->ranges[lo].end;
 }
 
+/* Empties the pipe after a read that went wrong part-way. */
+static void pipe_drain(pymem *m)
+{
+    char sink[4096];
+    while (read(m->pipe_fd[0], sink, sizeof sink) > 0)
+        ;
+}
+
+/* Where process_vm_readv on ourselves is refused: write(2) from the
+ * address into a pipe makes the kernel copy from our memory, and it
+ * answers EFAULT for an address that is not readable instead of raising
+ * a signal; read(2) takes the bytes back.  Two system calls per page,
+ * async-signal-safe, no signal handler to install in the traced program.
+ * The pipe is this reader's own, non-blocking, and made again in a
+ * forked child (which must not share it with its parent).  Returns 0
+ * with buf filled, or -1. */
+static int pipe_read(pymem *m, uint64_t addr, void *buf, size_t len)
+{
+    char *out = buf;
+
+    if (m->pipe_pid != getpid()) {
+        if (m->pipe_pid) {      /* the parent's, inherited by fork */
+            close(m->pipe_fd[0]);
+            close(m->pipe_fd[1]);
+            m->pipe_pid = 0;
+        }
+        if (pipe2(m->pipe_fd, O_CLOEXEC | O_NONBLOCK) != 0)
+            return -1;
+        m->pipe_pid = getpid();
+    }
+    while (len) {
+        /* at most a page: a write of up to PIPE_BUF bytes into the empty
+         * pipe goes in whole or not at all */
+        size_t n = len < 4096 ? len : 4096;
+        ssize_t w = write(m->pipe_fd[1], (const void *)(uintptr_t)addr, n);
+        if (w != (ssize_t)n || read(m->pipe_fd[0], out, n) != (ssize_t)n) {
+            pipe_drain(m);
+            return -1;
+        }
+        addr += n;
+        out += n;
+        len -= n;
+    }
+    return 0;
+}
+
 /* A local range outside the snapshot: a mapping made since (a new
  * frame chunk, a new thread's stack) or a bad pointer.  process_vm_readv
- * on ourselves answers without faulting; where a seccomp filter forbids
- * it, the snapshot is refreshed instead (at most once per sample).
+ * on ourselves answers without faulting; where it is forbidden, the pipe
+ * does, and the snapshot is refreshed (at most once per sample) so that
+ * the next reads of a new mapping are memcpy again.
  * Returns 0 with buf filled, or -1. */
 static int local_miss(pymem *m, uint64_t addr, void *buf, size_t len)
 {
@@ -160,12 +214,10 @@ static int local_miss(pymem *m, uint64_t addr, void *buf, size_t len)
             return -1;
         m->vm_blocked = 1;
     }
-    if (m->refreshed_epoch == m->epoch || refresh_local(m) != 0)
+    if (pipe_read(m, addr, buf, len) != 0)
         return -1;
-    m->refreshed_epoch = m->epoch;
-    if (!covered(m, addr, len))
-        return -1;
-    memcpy(buf, (const void *)(uintptr_t)addr, len);
+    if (m->refreshed_epoch != m->epoch && refresh_local(m) == 0)
+        m->refreshed_epoch = m->epoch;
     return 0;
 }
 
@@ -186,7 +238,7 @@ int pymem_readv(pymem *m, const struct iovec *local, const struct iovec *remote,
             size_t len = remote[i].iov_len;
             if (len > local[i].iov_len)
                 return i;
-            if (covered(m, a, len) && (!m->careful || m->vm_blocked))
+            if (covered(m, a, len) && !m->careful)
                 memcpy(local[i].iov_base, remote[i].iov_base, len);
             else if (local_miss(m, a, local[i].iov_base, len) != 0)
                 return i;

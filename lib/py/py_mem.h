@@ -30,6 +30,8 @@ typedef struct pymem {
     int vm_blocked;         /* local: process_vm_readv on ourselves refused */
     int careful;            /* local: read by system call even inside the snapshot
                              * (memory that may be freed under us) */
+    int pipe_fd[2];         /* local, vm_blocked: the pipe reads go through */
+    pid_t pipe_pid;         /* the process that made it; 0 = none yet */
     uint64_t reads, bytes;  /* statistics: read calls and bytes copied */
     uint64_t pages;         /* statistics: target pages those reads touched (the VM's cost unit) */
 } pymem;

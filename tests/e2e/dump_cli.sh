@@ -16,7 +16,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 run "$dump" --help
 [ $rc = 0 ] && grep -q -- '--check' <<<"$out" && grep -q -- '--summary' <<<"$out" || bad "--help"
 run "$dump" --version
-[ $rc = 0 ] && grep -q '^trc-dump [0-9]' <<<"$out" && grep -q 'format 1\.3' <<<"$out" || bad "--version: $out"
+[ $rc = 0 ] && grep -q '^trc-dump [0-9]' <<<"$out" && grep -q 'format 1\.4' <<<"$out" || bad "--version: $out"
 
 for args in "--bogus $ok" "$ok $ok" "--check --summary $ok" "--check --events $ok"; do
   run "$dump" $args
@@ -41,9 +41,9 @@ done
 # Listing: first chunk line and the first record line.
 run "$dump" "$ok"
 [ $rc = 0 ] || bad "listing exited $rc"
-head -n 1 <<<"$out" | grep -Eq '^0x00000000 SEGMENT v1\.3 seq=0 flags=0x00 stored=[0-9]+ raw=[0-9]+ base=[0-9]+\.[0-9]{9} crc=ok$' \
+head -n 1 <<<"$out" | grep -Eq '^0x00000000 SEGMENT v1\.4 seq=0 flags=0x00 stored=[0-9]+ raw=[0-9]+ base=[0-9]+\.[0-9]{9} crc=ok$' \
   || bad "chunk line: $(head -n 1 <<<"$out")"
-sed -n 2p <<<"$out" | grep -q '^  +0x0000 SEGMENT_HEADER len=[0-9]* major=1 minor=3 clock=1 ' || bad "record line: $(sed -n 2p <<<"$out")"
+sed -n 2p <<<"$out" | grep -q '^  +0x0000 SEGMENT_HEADER len=[0-9]* major=1 minor=4 clock=1 ' || bad "record line: $(sed -n 2p <<<"$out")"
 grep -q ' SAMPLE len=[0-9]* time=1\.001000000 thread=1 stack=3 flags=0x207 count=3 ' <<<"$out" || bad "no folded SAMPLE line"
 grep -q 'name=#[0-9]*"MainThread"' <<<"$out" || bad "sref not resolved"
 n_chunks=$(grep -c '^0x' <<<"$out")
@@ -51,7 +51,7 @@ n_chunks=$(grep -c '^0x' <<<"$out")
 
 # --hex: the header's bytes under the chunk line.
 run "$dump" --hex "$ok"
-sed -n 2p <<<"$out" | grep -q '^    0000: 89 54 52 43 01 03 01 00 ' || bad "--hex header: $(sed -n 2p <<<"$out")"
+sed -n 2p <<<"$out" | grep -q '^    0000: 89 54 52 43 01 04 01 00 ' || bad "--hex header: $(sed -n 2p <<<"$out")"
 
 # Damaged input: listing exit 1, one error line naming the offset.
 run "$dump" "$cut"

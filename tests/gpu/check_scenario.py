@@ -8,6 +8,9 @@
 #   kernels          gpu_kernel events
 #   graph_kernels    gpu_kernel events with a CUDA graph id (format 1.3)
 #   graph_launch_stack  a cudaGraphLaunch/cuGraphLaunch call with a stack
+#   graph_captured_at   a kernel's graph id found as the graph or graph_exec
+#                    of a call with a stack that captured or instantiated
+#                    the graph (format 1.4, spec [R-API-3]): 1 or 0
 #   launch_stacks    launch calls (api_call flags 0x2) with a Python stack
 #   launch_threads   threads whose launch calls carry a Python stack
 #   gpu_processes    processes with a gpu_kernel
@@ -44,6 +47,7 @@ def counts(dump, trace):
     c = {"kernels": 0, "graph_kernels": 0, "graph_launch_stack": 0, "launch_stacks": 0,
          "samples": 0}
     launch_threads, gpu_pids, takeover = set(), set(), 0
+    kernel_graphs, captured_graphs = set(), set()
     p = subprocess.Popen([dump, "--events", trace], stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, universal_newlines=True)
     for line in p.stdout:
@@ -53,9 +57,13 @@ def counts(dump, trace):
             gpu_pids.add(field(line, "pid"))
             if (field(line, "graph") or "0") != "0":
                 c["graph_kernels"] += 1
+                kernel_graphs.add(field(line, "graph"))
         elif name == "api_call":
             stack = field(line, "stack")
             flags = int(field(line, "flags") or "0", 16)
+            if stack and stack != "-":
+                captured_graphs.update(v for v in (field(line, "graph"), field(line, "graph_exec"))
+                                       if v and v != "0")
             if stack and stack != "-" and flags & 2:
                 c["launch_stacks"] += 1
                 launch_threads.add(field(line, "thread"))
@@ -67,6 +75,7 @@ def counts(dump, trace):
             takeover += 1
     p.wait()
     c["launch_threads"] = len(launch_threads)
+    c["graph_captured_at"] = 1 if kernel_graphs & captured_graphs else 0
     c["gpu_processes"] = len(gpu_pids)
     return c, takeover
 

@@ -128,7 +128,8 @@ static const fake_name names[] = {
     RT(cudaStreamWaitEvent_v3020), RT(cudaGraphLaunch_v10000), RT(cudaStreamEndCapture_v10000),
     DRV(cuLaunchKernel), DRV(cuLaunchKernel_ptsz), DRV(cuLaunchKernelEx), DRV(cuCtxGetCurrent),
     DRV(cuMemcpyHtoDAsync_v2), DRV(cuCtxDestroy_v2), DRV(cuStreamQuery), DRV(cuGraphLaunch),
-    DRV(cuCtxSynchronize), DRV(cuMemcpyDtoH_v2),
+    DRV(cuCtxSynchronize), DRV(cuMemcpyDtoH_v2), RT(cudaGraphInstantiate_v12000),
+    DRV(cuStreamEndCapture), DRV(cuGraphInstantiateWithFlags),
 };
 
 static CUptiResult f_GetCallbackName(CUpti_CallbackDomain d, uint32_t cbid, const char **out)
@@ -287,6 +288,23 @@ static CUptiResult f_GetTimestamp(uint64_t *ts)
     lock_note("cuptiGetTimestamp");
     log_call("cuptiGetTimestamp");
     *ts = fake_cupti_now();
+    return CUPTI_SUCCESS;
+}
+
+/* A graph's id is its handle's value (fake_cupti.h). */
+static CUptiResult f_GetGraphId(CUgraph graph, uint32_t *id)
+{
+    if (!graph)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    *id = (uint32_t)(uintptr_t)graph;
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult f_GetGraphExecId(CUgraphExec exec, uint32_t *id)
+{
+    if (!exec)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    *id = (uint32_t)(uintptr_t)exec;
     return CUPTI_SUCCESS;
 }
 
@@ -601,6 +619,8 @@ void fake_cupti_table(cupti_api *api, const fake_cupti_opts *opts)
     api->SetThreadIdType = f_SetThreadIdType;
     api->GetTimestamp = f_GetTimestamp;
     api->GetVersion = F.opts.version ? f_GetVersion : NULL;
+    api->GetGraphId = f_GetGraphId;
+    api->GetGraphExecId = f_GetGraphExecId;
     api->InitializeInjectionNvtx = f_Nvtx;
     api->InitializeInjectionNvtx2 = f_Nvtx2;
 }
@@ -660,8 +680,8 @@ uint64_t fake_cupti_now(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void fire(CUpti_CallbackDomain d, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
-                 uint32_t corr)
+static void fire_with(CUpti_CallbackDomain d, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
+                      uint32_t corr, const void *params, void *result)
 {
     CUpti_CallbackData cb;
     const char *name = "";
@@ -672,8 +692,23 @@ static void fire(CUpti_CallbackDomain d, CUpti_CallbackId cbid, CUpti_ApiCallbac
     cb.callbackSite = site;
     cb.functionName = name;
     cb.correlationId = corr;
+    cb.functionParams = params;
+    cb.functionReturnValue = result;
     F.cb(F.cb_data, d, cbid, &cb);
 }
+
+static void fire(CUpti_CallbackDomain d, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
+                 uint32_t corr)
+{
+    fire_with(d, cbid, site, corr, NULL, NULL);
+}
+
+void fake_cupti_api_exit_params(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                uint32_t corr, const void *params, int result)
+{
+    fire_with(domain, cbid, CUPTI_API_EXIT, corr, params, &result);
+}
+
 
 uint32_t fake_cupti_api_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {

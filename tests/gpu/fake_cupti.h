@@ -71,6 +71,11 @@ uint64_t fake_cupti_now(void);
  * assigned.  fake_cupti_api_exit fires API_EXIT. */
 uint32_t fake_cupti_api_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 void fake_cupti_api_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint32_t corr);
+/* API_EXIT with the call's params struct and its return value (0 =
+ * success).  The fake's cuptiGetGraphId and cuptiGetGraphExecId answer
+ * a handle's own value: (CUgraph)(uintptr_t)7 has id 7. */
+void fake_cupti_api_exit_params(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                uint32_t corr, const void *params, int result);
 
 /* Fire a resource-domain callback (e.g. context destroy). */
 void fake_cupti_resource(CUpti_CallbackId cbid);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "lib/util/alloc.h"
+#include "lib/export/common/gpu_graph.h"
 
 /* One report: the model, its options, and the time column format —
  * pstats' %8.3f seconds, or %11.6f for GPU time (kernels last
@@ -306,6 +307,7 @@ typedef struct table_sink {
     exp_stats *stats;
     exp_gpu_callsite_stats gpu;  /* activities by origin (the _gpu type) */
     exp_gpu_idle *gpu_idle;      /* the _gpu_idle type's stage */
+    exp_gpu_graph *graphs;       /* the _gpu type's CUDA graphs: where captured */
     char err[256];
 } table_sink;
 
@@ -316,6 +318,7 @@ static void table_destroy(void *self)
         return;
     exp_stats_free(t->stats);
     exp_gpu_idle_free(t->gpu_idle);
+    exp_gpu_graph_free(t->graphs);
     trc_free(t);
 }
 
@@ -341,10 +344,30 @@ static trc_status table_event(void *self, trc_reader *r, const trc_event *ev, FI
     return ev->type == TRC_EV_SAMPLE ? exp_stats_add(t->stats, r, &ev->u.sample) : TRC_OK;
 }
 
+static void *table_gpu_create(const void *opts)
+{
+    table_sink *t = table_create(opts);
+    if (t && !(t->graphs = exp_gpu_graph_new())) {
+        table_destroy(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* The calls that captured CUDA graphs, for the graph lines. */
+static trc_status table_gpu_event(void *self, trc_reader *r, const trc_event *ev, FILE *out)
+{
+    table_sink *t = self;
+    return exp_gpu_graph_event(t->graphs, r, ev);
+}
+
 static trc_status table_hit(void *self, trc_reader *r, const exp_gpu_hit *h)
 {
     table_sink *t = self;
+    trc_status st;
     exp_gpu_stats_add(&t->gpu, h);
+    if (t->graphs && (st = exp_gpu_graph_hit(t->graphs, h)) != TRC_OK)
+        return st;
     return exp_stats_add_gpu(t->stats, r, h);
 }
 
@@ -363,7 +386,11 @@ static trc_status table_finish(void *self, trc_reader *r, FILE *out)
 
 static trc_status table_gpu_finish(void *self, trc_reader *r, FILE *out)
 {
-    return finish_as(self, r, out, 1);
+    table_sink *t = self;
+    trc_status st = finish_as(t, r, out, 1);
+    if (st == TRC_OK)
+        exp_gpu_graph_print(t->graphs, r, out);
+    return st;
 }
 
 static const char *table_error(const void *self)
@@ -407,7 +434,7 @@ static trc_status table_idle_finish(void *self, trc_reader *r, FILE *out)
 
 const exp_sink_type stats_table_sink = {"stats-table", table_create, table_event, NULL,
                                         table_finish, table_destroy, table_error};
-const exp_sink_type stats_table_sink_gpu = {"stats-table-gpu", table_create, NULL, table_hit,
+const exp_sink_type stats_table_sink_gpu = {"stats-table-gpu", table_gpu_create, table_gpu_event, table_hit,
                                             table_gpu_finish, table_destroy, table_error};
 const exp_sink_type stats_table_sink_gpu_idle = {"stats-table-gpu-idle", table_idle_create,
                                                  table_idle_event, NULL, table_idle_finish,

@@ -168,6 +168,11 @@ trc_status chr_gpu_event(chrome *c, const trc_reader *r, const trc_event *ev)
         s.end = s.u.y.end_ns;
         return chg_add_slice(c, r, activity_track(c, TK_SYNC, &s.u.y.where), &s);
     case TRC_EV_API_CALL:
+        /* a call that captured a graph: its kernels' args name the line */
+        if ((ev->u.api.graph || ev->u.api.graph_exec) &&
+            ((!c->gpu->graphs && !(c->gpu->graphs = exp_gpu_graph_new())) ||
+             exp_gpu_graph_event(c->gpu->graphs, r, ev) != TRC_OK))
+            return chr_fail(c, "CUDA graphs");
         s.u.a = ev->u.api;
         s.start = s.u.a.start_ns;
         s.end = s.u.a.end_ns;

@@ -12,6 +12,7 @@
 #define TRC_LIB_EXPORT_CHROME_GPU_INT_H
 
 #include "lib/export/chrome/chrome_int.h"
+#include "lib/export/common/gpu_graph.h"
 #include "lib/export/common/gpu_sync.h"
 #include "lib/util/hashtab.h"
 
@@ -132,6 +133,7 @@ struct chr_gpu {
     chg_sync_flow *sync_flows; /* drawn at the end, once every slice has its lane */
     size_t n_sync_flows, cap_sync_flows;
     trc_status sync_st;  /* the stage's first failure */
+    exp_gpu_graph *graphs; /* where CUDA graphs were captured; NULL until one is */
 };
 
 /* ---- across the chrome_gpu*.c files (prefix chg_) ---- */

@@ -36,6 +36,7 @@ void chr_gpu_free(chr_gpu *g)
         trc_free(t->push);
     }
     trc_free(g->tracks);
+    exp_gpu_graph_free(g->graphs);
     trch_index_cleanup(&g->track_index);
     trc_free(g->devices);
     trc_free(g->wait);

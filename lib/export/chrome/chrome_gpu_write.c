@@ -1,7 +1,8 @@
 /*
  * lib/export/chrome/chrome_gpu_write.c — Chrome exporter, GPU half: one placed
  * slice as a JSON "X" event (docs/design/outputs.md §2) with its args — names through
- * a cache of escaped strings, call sites, launch geometry, markers.
+ * a cache of escaped strings, call sites, launch geometry, CUDA graph ids
+ * and where the graph was captured, markers.
  */
 #include <string.h>
 
@@ -22,7 +23,9 @@
 
 /* Room for what one slice writes into its block: ids (at most 54), ts
  * and dur (CHR_SPAN_MAX), a flow end (47), ,"args":{ (9), a kernel's args
- * (at most 275 with the where text) and the closing braces: under 460. */
+ * (at most 343 with the where text and graph ids; captured_at, like an
+ * API call's call_site, is written outside the block) and the closing
+ * braces: under 530. */
 #define SLICE_BLOCK 640
 
 /* The head of a slice named name in category cat.  Names repeat (kernel
@@ -111,6 +114,9 @@ static const char *api_cat(trc_api_domain d)
     return d == TRC_API_RUNTIME ? "cuda_runtime" : d == TRC_API_DRIVER ? "cuda_driver" : "cuda_api";
 }
 
+#define CALL_SITE_KEY ",\"call_site\":"
+#define CALL_SITE_KEY_LEN (sizeof CALL_SITE_KEY - 1)
+
 /* ,"call_site":"function (file:line)" of the leaf frame of reader stack
  * id, built once per stack.  NULL when out of memory. */
 static const chg_site *call_site(chr_gpu *g, const trc_reader *r, uint32_t stack)
@@ -133,7 +139,7 @@ static const chg_site *call_site(chr_gpu *g, const trc_reader *r, uint32_t stack
     p = g->site[stack].text = trc_malloc(6 * (nf + nfile) + 48);
     if (!p)
         return NULL;
-    p += sprintf(p, ",\"call_site\":\"");
+    p += sprintf(p, CALL_SITE_KEY "\"");
     if (f) {
         p += jsonw_escape(p, f->function, nf);
         p += sprintf(p, " (");
@@ -213,7 +219,7 @@ trc_status chg_write_gslice(chrome *c, const trc_reader *r, uint32_t ti, uint32_
     jsonw *w = &c->w;
     const gtrack *t = &c->gpu->tracks[ti];
     const lane *l = &t->lanes[li];
-    const chg_site *site = NULL;
+    const chg_site *site = NULL, *captured = NULL;
     const chg_head *head;
     const char *name, *cat;
     char *p;
@@ -223,6 +229,12 @@ trc_status chg_write_gslice(chrome *c, const trc_reader *r, uint32_t ti, uint32_
         return chr_fail(c, "names");
     if (s->type == TRC_EV_API_CALL && s->u.a.stack && !(site = call_site(c->gpu, r, s->u.a.stack)))
         return chr_fail(c, "call sites");
+    /* a graph kernel: the call site of the call that captured its graph */
+    if (s->type == TRC_EV_GPU_KERNEL && s->u.k.graph && c->gpu->graphs) {
+        uint32_t at = exp_gpu_graph_captured(c->gpu->graphs, s->u.k.where.pid, s->u.k.graph);
+        if (at && !(captured = call_site(c->gpu, r, at)))
+            return chr_fail(c, "call sites");
+    }
     chr_next_event(c);
     jsonw_bytes(w, head->text, head->len);
     p = jsonw_space(w, SLICE_BLOCK);
@@ -245,6 +257,18 @@ trc_status chg_write_gslice(chrome *c, const trc_reader *r, uint32_t ti, uint32_
         p = jsonw_put_u64(p, s->u.k.static_smem);
         p = put_key(p, ",\"dynamic_smem\":");
         p = jsonw_put_u64(p, s->u.k.dynamic_smem);
+        if (s->u.k.graph) {
+            p = put_key(p, ",\"graph\":");
+            p = jsonw_put_u64(p, s->u.k.graph);
+            p = put_key(p, ",\"graph_node\":");
+            p = jsonw_put_u64(p, s->u.k.graph_node);
+        }
+        if (captured) {
+            /* the call site's text without its key */
+            w->p = put_key(p, ",\"captured_at\":");
+            jsonw_bytes(w, captured->text + CALL_SITE_KEY_LEN, captured->len - CALL_SITE_KEY_LEN);
+            p = jsonw_space(w, 2);
+        }
         break;
     case TRC_EV_GPU_MEMCPY:
         p = put_where(p, t, &s->u.m.where);
@@ -282,6 +306,20 @@ trc_status chg_write_gslice(chrome *c, const trc_reader *r, uint32_t ti, uint32_
         if (s->u.a.result) {
             p = put_key(p, ",\"result\":");
             p = jsonw_put_i64(p, s->u.a.result);
+        }
+        /* of the call's duration, trc's own time reading the stack
+         * (spec [R-API-1]) */
+        if (s->u.a.capture_ns) {
+            p = put_key(p, ",\"capture_ns\":");
+            p = jsonw_put_u64(p, s->u.a.capture_ns);
+        }
+        if (s->u.a.graph) {
+            p = put_key(p, ",\"graph\":");
+            p = jsonw_put_u64(p, s->u.a.graph);
+        }
+        if (s->u.a.graph_exec) {
+            p = put_key(p, ",\"graph_exec\":");
+            p = jsonw_put_u64(p, s->u.a.graph_exec);
         }
         if (site) {
             w->p = p;

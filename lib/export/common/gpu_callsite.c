@@ -404,12 +404,12 @@ const char *exp_gpu_share_str(const exp_gpu_callsite_stats *s, char *buf, size_t
     return buf;
 }
 
-static trc_status emit(exp_gpu_callsite *c, int64_t pid, uint32_t thread, uint32_t stack,
-                       exp_gpu_origin origin, exp_gpu_kind kind, uint32_t name_id,
-                       uint64_t dur_ns, int64_t start)
+static trc_status emit_graph(exp_gpu_callsite *c, int64_t pid, uint32_t thread, uint32_t stack,
+                             exp_gpu_origin origin, exp_gpu_kind kind, uint32_t name_id,
+                             uint64_t dur_ns, int64_t start, uint32_t graph)
 {
     exp_gpu_hit h = {pid, thread, origin == EXP_GPU_PYTHON ? stack : 0, origin, kind, name_id,
-                     name_pool_str(&c->names, name_id), dur_ns, 0};
+                     name_pool_str(&c->names, name_id), dur_ns, 0, graph};
     if (origin == EXP_GPU_UNKNOWN)
         h.thread = 0;
     if (origin == EXP_GPU_NO_PYTHON && c->n_lines) {
@@ -422,6 +422,14 @@ static trc_status emit(exp_gpu_callsite *c, int64_t pid, uint32_t thread, uint32
     }
     exp_gpu_stats_add(&c->st, &h);
     return c->emit ? c->emit(c->ctx, c->r, &h) : TRC_OK;
+}
+
+/* An activity not of a CUDA graph. */
+static trc_status emit(exp_gpu_callsite *c, int64_t pid, uint32_t thread, uint32_t stack,
+                       exp_gpu_origin origin, exp_gpu_kind kind, uint32_t name_id,
+                       uint64_t dur_ns, int64_t start)
+{
+    return emit_graph(c, pid, thread, stack, origin, kind, name_id, dur_ns, start, 0);
 }
 
 static exp_gpu_origin origin_of(uint32_t stack)
@@ -450,8 +458,8 @@ static trc_status emit_pending(exp_gpu_callsite *c, const entry *e)
     exp_gpu_origin o = e->has_api ? origin_of(e->stack) : EXP_GPU_UNKNOWN;
     for (uint32_t i = e->acts; i; i = c->acts[i - 1].next) {
         const pact *a = &c->acts[i - 1];
-        trc_status st = emit(c, e->pid, e->thread, e->stack, o, (exp_gpu_kind)a->kind,
-                             a->name_id, a->dur_ns, e->start);
+        trc_status st = emit_graph(c, e->pid, e->thread, e->stack, o, (exp_gpu_kind)a->kind,
+                                   a->name_id, a->dur_ns, e->start, a->graph);
         if (st != TRC_OK)
             return st;
         if (e->has_api)
@@ -553,8 +561,8 @@ static trc_status on_activity(exp_gpu_callsite *c, const trc_gpu_where *w, exp_g
         return emit(c, w->pid, 0, 0, EXP_GPU_UNKNOWN, kind, name_id, dur, start);
     entry *e = find(c, w->pid, w->correlation);
     if (e && e->has_api) {
-        st = emit(c, e->pid, e->thread, e->stack, origin_of(e->stack), kind, name_id, dur,
-                  e->start);
+        st = emit_graph(c, e->pid, e->thread, e->stack, origin_of(e->stack), kind, name_id, dur,
+                        e->start, graph);
         remember(c, e->pid, e->corr, e->thread, e->stack, e->start);
         remember_graph(c, graph, e->pid, e->corr, e->thread, e->stack, e->start);
         drop_entry(c, e);
@@ -568,8 +576,8 @@ static trc_status on_activity(exp_gpu_callsite *c, const trc_gpu_where *w, exp_g
             s = gs;
         if (s->corr == w->correlation && s->pid == w->pid) {
             remember_graph(c, graph, s->pid, s->corr, s->thread, s->stack, s->start);
-            return emit(c, s->pid, s->thread, s->stack, origin_of(s->stack), kind, name_id,
-                        dur, s->start);
+            return emit_graph(c, s->pid, s->thread, s->stack, origin_of(s->stack), kind,
+                              name_id, dur, s->start, graph);
         }
         st = new_entry(c, w->pid, w->correlation, &e);
         if (st != TRC_OK)

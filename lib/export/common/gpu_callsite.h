@@ -84,6 +84,8 @@ typedef struct exp_gpu_hit {
     uint32_t waiter;         /* 0: `stack` is the launcher's own (direct); else the
                               * waiting thread (reader id) whose stack `stack` is,
                               * the launcher having none (origin is PYTHON) */
+    uint32_t graph;          /* a kernel's CUDA graph (GPU_KERNEL.graph), 0 = none;
+                              * where it was captured: gpu_graph.h */
 } exp_gpu_hit;
 
 /* Called once per activity counted, with the reader last fed.  A status

@@ -27,7 +27,7 @@ static trc_status to_collapsed(void *ctx, const trc_reader *r, const exp_sync_hi
 {
     collapsed_syncs *cs = ctx;
     exp_gpu_hit g = {h->pid, h->thread, h->stack, h->origin, EXP_GPU_KERNEL,
-                     h->name_id, h->name, h->blocked_ns, 0};
+                     h->name_id, h->name, h->blocked_ns, 0, 0};
     return exp_collapsed_add_gpu(cs->c, r, &g);
 }
 
@@ -220,7 +220,7 @@ static trc_status to_pstats(void *ctx, const trc_reader *r, const exp_sync_hit *
 {
     pstats_syncs *p = ctx;
     exp_gpu_hit g = {h->pid, h->thread, h->stack, h->origin, EXP_GPU_KERNEL,
-                     h->name_id, h->name, h->blocked_ns, 0};
+                     h->name_id, h->name, h->blocked_ns, 0, 0};
     return exp_stats_add_gpu(p->stats, r, &g);
 }
 

@@ -1,7 +1,9 @@
-# expect: exit=0 needs=cuda graph_kernels>=30 graph_launch_stack=1
+# expect: exit=0 needs=cuda graph_kernels>=30 graph_launch_stack=1 graph_captured_at=1
 # A CUDA graph captured once and replayed ten times: the replayed kernels
 # carry CUPTI's graph id (GPU_KERNEL graph, format 1.3) and their launch
-# call (cudaGraphLaunch) carries the replaying line's stack.
+# call (cudaGraphLaunch) carries the replaying line's stack; the call that
+# ended the capture or instantiated the graph carries the capturing line's
+# stack and that id as its graph or graph_exec (API_CALL, format 1.4).
 import torch
 
 x = torch.ones(1 << 16, device="cuda")

@@ -71,7 +71,7 @@ static int write_all(tb_buf *out)
         CALL(trc_writer_sample(w, i * 1000, th, (i / 4) % 2 ? stk : 0, 1, 0));
         if (i % 30 == 0) {
             trc_gpu_kernel k;
-            trc_api_call a = { th, i, i + 1, TRC_API_RUNTIME, "cudaLaunchKernel", 1, stk, 0, 0, 0 };
+            trc_api_call a = { th, i, i + 1, TRC_API_RUNTIME, "cudaLaunchKernel", 1, stk, 0, 0, 0, 0, 0 };
             trc_marker m = { TRC_MARK_INSTANT, th, 1, i, i, "mark", "user", 0, 0 };
             memset(&k, 0, sizeof k);
             k.start_ns = i;

@@ -151,7 +151,8 @@ static void test_all_types(void **state)
     }
     {
         trc_api_call a = { th, 5, 6, TRC_API_DRIVER, "cuLaunchKernel", UINT32_MAX, stk, INT32_MIN,
-                           TRC_API_LAUNCH | TRC_API_NO_PYTHON, UINT64_MAX };
+                           TRC_API_LAUNCH | TRC_API_NO_PYTHON, UINT64_MAX,
+                           UINT32_MAX, UINT32_MAX };
         trc_marker m = { TRC_MARK_POP, 0, -1, 9, 9, "\xe6\x97\xa5\xe6\x9c\xac", "nvtx", 0xabcdef, UINT64_MAX };
         trc_clock_sync c = { TRC_CLOCK_GPU, 3, 12, INT64_MIN };
         trc_loss l = { .kind = TRC_LOSS_GPU_DROPPED, .count = UINT64_MAX, .pid = -1, .thread = th,
@@ -181,7 +182,7 @@ static void test_all_types(void **state)
     assert_int_equal(ev->offset, 0);
     assert_int_equal(ev->u.segment->index, 0);
     assert_int_equal(ev->u.segment->major, 1);
-    assert_int_equal(ev->u.segment->minor, 3); /* format 1.3: kernel graph ids, API capture */
+    assert_int_equal(ev->u.segment->minor, 4); /* format 1.4: API graph ids */
     assert_true(ev->u.segment->start_ns == INT64_MIN + 1);
     assert_true(ev->u.segment->wall_ns == INT64_MAX);
     assert_true(ev->u.segment->period_ns == 250000);
@@ -275,6 +276,7 @@ static void test_all_types(void **state)
     assert_int_equal(ev->u.api.result, INT32_MIN);
     assert_int_equal(ev->u.api.flags, 3);
     assert_true(ev->u.api.capture_ns == UINT64_MAX);
+    assert_true(ev->u.api.graph == UINT32_MAX && ev->u.api.graph_exec == UINT32_MAX);
     assert_int_equal(trc_reader_stack(x.r, ev->u.api.stack)->depth, 1);
     assert_string_equal(trc_reader_thread(x.r, ev->u.api.thread)->name, "T\xc3\xa9st");
 

@@ -81,7 +81,10 @@ static void test_classify(void **state)
     assert_int_equal(cupti_name_classify("cuMemcpy2DAsync"), CUPTI_NAME_LAUNCH);
     assert_int_equal(cupti_name_classify("cuMemcpyDtoHAsync"), CUPTI_NAME_LAUNCH);
     assert_int_equal(cupti_name_classify("cudaStreamEndCapture"), CUPTI_NAME_GRAPH);
-    assert_int_equal(cupti_name_classify("cuGraphInstantiateWithFlags"), CUPTI_NAME_GRAPH);
+    assert_int_equal(cupti_name_classify("cuGraphInstantiateWithFlags"),
+                     CUPTI_NAME_GRAPH | CUPTI_NAME_INSTANTIATE);
+    assert_int_equal(cupti_name_classify("cudaGraphInstantiate"),
+                     CUPTI_NAME_GRAPH | CUPTI_NAME_INSTANTIATE);
     assert_int_equal(cupti_name_classify("cudaStreamBeginCapture"), 0);
 }
 

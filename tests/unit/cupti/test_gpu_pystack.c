@@ -12,6 +12,10 @@
  * no stack, while the same process's main thread still gets its stack;
  * and 10,000 launches on such a thread cost no more than two thread-list
  * reads and no allocation (the thread is remembered as Python-less).
+ * And where process_vm_readv is refused (tests/gpu/pystack_wild.py, a
+ * seccomp filter, as under gVisor): a capture whose frame points nowhere
+ * is recorded flagged UNREADABLE, with no stack, and counted in one LOSS
+ * record, without a fault; a sound one still gets its stack.
  *
  * Skips (passes with a note) without a CUDA build (no library), and in
  * sanitizer builds (a plain python cannot load an ASan library).
@@ -46,6 +50,7 @@
 #endif
 
 #define PROBE "tests/gpu/pystack_probe.py"
+#define WILD_PROBE "tests/gpu/pystack_wild.py"
 
 static char lib[4096];
 
@@ -146,12 +151,41 @@ static void check_many(const char *py, const char *out)
                  "%ld allocations", py, captures, no_python, lists, allocs);
 }
 
+/* The wild capture (out) and the sound one after it (out.good), with
+ * process_vm_readv refused. */
+static void check_wild(const char *py, const char *out, const char *out_good)
+{
+    tc_trace t;
+    assert_int_equal(tc_load(out, &t), TRC_OK);
+    assert_int_equal(tc_count(&t, TRC_EV_API_CALL), 1);
+    const tc_event *a = tc_nth(&t, TRC_EV_API_CALL, 0);
+    if (a->u.api.flags != (TRC_API_LAUNCH | TRC_API_UNREADABLE) || a->u.api.stack)
+        fail_msg("%s: wild capture: flags 0x%x stack %u", py, a->u.api.flags, a->u.api.stack);
+    assert_int_equal(tc_count(&t, TRC_EV_LOSS), 1);
+    const tc_event *l = tc_nth(&t, TRC_EV_LOSS, 0);
+    assert_int_equal(l->u.loss.kind, TRC_LOSS_OTHER);
+    assert_int_equal(l->u.loss.count, 1);
+    assert_string_equal(l->detail, "launch stacks unreadable");
+    tc_free(&t);
+    assert_int_equal(tc_load(out_good, &t), TRC_OK);
+    assert_int_equal(tc_count(&t, TRC_EV_LOSS), 0);
+    a = tc_nth(&t, TRC_EV_API_CALL, 0);
+    assert_non_null(a);
+    assert_int_equal(a->u.api.flags, TRC_API_LAUNCH);
+    if (a->depth != 2)
+        fail_msg("%s: sound capture with process_vm_readv refused: depth %d", py, a->depth);
+    assert_string_equal(a->frames[0].function, "good_site");
+    assert_int_equal(a->frames[0].line, 74);
+    assert_int_equal(a->frames[1].line, 79);
+    tc_free(&t);
+}
+
 static void test_each_python(void **state)
 {
     const char *build = getenv("BUILD");
     glob_t g;
     int tested = 0;
-    char out[128], out_main[160];
+    char out[128], out_main[160], out_good[160];
 
     if (SANITIZED) {
         printf("skip: sanitizer build (python cannot load an ASan library)\n");
@@ -170,6 +204,7 @@ static void test_each_python(void **state)
     }
     snprintf(out, sizeof out, "/tmp/trc-gpu-pystack-%d.trc", (int)getpid());
     snprintf(out_main, sizeof out_main, "%s.main", out);
+    snprintf(out_good, sizeof out_good, "%s.good", out);
     memset(&g, 0, sizeof g);
     glob("/usr/bin/python3.[0-9]*", 0, NULL, &g);
     test_pyenv_glob("versions/3.*/bin/python3", GLOB_APPEND, &g);
@@ -197,6 +232,17 @@ static void test_each_python(void **state)
             }
             unlink(out);
         }
+        char *wargv[] = { (char *)py, WILD_PROBE, lib, out, NULL };
+        int rc = run(wargv, 60);
+        if (rc == 77) {
+            printf("note: %s: no seccomp filter here, refused reads not tested\n", py);
+        } else if (rc != 0) {
+            fail_msg("%s %s: exit %d", py, WILD_PROBE, rc);
+        } else {
+            check_wild(py, out, out_good);
+        }
+        unlink(out);
+        unlink(out_good);
         printf("ok: %s\n", py);
         tested++;
     }

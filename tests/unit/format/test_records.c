@@ -151,6 +151,8 @@ static void fill(uint64_t type, trcf_body *b, trc_kv *kv)
         b->api.result = INT64_MIN;
         b->api.flags = 3;
         b->api.capture = 7;            /* one byte, see test_short_and_long_bodies */
+        b->api.graph = 11;             /* one byte each (1.4) */
+        b->api.graph_exec = 12;
         break;
     case TRCF_MARKER:
         b->marker.kind = 3;
@@ -315,11 +317,11 @@ static void test_short_and_long_bodies(void **state)
         /* every proper prefix of the body is corrupt (never a crash),
          * except one that ends where a minor version's trailing fields
          * begin: PROCESS's rank and label (1.1) and layout (1.2),
-         * GPU_KERNEL's graph and graph_node and API_CALL's capture (1.3)
-         * take their defaults */
+         * GPU_KERNEL's graph and graph_node and API_CALL's capture (1.3),
+         * API_CALL's graph and graph_exec (1.4) take their defaults */
         size_t v10 = type == TRCF_PROCESS      ? rec.len - 3
                      : type == TRCF_GPU_KERNEL ? rec.len - 2
-                     : type == TRCF_API_CALL   ? rec.len - 1
+                     : type == TRCF_API_CALL   ? rec.len - 3
                                                : rec.len;
         for (cut = 0; cut < v10; cut++) {
             tcur = 0;
@@ -354,10 +356,16 @@ static void test_short_and_long_bodies(void **state)
         if (type == TRCF_API_CALL) {
             tcur = 0;
             assert_int_equal(trcf_decode(type, body, v10, &tcur, &out, &why), TRC_OK);
-            assert_true(out.api.flags == 3 && out.api.capture == 0);
+            assert_true(out.api.flags == 3 && out.api.capture == 0 && out.api.graph == 0);
+            tcur = 0;   /* a 1.3 body, then half a 1.4 one */
+            assert_int_equal(trcf_decode(type, body, v10 + 1, &tcur, &out, &why), TRC_OK);
+            assert_true(out.api.capture == 7 && out.api.graph == 0 && out.api.graph_exec == 0);
+            tcur = 0;
+            assert_int_equal(trcf_decode(type, body, v10 + 2, &tcur, &out, &why), TRC_OK);
+            assert_true(out.api.graph == 11 && out.api.graph_exec == 0);
             tcur = 0;
             assert_int_equal(trcf_decode(type, body, rec.len, &tcur, &out, &why), TRC_OK);
-            assert_true(out.api.capture == 7);
+            assert_true(out.api.capture == 7 && out.api.graph == 11 && out.api.graph_exec == 12);
         }
         /* trailing bytes from a newer minor version are ignored */
         memcpy(body + rec.len, "\x01\x02\x03\xff\xff", 5);

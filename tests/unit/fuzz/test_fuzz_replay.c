@@ -325,7 +325,7 @@ static void gpu_trace(tb_buf *b, int level)
     for (int i = 0; i < 40; i++, t += 1000) {
         trc_gpu_where wh = {42, 0, 1, 7, (uint32_t)i + 1};
         trc_api_call a = {th, t, t + 300, TRC_API_RUNTIME, "cudaLaunchKernel", (uint32_t)i + 1,
-                          st[i % 3], 0, TRC_API_LAUNCH, 0};
+                          st[i % 3], 0, TRC_API_LAUNCH, 0, 0, 0};
         trc_gpu_kernel k = {wh, t + 400, t + 900, i % 2 ? "gemm" : "relu", {4, 1, 1}, {128, 1, 1}, 32, 0, 1024, 0, 0};
         trc_gpu_memcpy mc = {wh, t + 100, t + 200, 4096, TRC_COPY_HTOD, TRC_MEM_PINNED, TRC_MEM_DEVICE, 0};
         trc_gpu_memset ms = {wh, t + 200, t + 250, 512, 0, TRC_MEM_DEVICE};

@@ -178,7 +178,7 @@ static void check_chunks(const example *e)
         uint32_t stored, decoded;
         if (e->n - off < 40)
             fail_msg("example %s: %zu bytes left at 0x%zx, not a header", e->name, e->n - off, off);
-        if (memcmp(h, "\x89TRC", 4) != 0 || h[4] != 1 || h[5] != 3) /* version 1.3 */
+        if (memcmp(h, "\x89TRC", 4) != 0 || h[4] != 1 || h[5] != 4) /* version 1.4 */
             fail_msg("example %s: chunk at 0x%zx: bad magic or version", e->name, off);
         if (h[6] != 1 && h[6] != 2)
             fail_msg("example %s: chunk at 0x%zx: kind %u", e->name, off, h[6]);

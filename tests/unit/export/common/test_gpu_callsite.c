@@ -507,7 +507,7 @@ static void test_through_a_file(void **state)
                         {1, 1, 1}, {32, 1, 1}, 8, 0, 0, 0, 0};
     assert_int_equal(trc_writer_gpu_kernel(wr, &k), TRC_OK); /* before its call */
     trc_api_call a = {th, CONV_START_NS, CONV_START_NS + 5, TRC_API_RUNTIME, "cudaLaunchKernel",
-                      2, st, 0, TRC_API_LAUNCH, 0};
+                      2, st, 0, TRC_API_LAUNCH, 0, 0, 0};
     assert_int_equal(trc_writer_api_call(wr, &a), TRC_OK);
     assert_int_equal(conv_tb_status(b), TRC_OK);
     trc_reader *r = conv_tb_reader(b);
@@ -561,7 +561,7 @@ static void side_launch(trc_writer *wr, uint32_t thread, uint32_t corr, double a
 {
     int64_t t = CONV_START_NS + (int64_t)(at_ms * CONV_MS);
     trc_api_call a = {thread, t, t + 5000, TRC_API_RUNTIME, "cudaLaunchKernel", corr, stack, 0,
-                      TRC_API_LAUNCH | (stack ? 0 : TRC_API_NO_PYTHON), 0};
+                      TRC_API_LAUNCH | (stack ? 0 : TRC_API_NO_PYTHON), 0, 0, 0};
     assert_int_equal(trc_writer_api_call(wr, &a), TRC_OK);
 }
 

@@ -43,7 +43,7 @@ static void call(trc_writer *w, uint32_t th, const char *name, int64_t from_us, 
                  uint32_t stack, uint32_t flags, uint64_t capture_us)
 {
     trc_api_call a = {th, T(from_us), T(to_us), TRC_API_RUNTIME, name, 0, stack, 0, flags,
-                      capture_us * US};
+                      capture_us * US, 0, 0};
     assert_int_equal(trc_writer_api_call(w, &a), TRC_OK);
 }
 
