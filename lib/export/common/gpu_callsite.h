@@ -22,11 +22,17 @@
  * the Python stack of a thread of the same process that waits at the
  * call's start (docs/design/cupti.md §5.1, docs/gpu.md): the hit keeps
  * the launching thread in `thread` and names the waiting one in
- * `waiter`.  For that the correlator keeps, per thread with Python
- * frames, its last EXP_GPU_WAIT_RUNS sample runs (feed the samples too,
- * unselected, like the launch calls): memory is bounded by the threads,
- * not by the trace.
- *
+ * `waiter`.  A thread known to wait (in a sync call recorded with its
+ * stack, or sampled off CPU in a known waiting function such as
+ * backward or join) is preferred to one merely off CPU, which is
+ * preferred to one on CPU; then the first thread met.  For that the
+ * correlator keeps, per thread with Python frames, every run of its
+ * samples with one stack and CPU state, and its sync calls (feed the
+ * samples too, unselected, like the API calls): no age cut, so a
+ * launch read long after the samples (trec writes the side trace after
+ * them) is charged exactly; memory follows the changes of stack (24
+ * bytes a run), never the number of samples or activities.
+
  * Results are handed to an emit callback, one per activity fed, in no
  * particular order: the converter pipeline's call-site stage, which
  * annotates each selected activity with its launch site for the sinks
@@ -49,11 +55,6 @@
  * records than this below ~500k launches per second, and it bounds the
  * map to ~16 MB however many calls go unmatched. */
 #define EXP_GPU_DEFAULT_WINDOW (UINT64_C(1) << 18)
-
-/* Sample runs kept per thread for attribution via a waiting thread
- * (a run: consecutive samples with one stack and one on/off-CPU state;
- * 24 bytes each, so at most 1.5 MB per thread with Python frames). */
-#define EXP_GPU_WAIT_RUNS 65536u
 
 /* The frame that marks GPU time charged via a waiting thread, placed
  * between the waiting thread's stack and the leaf: "[via thread TID
