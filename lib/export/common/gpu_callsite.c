@@ -291,7 +291,7 @@ static int known_waiting(const char *fn)
     return 0;
 }
 
-static int leaf_is_waiting(trc_reader *r, uint32_t stack)
+static int leaf_is_waiting(const trc_reader *r, uint32_t stack)
 {
     const trc_stack *s = trc_reader_stack(r, stack);
     const trc_frame *f = s ? trc_reader_frame(r, s->frame) : NULL;
@@ -300,7 +300,8 @@ static int leaf_is_waiting(trc_reader *r, uint32_t stack)
 
 /* The line of thread `thread` (reader id), made on first use; NULL in
  * *out when the reader does not know the thread. */
-static trc_status line_for(exp_gpu_callsite *c, trc_reader *r, uint32_t thread, wait_line **out)
+static trc_status line_for(exp_gpu_callsite *c, const trc_reader *r, uint32_t thread,
+                           wait_line **out)
 {
     *out = NULL;
     if (thread < c->cap_line_of && c->line_of[thread]) {
@@ -331,7 +332,7 @@ static int64_t end_of(int64_t from, uint64_t len)
 /* A sample of thread `thread` (reader id, of pid): extends its last run
  * when it continues it, else starts a run.  Samples out of time order
  * are not kept. */
-static trc_status on_sample(exp_gpu_callsite *c, trc_reader *r, const trc_sample *s)
+static trc_status on_sample(exp_gpu_callsite *c, const trc_reader *r, const trc_sample *s)
 {
     if (!s->stack || !s->thread)
         return TRC_OK;
@@ -362,7 +363,7 @@ static trc_status on_sample(exp_gpu_callsite *c, trc_reader *r, const trc_sample
 
 /* A sync call with a Python stack: its thread waits for the device for
  * the call's duration. */
-static trc_status on_sync(exp_gpu_callsite *c, trc_reader *r, const trc_api_call *a)
+static trc_status on_sync(exp_gpu_callsite *c, const trc_reader *r, const trc_api_call *a)
 {
     wait_line *l;
     trc_status st = line_for(c, r, a->thread, &l);
@@ -453,6 +454,27 @@ static uint32_t waiter_at(const exp_gpu_callsite *c, int64_t pid, uint32_t launc
         }
     }
     return best;
+}
+
+uint32_t exp_gpu_callsite_waiter(const exp_gpu_callsite *c, int64_t pid, uint32_t launcher,
+                                 int64_t t, uint32_t *stack)
+{
+    uint32_t s = 0, w = waiter_at(c, pid, launcher, t, &s);
+    if (stack)
+        *stack = w ? s : 0;
+    return w;
+}
+
+trc_status exp_gpu_callsite_note_wait(exp_gpu_callsite *c, const trc_reader *r,
+                                      const trc_event *ev)
+{
+    if (ev->type == TRC_EV_SAMPLE)
+        return on_sample(c, r, &ev->u.sample);
+    const trc_api_call *a = &ev->u.api;
+    if (ev->type == TRC_EV_API_CALL && (a->flags & TRC_API_SYNC) && a->stack &&
+        !(a->flags & TRC_API_NO_PYTHON))
+        return on_sync(c, r, a);
+    return TRC_OK;
 }
 
 /* ---- emitting ------------------------------------------------------- */

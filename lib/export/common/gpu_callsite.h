@@ -125,6 +125,18 @@ void exp_gpu_callsite_free(exp_gpu_callsite *c);
  * 2^32-2 live items or names) or what emit returned. */
 trc_status exp_gpu_callsite_event(exp_gpu_callsite *c, trc_reader *r, const trc_event *ev);
 
+/* The waiting-thread rule alone, for a stage that correlates nothing
+ * (gpu_idle.c: which threads feed a device): exp_gpu_callsite_note_wait
+ * keeps a sample or a sync call (other events are ignored), and
+ * exp_gpu_callsite_waiter names the thread (reader id; 0 when none, and
+ * *stack its stack then, when stack is not NULL) that a launch without
+ * Python frames by `launcher` of pid at t is charged to, from what was
+ * kept so far.  note_wait: TRC_OK, TRC_ERR_NOMEM or TRC_ERR_LIMIT. */
+trc_status exp_gpu_callsite_note_wait(exp_gpu_callsite *c, const trc_reader *r,
+                                      const trc_event *ev);
+uint32_t exp_gpu_callsite_waiter(const exp_gpu_callsite *c, int64_t pid, uint32_t launcher,
+                                 int64_t t, uint32_t *stack);
+
 /* Give up everything still waiting (activities are emitted as UNKNOWN).
  * Call once at the end of input; feeding may continue after it. */
 trc_status exp_gpu_callsite_finish(exp_gpu_callsite *c);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/export/common/gpu_callsite.h"
 #include "lib/util/alloc.h"
 #include "lib/util/grow.h"
 #include "lib/util/hashtab.h"
@@ -93,6 +94,8 @@ struct exp_gpu_idle {
     trch_index ch_index;
     trch_u64map launchers;    /* thread id → index in lpid: made a launch call */
     int64_t *lpid;            /* each launcher's process */
+    exp_gpu_callsite *waits;  /* the waiting-thread rule: who a launch
+                               * without Python frames is charged to */
     size_t n_lpid, cap_lpid;
     uint32_t *order;          /* device indices by ordinal, after finish */
     exp_gpu_idle_stats st;
@@ -103,6 +106,10 @@ exp_gpu_idle *exp_gpu_idle_new(const exp_gpu_idle_options *opts)
     exp_gpu_idle *g = trc_calloc(1, sizeof *g);
     if (!g)
         return NULL;
+    if (!(g->waits = exp_gpu_callsite_new(0, NULL, NULL))) {
+        trc_free(g);
+        return NULL;
+    }
     if (opts)
         g->opt = *opts;
     if (g->opt.horizon_ns <= 0)
@@ -128,6 +135,7 @@ void exp_gpu_idle_free(exp_gpu_idle *g)
     trch_u64map_cleanup(&g->launchers);
     trc_free(g->lpid);
     trc_free(g->order);
+    exp_gpu_callsite_free(g->waits);
     trc_free(g);
 }
 
@@ -502,6 +510,21 @@ static trc_status on_launch(exp_gpu_idle *g, const trc_reader *r, uint32_t threa
     return TRC_OK;
 }
 
+/* A launch or copy call: its thread feeds the devices of its process,
+ * and so does, for a call without Python frames (autograd, NCCL), the
+ * thread of the process that the call-site view charges it to (the one
+ * waiting at that moment: gpu_callsite.h), whose samples say what the
+ * Python code feeding the device was doing. */
+static trc_status on_launch_call(exp_gpu_idle *g, const trc_reader *r, const trc_api_call *a)
+{
+    trc_status st = on_launch(g, r, a->thread);
+    if (st != TRC_OK || (a->stack && !(a->flags & TRC_API_NO_PYTHON)))
+        return st;
+    const trc_thread *t = trc_reader_thread(r, a->thread);
+    uint32_t w = t ? exp_gpu_callsite_waiter(g->waits, t->pid, a->thread, a->start_ns, NULL) : 0;
+    return w ? on_launch(g, r, w) : TRC_OK;
+}
+
 trc_status exp_gpu_idle_event(exp_gpu_idle *g, const trc_reader *r, const trc_event *ev)
 {
     trc_status st = TRC_OK;
@@ -520,13 +543,16 @@ trc_status exp_gpu_idle_event(exp_gpu_idle *g, const trc_reader *r, const trc_ev
         break;
     case TRC_EV_SAMPLE:
         st = on_sample(g, &ev->u.sample);
+        if (st == TRC_OK)
+            st = exp_gpu_callsite_note_wait(g->waits, r, ev);
         break;
     case TRC_EV_COUNTER:
         st = on_counter(g, r, &ev->u.counter);
         break;
     case TRC_EV_API_CALL:
-        if (ev->u.api.flags & TRC_API_LAUNCH)
-            st = on_launch(g, r, ev->u.api.thread);
+        st = exp_gpu_callsite_note_wait(g->waits, r, ev);
+        if (st == TRC_OK && (ev->u.api.flags & TRC_API_LAUNCH))
+            st = on_launch_call(g, r, &ev->u.api);
         see(g, ev->u.api.end_ns);
         break;
     case TRC_EV_GPU_KERNEL:

@@ -17,13 +17,19 @@
  *              intervals, clipped to the span; "kernel busy" the union of
  *              its kernels alone; copies only = busy - kernel busy;
  *              idle = span - busy.
- *   feeder     a thread that made a launch call (TRC_API_LAUNCH: kernel
- *              launches and copies) in a process that has activities on
- *              the device.  Found in the same pass: every thread's
- *              charges are kept by (device, thread, stack) and those of
- *              threads that turn out not to feed the device are dropped
- *              at the end, so a thread whose first launch comes late is
- *              still charged for its earlier samples.
+ *   feeder     a thread of a process that has activities on the device
+ *              (a process that uses it; never another process's), which
+ *              made a launch call there (TRC_API_LAUNCH: kernel
+ *              launches and copies), or which a launch call of its
+ *              process without Python frames (autograd, NCCL) is
+ *              charged to by the waiting-thread rule (gpu_callsite.h:
+ *              the thread waiting at that moment, such as the main
+ *              thread in loss.backward()).  Found in the same pass:
+ *              every thread's charges are kept by (device, thread,
+ *              stack) and those of threads that turn out not to feed
+ *              the device are dropped at the end, so a thread whose
+ *              first launch comes late is still charged for its
+ *              earlier samples.
  *   charge     a sample stands for [time_ns, time_ns + weight_ns) (a
  *              folded run of count samples for [time_ns, time_ns +
  *              span_ns + weight_ns), its count x weight_ns spread evenly);
