@@ -174,10 +174,79 @@ static void test_feeders_per_process(void **state)
     fclose(f);
 }
 
+/* A recording longer than the horizon, written as trec writes it: the
+ * samples of 6 s first, then each process's side trace, each starting
+ * again from the recording's start (pid 100 on GPU 0, launching from
+ * autograd; pid 200 on GPU 1).  The busy time at the start must still be
+ * taken off what each process's thread is charged. */
+static void test_long_recording_samples_first(void **state)
+{
+    conv_tb *m = conv_tb_new();
+    uint32_t mn = conv_tb_thread(m, 100, T_MAIN, "main");
+    uint32_t f_mod = conv_tb_frame(m, "<module>", "train.py", 90, 1);
+    uint32_t s_back = conv_tb_stack(m, 2, (uint32_t[]){f_mod, conv_tb_frame(m, "backward", "train.py", 10, 10)});
+    uint32_t s_fwd = conv_tb_stack(m, 2, (uint32_t[]){f_mod, conv_tb_frame(m, "forward", "train.py", 20, 20)});
+    uint32_t mn2 = conv_tb_thread(m, 200, T_MAIN2, "main2");
+    for (int ms = 0; ms < 6000; ms++) {
+        conv_tb_sample(m, ms, mn, ms % 2 ? s_fwd : s_back, 0, 0);
+        conv_tb_sample(m, ms, mn2, s_fwd, TRC_SAMPLE_ON_CPU, 0);
+    }
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    append(f, m);
+    conv_tb *s1 = conv_tb_new();
+    uint32_t grad = conv_tb_thread(s1, 100, T_AUTOGRAD, "autograd");
+    launch(conv_tb_writer(s1), grad, 1, 1, 0);
+    kernel(conv_tb_writer(s1), 100, 0, 1, 2, 4);
+    launch(conv_tb_writer(s1), grad, 2, 5990, 0);
+    kernel(conv_tb_writer(s1), 100, 0, 2, 5991, 5992);
+    append(f, s1);
+    conv_tb *s2 = conv_tb_new();
+    uint32_t m2 = conv_tb_thread(s2, 200, T_MAIN2, "main2");
+    uint32_t f2 = conv_tb_frame(s2, "<module>", "train.py", 90, 1);
+    uint32_t st2 = conv_tb_stack(s2, 2, (uint32_t[]){f2, conv_tb_frame(s2, "step2", "train.py", 30, 30)});
+    launch(conv_tb_writer(s2), m2, 1, 0, st2);
+    kernel(conv_tb_writer(s2), 200, 1, 1, 1, 4);
+    launch(conv_tb_writer(s2), m2, 2, 5000, st2);
+    kernel(conv_tb_writer(s2), 200, 1, 2, 5000, 5005);
+    append(f, s2);
+    fflush(f);
+    rewind(f);
+    trc_status rst;
+    trc_reader *r = trc_reader_open_fd(fileno(f), "<long>", &rst);
+    assert_non_null(r);
+    exp_gpu_idle *gi = exp_gpu_idle_new(NULL);
+    assert_non_null(gi);
+    const trc_event *ev;
+    while (trc_reader_next(r, &ev) == TRC_OK)
+        assert_int_equal(exp_gpu_idle_event(gi, r, ev), TRC_OK);
+    assert_int_equal(exp_gpu_idle_finish(gi, r), TRC_OK);
+    exp_gpu_idle_device d0, d1;
+    exp_gpu_idle_device_at(gi, 0, &d0);
+    exp_gpu_idle_device_at(gi, 1, &d1);
+    assert_int_equal(d0.idle_ns, 6000 * CONV_MS - 3 * CONV_MS);
+    assert_int_equal(d1.idle_ns, 6000 * CONV_MS - 8 * CONV_MS);
+    got g = {.r = r};
+    assert_int_equal(exp_gpu_idle_each(gi, collect, &g), TRC_OK);
+    assert_int_equal(g.ns[0][T_MAIN], d0.idle_ns);
+    assert_int_equal(d0.charged_idle_ns, d0.idle_ns);
+    assert_int_equal(g.ns[1][T_MAIN2], d1.idle_ns);
+    assert_int_equal(d1.charged_idle_ns, d1.idle_ns);
+    assert_int_equal(g.ns[0][T_MAIN2] + g.ns[1][T_MAIN], 0);
+    exp_gpu_idle_stats st;
+    exp_gpu_idle_get_stats(gi, &st);
+    assert_int_equal(st.late, 0);
+    assert_int_equal(st.late_samples, 0);
+    exp_gpu_idle_free(gi);
+    trc_reader_free(r);
+    fclose(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_feeders_per_process),
+        cmocka_unit_test(test_long_recording_samples_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
