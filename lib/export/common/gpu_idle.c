@@ -110,9 +110,9 @@ struct exp_gpu_idle {
     trch_index ch_index;
     trch_u64map launchers;    /* thread id → index in lpid: made a launch call */
     int64_t *lpid;            /* each launcher's process */
+    size_t n_lpid, cap_lpid;
     exp_gpu_callsite *waits;  /* the waiting-thread rule: who a launch
                                * without Python frames is charged to */
-    size_t n_lpid, cap_lpid;
     uint32_t *order;          /* device indices by ordinal, after finish */
     exp_gpu_idle_stats st;
 };
@@ -347,7 +347,7 @@ static trc_status charge_sample(exp_gpu_idle *g, const pending *p, int64_t pid)
 {
     int64_t s = p->s < g->lo ? g->lo : p->s, e = p->e;
     for (size_t d = 0; d < g->n_dev; d++)
-        if (s < g->devs[d].retired && uses(&g->devs[d], pid)) { /* that part counts idle: see the header */
+        if (s < g->devs[d].retired && uses(&g->devs[d], pid)) { /* counts idle: see the header */
             g->st.late_samples++;
             break;
         }
@@ -383,9 +383,8 @@ static int64_t cutoff_of(const exp_gpu_idle *g, const proc *p)
     return p->has_clock ? add_sat(p->clock, -g->opt.horizon_ns) : INT64_MIN;
 }
 
-/* Charges p's samples that ended before cutoff; returns the earliest
- * start among those still waiting (cutoff when none waits). */
-static trc_status charge_proc(exp_gpu_idle *g, proc *p, int64_t cutoff, int64_t *keep)
+/* Charges p's samples that ended before cutoff. */
+static trc_status charge_proc(exp_gpu_idle *g, proc *p, int64_t cutoff)
 {
     while (p->head < p->n && p->pend[p->head].e <= cutoff) {
         trc_status st = charge_sample(g, &p->pend[p->head], p->pid);
@@ -401,10 +400,6 @@ static trc_status charge_proc(exp_gpu_idle *g, proc *p, int64_t cutoff, int64_t 
         p->n -= p->head;
         p->head = 0;
     }
-    *keep = cutoff;
-    for (size_t i = p->head; i < p->n; i++)
-        if (p->pend[i].s < *keep)
-            *keep = p->pend[i].s;
     return TRC_OK;
 }
 
@@ -420,9 +415,8 @@ static const proc *proc_get(const exp_gpu_idle *g, int64_t pid)
 static trc_status advance(exp_gpu_idle *g, int all)
 {
     for (size_t i = 0; i < g->n_procs; i++) {
-        int64_t keep;
         proc *p = &g->procs[i];
-        trc_status st = charge_proc(g, p, all ? INT64_MAX : cutoff_of(g, p), &keep);
+        trc_status st = charge_proc(g, p, all ? INT64_MAX : cutoff_of(g, p));
         if (st != TRC_OK)
             return st;
     }
