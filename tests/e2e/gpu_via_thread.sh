@@ -38,7 +38,7 @@ check() {
     { echo "FAIL ($mode): want all 40 launches charged via a waiting thread"; exit 1; }
   grep -qx 'lines:      100.00% of GPU time has a Python line (direct 0.00%, via a waiting thread 100.00%, none 0.00%)' "$tmp/sites" ||
     { echo "FAIL ($mode): share line"; exit 1; }
-  grep -Eq '^ +40 +0\.000000 +0\.000000 +0\.040000 +0\.001000 .*/tests/gpu/via_thread\.py:14\(backward\)$' "$tmp/sites" ||
+  grep -Eq '^ +40 +0\.000000 +0\.000000 +0\.040000 +0\.001000 .*tests/gpu/via_thread\.py:14\(backward\)$' "$tmp/sites" ||
     { echo "FAIL ($mode): want the 40 ms of kernels under backward()"; exit 1; }
   # the line, and who launched: the folded view names the waiting line and
   # the launching thread, a thread of the program that is not its main one
