@@ -18,11 +18,15 @@
  *             other launches run, which can evict its `recent` slot
  *             before its last kernel comes; graphs are few.
  *   names     leaf names interned in an name_pool (ids dense from 1).
- *   waits     per thread that had Python frames, a ring of its last
- *             EXP_GPU_WAIT_RUNS sample runs, for the launches without
- *             Python frames (the waiting-thread rule, docs/design/cupti.md
- *             §5.1); kept across segments, since a process's side trace
- *             follows the segment that holds its samples.
+ *   waits     per thread that had Python frames, all its sample runs
+ *             and the sync calls it made with a stack, for the launches
+ *             without Python frames (the waiting-thread rule,
+ *             docs/design/cupti.md §5.1); kept across segments, since a
+ *             process's side trace follows the segment that holds its
+ *             samples.  Nothing is cut by age: a run is 24 bytes and
+ *             repeats of one stack and state extend a run, so memory
+ *             follows the changes of stack, not the samples, and every
+ *             launch finds the runs it needs however late it comes.
  */
 #include "lib/export/common/gpu_callsite.h"
 
@@ -71,14 +75,24 @@ typedef struct recent {
 typedef struct wait_run {
     int64_t from, to;         /* [from, to) */
     uint32_t stack;           /* != 0 */
-    uint32_t on_cpu;
+    uint8_t on_cpu;
+    uint8_t known;            /* the leaf is a known waiting function */
 } wait_run;
+
+/* A sync call (TRC_API_SYNC) the thread made with a Python stack: it
+ * waited for the device during [from, to). */
+typedef struct wait_sync {
+    int64_t from, to;
+    uint32_t stack;
+} wait_sync;
 
 typedef struct wait_line {
     int64_t pid;
     uint32_t thread;          /* reader id */
-    uint32_t head, n, cap;    /* ring: oldest at head, n used, cap allocated */
+    uint32_t n, cap;          /* runs, in time order */
     wait_run *runs;
+    uint32_t n_syncs, cap_syncs; /* sync calls, in time order */
+    wait_sync *syncs;
 } wait_line;
 
 struct exp_gpu_callsite {
@@ -138,8 +152,10 @@ void exp_gpu_callsite_free(exp_gpu_callsite *c)
     trc_free(c->recent);
     trc_free(c->graphs);
     name_pool_cleanup(&c->names);
-    for (uint32_t i = 0; i < c->n_lines; i++)
+    for (uint32_t i = 0; i < c->n_lines; i++) {
         trc_free(c->lines[i].runs);
+        trc_free(c->lines[i].syncs);
+    }
     trc_free(c->lines);
     trc_free(c->line_of);
     trc_free(c);
@@ -259,38 +275,77 @@ static trc_status add_pact(exp_gpu_callsite *c, entry *e, exp_gpu_kind kind, uin
 
 /* ---- the waiting-thread rule --------------------------------------- */
 
+/* Python functions whose frame, as a sample's leaf, says that the thread
+ * waits for the GPU or for another thread (PyTorch's backward, which
+ * waits for autograd's threads; a thread join; a condition, event or
+ * lock wait; a device synchronisation) rather than idles elsewhere.
+ * Thread.join's leaf is _wait_for_tstate_lock before 3.13. */
+static int known_waiting(const char *fn)
+{
+    static const char *const names[] = {"backward", "run_backward", "join",
+                                        "_wait_for_tstate_lock", "wait", "acquire",
+                                        "synchronize"};
+    for (size_t i = 0; fn && i < sizeof names / sizeof *names; i++)
+        if (strcmp(fn, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int leaf_is_waiting(const trc_reader *r, uint32_t stack)
+{
+    const trc_stack *s = trc_reader_stack(r, stack);
+    const trc_frame *f = s ? trc_reader_frame(r, s->frame) : NULL;
+    return f && known_waiting(f->function);
+}
+
+/* The line of thread `thread` (reader id), made on first use; NULL in
+ * *out when the reader does not know the thread. */
+static trc_status line_for(exp_gpu_callsite *c, const trc_reader *r, uint32_t thread,
+                           wait_line **out)
+{
+    *out = NULL;
+    if (thread < c->cap_line_of && c->line_of[thread]) {
+        *out = &c->lines[c->line_of[thread] - 1];
+        return TRC_OK;
+    }
+    const trc_thread *t = trc_reader_thread(r, thread);
+    if (!t)
+        return TRC_OK;
+    if (c->n_lines >= UINT32_MAX / 2)
+        return TRC_ERR_LIMIT;
+    if (trcu_grow32(&c->line_of, &c->cap_line_of, thread, sizeof *c->line_of) != TRC_OK ||
+        trcu_grow32(&c->lines, &c->cap_lines, c->n_lines, sizeof *c->lines) != TRC_OK)
+        return TRC_ERR_NOMEM;
+    c->lines[c->n_lines] = (wait_line){ .pid = t->pid, .thread = thread };
+    c->line_of[thread] = ++c->n_lines;
+    *out = &c->lines[c->n_lines - 1];
+    return TRC_OK;
+}
+
+/* hostile times: saturate instead of overflowing */
+static int64_t end_of(int64_t from, uint64_t len)
+{
+    __int128 end = (__int128)from + len;
+    return end > INT64_MAX ? INT64_MAX : (int64_t)end;
+}
+
 /* A sample of thread `thread` (reader id, of pid): extends its last run
- * when it continues it, else starts a run, overwriting the oldest when
- * the ring is full.  Samples out of time order are not kept. */
-static trc_status on_sample(exp_gpu_callsite *c, trc_reader *r, const trc_sample *s)
+ * when it continues it, else starts a run.  Samples out of time order
+ * are not kept. */
+static trc_status on_sample(exp_gpu_callsite *c, const trc_reader *r, const trc_sample *s)
 {
     if (!s->stack || !s->thread)
         return TRC_OK;
-    uint32_t *slot = NULL;
-    if (s->thread < c->cap_line_of)
-        slot = &c->line_of[s->thread];
-    if (!slot || !*slot) {
-        const trc_thread *t = trc_reader_thread(r, s->thread);
-        if (!t)
-            return TRC_OK;
-        if (c->n_lines >= UINT32_MAX / 2)
-            return TRC_ERR_LIMIT;
-        if (trcu_grow32(&c->line_of, &c->cap_line_of, s->thread, sizeof *c->line_of) != TRC_OK ||
-            trcu_grow32(&c->lines, &c->cap_lines, c->n_lines, sizeof *c->lines) != TRC_OK)
-            return TRC_ERR_NOMEM;
-        c->lines[c->n_lines] = (wait_line){ .pid = t->pid, .thread = s->thread };
-        slot = &c->line_of[s->thread];
-        *slot = ++c->n_lines;
-    }
-    wait_line *l = &c->lines[*slot - 1];
-    /* hostile times: saturate instead of overflowing */
+    wait_line *l;
+    trc_status st = line_for(c, r, s->thread, &l);
+    if (st != TRC_OK || !l)
+        return st;
     uint64_t len = s->weight_ns > UINT64_MAX - s->span_ns ? UINT64_MAX
                                                           : s->span_ns + s->weight_ns;
-    __int128 end = (__int128)s->time_ns + len;
-    int64_t to = end > INT64_MAX ? INT64_MAX : (int64_t)end;
-    uint32_t on_cpu = (s->flags & TRC_SAMPLE_ON_CPU) != 0;
+    int64_t to = end_of(s->time_ns, len);
+    uint8_t on_cpu = (s->flags & TRC_SAMPLE_ON_CPU) != 0;
     if (l->n) {
-        wait_run *last = &l->runs[(l->head + l->n - 1) % l->cap];
+        wait_run *last = &l->runs[l->n - 1];
         if (s->time_ns < last->from)
             return TRC_OK;
         if (last->stack == s->stack && last->on_cpu == on_cpu && s->time_ns <= last->to) {
@@ -299,20 +354,26 @@ static trc_status on_sample(exp_gpu_callsite *c, trc_reader *r, const trc_sample
             return TRC_OK;
         }
     }
-    if (l->n == l->cap && l->cap < EXP_GPU_WAIT_RUNS) {
-        /* still growing: the ring has not wrapped (head is 0) */
-        if (trcu_grow32(&l->runs, &l->cap, l->n, sizeof *l->runs) != TRC_OK)
-            return TRC_ERR_NOMEM;
-        if (l->cap > EXP_GPU_WAIT_RUNS)
-            l->cap = EXP_GPU_WAIT_RUNS;
-    }
-    wait_run run = { s->time_ns, to, s->stack, on_cpu };
-    if (l->n < l->cap)
-        l->runs[(l->head + l->n++) % l->cap] = run;
-    else {
-        l->runs[l->head] = run;
-        l->head = (l->head + 1) % l->cap;
-    }
+    if (trcu_grow32(&l->runs, &l->cap, l->n, sizeof *l->runs) != TRC_OK)
+        return l->n >= UINT32_MAX / 2 - 1 ? TRC_ERR_LIMIT : TRC_ERR_NOMEM;
+    l->runs[l->n++] = (wait_run){ s->time_ns, to, s->stack, on_cpu,
+                                  (uint8_t)leaf_is_waiting(r, s->stack) };
+    return TRC_OK;
+}
+
+/* A sync call with a Python stack: its thread waits for the device for
+ * the call's duration. */
+static trc_status on_sync(exp_gpu_callsite *c, const trc_reader *r, const trc_api_call *a)
+{
+    wait_line *l;
+    trc_status st = line_for(c, r, a->thread, &l);
+    if (st != TRC_OK || !l || a->end_ns <= a->start_ns)
+        return st;
+    if (l->n_syncs && a->start_ns < l->syncs[l->n_syncs - 1].from)
+        return TRC_OK; /* out of time order: not kept */
+    if (trcu_grow32(&l->syncs, &l->cap_syncs, l->n_syncs, sizeof *l->syncs) != TRC_OK)
+        return l->n_syncs >= UINT32_MAX / 2 - 1 ? TRC_ERR_LIMIT : TRC_ERR_NOMEM;
+    l->syncs[l->n_syncs++] = (wait_sync){ a->start_ns, a->end_ns, a->stack };
     return TRC_OK;
 }
 
@@ -320,42 +381,100 @@ static trc_status on_sample(exp_gpu_callsite *c, trc_reader *r, const trc_sample
  * before t, if it lasts past t. */
 static const wait_run *run_at(const wait_line *l, int64_t t)
 {
-    uint32_t lo = 0, hi = l->n; /* first run (in age order) starting after t */
+    uint32_t lo = 0, hi = l->n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (l->runs[(l->head + mid) % l->cap].from <= t)
+        if (l->runs[mid].from <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
     if (lo == 0)
         return NULL;
-    const wait_run *w = &l->runs[(l->head + lo - 1) % l->cap];
+    const wait_run *w = &l->runs[lo - 1];
     return t < w->to ? w : NULL;
 }
 
+/* The sync call of l in progress at t, or NULL (calls of one thread do
+ * not overlap: the latest one started at or before t). */
+static const wait_sync *sync_at(const wait_line *l, int64_t t)
+{
+    uint32_t lo = 0, hi = l->n_syncs;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (l->syncs[mid].from <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const wait_sync *w = &l->syncs[lo - 1];
+    return t < w->to ? w : NULL;
+}
+
+/* How surely a thread waits for the launch at t, lower first: 0 known
+ * to wait (in a sync call, or sampled off CPU in a known waiting
+ * function), 1 off CPU elsewhere (it may only be idle), 2 on CPU; 3 not
+ * a candidate (no Python stack covers t).  *stack: the stack to charge
+ * (the sync call's own when there is one). */
+static unsigned wait_rank(const wait_line *l, int64_t t, uint32_t *stack)
+{
+    const wait_sync *y = sync_at(l, t);
+    if (y) {
+        *stack = y->stack;
+        return 0;
+    }
+    const wait_run *w = run_at(l, t);
+    if (!w)
+        return 3;
+    *stack = w->stack;
+    return w->on_cpu ? 2 : w->known ? 0 : 1;
+}
+
 /* The waiting thread for a launch at t by `launcher` of pid: among the
- * other threads of pid whose samples cover t with a Python stack, one
- * off CPU (waiting) before one on CPU, then the lowest reader id (the
- * first seen: the main thread in a recording).  0 when none. */
+ * other threads of pid with a Python stack at t, the lowest wait_rank,
+ * then the lowest reader id (the first seen: the main thread in a
+ * recording).  0 when none. */
 static uint32_t waiter_at(const exp_gpu_callsite *c, int64_t pid, uint32_t launcher, int64_t t,
                           uint32_t *stack)
 {
-    uint32_t best = 0, best_cpu = 2;
+    uint32_t best = 0;
+    unsigned best_rank = 3;
     for (uint32_t i = 0; i < c->n_lines; i++) {
         const wait_line *l = &c->lines[i];
         if (l->pid != pid || l->thread == launcher)
             continue;
-        const wait_run *w = run_at(l, t);
-        if (!w)
-            continue;
-        if (w->on_cpu < best_cpu || (w->on_cpu == best_cpu && l->thread < best)) {
+        uint32_t s = 0;
+        unsigned rank = wait_rank(l, t, &s);
+        if (rank < best_rank || (rank == best_rank && rank < 3 && l->thread < best)) {
             best = l->thread;
-            best_cpu = w->on_cpu;
-            *stack = w->stack;
+            best_rank = rank;
+            *stack = s;
         }
     }
     return best;
+}
+
+uint32_t exp_gpu_callsite_waiter(const exp_gpu_callsite *c, int64_t pid, uint32_t launcher,
+                                 int64_t t, uint32_t *stack)
+{
+    uint32_t s = 0, w = waiter_at(c, pid, launcher, t, &s);
+    if (stack)
+        *stack = w ? s : 0;
+    return w;
+}
+
+trc_status exp_gpu_callsite_note_wait(exp_gpu_callsite *c, const trc_reader *r,
+                                      const trc_event *ev)
+{
+    if (ev->type == TRC_EV_SAMPLE)
+        return on_sample(c, r, &ev->u.sample);
+    const trc_api_call *a = &ev->u.api;
+    if (ev->type == TRC_EV_API_CALL && (a->flags & TRC_API_SYNC) && a->stack &&
+        !(a->flags & TRC_API_NO_PYTHON))
+        return on_sync(c, r, a);
+    return TRC_OK;
 }
 
 /* ---- emitting ------------------------------------------------------- */
@@ -509,6 +628,11 @@ static trc_status on_api(exp_gpu_callsite *c, trc_reader *r, const trc_api_call 
     if (a->correlation == 0 || !t)
         return TRC_OK;
     uint32_t stack = a->flags & TRC_API_NO_PYTHON ? 0 : a->stack;
+    if ((a->flags & TRC_API_SYNC) && stack) {
+        trc_status sst = on_sync(c, r, a);
+        if (sst != TRC_OK)
+            return sst;
+    }
     entry *e = find(c, t->pid, a->correlation);
     if (e && e->has_api) {
         /* a second call with the same id: prefer the one with Python frames */

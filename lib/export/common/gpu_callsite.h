@@ -22,11 +22,17 @@
  * the Python stack of a thread of the same process that waits at the
  * call's start (docs/design/cupti.md §5.1, docs/gpu.md): the hit keeps
  * the launching thread in `thread` and names the waiting one in
- * `waiter`.  For that the correlator keeps, per thread with Python
- * frames, its last EXP_GPU_WAIT_RUNS sample runs (feed the samples too,
- * unselected, like the launch calls): memory is bounded by the threads,
- * not by the trace.
- *
+ * `waiter`.  A thread known to wait (in a sync call recorded with its
+ * stack, or sampled off CPU in a known waiting function such as
+ * backward or join) is preferred to one merely off CPU, which is
+ * preferred to one on CPU; then the first thread met.  For that the
+ * correlator keeps, per thread with Python frames, every run of its
+ * samples with one stack and CPU state, and its sync calls (feed the
+ * samples too, unselected, like the API calls): no age cut, so a
+ * launch read long after the samples (trec writes the side trace after
+ * them) is charged exactly; memory follows the changes of stack (24
+ * bytes a run), never the number of samples or activities.
+
  * Results are handed to an emit callback, one per activity fed, in no
  * particular order: the converter pipeline's call-site stage, which
  * annotates each selected activity with its launch site for the sinks
@@ -49,11 +55,6 @@
  * records than this below ~500k launches per second, and it bounds the
  * map to ~16 MB however many calls go unmatched. */
 #define EXP_GPU_DEFAULT_WINDOW (UINT64_C(1) << 18)
-
-/* Sample runs kept per thread for attribution via a waiting thread
- * (a run: consecutive samples with one stack and one on/off-CPU state;
- * 24 bytes each, so at most 1.5 MB per thread with Python frames). */
-#define EXP_GPU_WAIT_RUNS 65536u
 
 /* The frame that marks GPU time charged via a waiting thread, placed
  * between the waiting thread's stack and the leaf: "[via thread TID
@@ -125,6 +126,18 @@ void exp_gpu_callsite_free(exp_gpu_callsite *c);
  * same every time.  Returns TRC_OK, TRC_ERR_NOMEM, TRC_ERR_LIMIT (over
  * 2^32-2 live items or names) or what emit returned. */
 trc_status exp_gpu_callsite_event(exp_gpu_callsite *c, trc_reader *r, const trc_event *ev);
+
+/* The waiting-thread rule alone, for a stage that correlates nothing
+ * (gpu_idle.c: which threads feed a device): exp_gpu_callsite_note_wait
+ * keeps a sample or a sync call (other events are ignored), and
+ * exp_gpu_callsite_waiter names the thread (reader id; 0 when none, and
+ * *stack its stack then, when stack is not NULL) that a launch without
+ * Python frames by `launcher` of pid at t is charged to, from what was
+ * kept so far.  note_wait: TRC_OK, TRC_ERR_NOMEM or TRC_ERR_LIMIT. */
+trc_status exp_gpu_callsite_note_wait(exp_gpu_callsite *c, const trc_reader *r,
+                                      const trc_event *ev);
+uint32_t exp_gpu_callsite_waiter(const exp_gpu_callsite *c, int64_t pid, uint32_t launcher,
+                                 int64_t t, uint32_t *stack);
 
 /* Give up everything still waiting (activities are emitted as UNKNOWN).
  * Call once at the end of input; feeding may continue after it. */

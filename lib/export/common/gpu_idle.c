@@ -3,10 +3,11 @@
  * threads' Python stacks (contract in gpu_idle.h).
  *
  * Each device keeps two sorted, disjoint interval sets (everything, and
- * kernels alone) for the horizon; samples wait in arrival order until
- * the latest time seen is a horizon past their end, are then clipped
- * against those sets and charged, and intervals no waiting sample can
- * reach any more are summed and dropped.  A sample charged before a
+ * kernels alone) for the horizon; each process's samples wait in arrival
+ * order until that process's latest activity is a horizon past their
+ * end, are then clipped against those sets and charged, and intervals
+ * that no waiting sample of a process using the device can reach any
+ * more are summed and dropped.  A sample charged before a
  * device was first seen counted it as idle (nothing had run on it within
  * the horizon): such charges are kept apart by how many devices were
  * known then and given to every device seen later.
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/export/common/gpu_callsite.h"
 #include "lib/util/alloc.h"
 #include "lib/util/grow.h"
 #include "lib/util/hashtab.h"
@@ -66,6 +68,20 @@ typedef struct pending {
     uint32_t thread, stack;
 } pending;
 
+/* A process: its samples wait, in arrival order, until its own
+ * activities are a horizon past them.  The clock is the process's and
+ * the activities', not the samples': trec writes a process's side trace
+ * (its activities) after the samples of the whole recording, and each
+ * process's side trace starts again from the recording's start. */
+typedef struct proc {
+    int64_t pid;
+    int has_clock;
+    int64_t clock;            /* the latest end of its activities */
+    int64_t next_advance;     /* the cutoff at which advance runs next */
+    pending *pend;
+    size_t head, n, cap;
+} proc;
+
 /* A charge: slot < n_dev is a device index; PRE + k: idle while k
  * devices were known, given to devices k and later. */
 #define PRE UINT32_C(0x80000000)
@@ -83,17 +99,20 @@ struct exp_gpu_idle {
     int64_t lo, hi;           /* the span (hi grows while reading without --to) */
     int have_max;
     int64_t max_seen;
-    int64_t next_advance;     /* the cutoff at which advance runs next */
     dev *devs;
     size_t n_dev, cap_dev;
-    pending *pend;
-    size_t pend_head, n_pend, cap_pend;
+    proc *procs;
+    size_t n_procs, cap_procs;
+    trch_u64map proc_of;      /* pid -> index in procs */
+    size_t n_pending;         /* samples waiting, all processes */
     charge *ch;
     size_t n_ch, cap_ch;
     trch_index ch_index;
     trch_u64map launchers;    /* thread id → index in lpid: made a launch call */
     int64_t *lpid;            /* each launcher's process */
     size_t n_lpid, cap_lpid;
+    exp_gpu_callsite *waits;  /* the waiting-thread rule: who a launch
+                               * without Python frames is charged to */
     uint32_t *order;          /* device indices by ordinal, after finish */
     exp_gpu_idle_stats st;
 };
@@ -103,11 +122,14 @@ exp_gpu_idle *exp_gpu_idle_new(const exp_gpu_idle_options *opts)
     exp_gpu_idle *g = trc_calloc(1, sizeof *g);
     if (!g)
         return NULL;
+    if (!(g->waits = exp_gpu_callsite_new(0, NULL, NULL))) {
+        trc_free(g);
+        return NULL;
+    }
     if (opts)
         g->opt = *opts;
     if (g->opt.horizon_ns <= 0)
         g->opt.horizon_ns = EXP_GPU_IDLE_DEFAULT_HORIZON_NS;
-    g->next_advance = INT64_MIN;
     return g;
 }
 
@@ -122,12 +144,16 @@ void exp_gpu_idle_free(exp_gpu_idle *g)
         trc_free(g->devs[i].buckets);
     }
     trc_free(g->devs);
-    trc_free(g->pend);
+    for (size_t i = 0; i < g->n_procs; i++)
+        trc_free(g->procs[i].pend);
+    trc_free(g->procs);
+    trch_u64map_cleanup(&g->proc_of);
     trc_free(g->ch);
     trch_index_cleanup(&g->ch_index);
     trch_u64map_cleanup(&g->launchers);
     trc_free(g->lpid);
     trc_free(g->order);
+    exp_gpu_callsite_free(g->waits);
     trc_free(g);
 }
 
@@ -307,11 +333,21 @@ static uint64_t scaled(uint64_t ns, const pending *p)
     return (uint64_t)((long double)ns * (long double)p->w / (long double)len + 0.5L);
 }
 
-static trc_status charge_sample(exp_gpu_idle *g, const pending *p)
+static int uses(const dev *v, int64_t pid)
+{
+    for (size_t i = 0; i < v->n_pids; i++)
+        if (v->pids[i] == pid)
+            return 1;
+    return 0;
+}
+
+/* Charges sample p of process pid to every device known (only those
+ * its process uses will count it: exp_gpu_idle_each). */
+static trc_status charge_sample(exp_gpu_idle *g, const pending *p, int64_t pid)
 {
     int64_t s = p->s < g->lo ? g->lo : p->s, e = p->e;
     for (size_t d = 0; d < g->n_dev; d++)
-        if (s < g->devs[d].retired) { /* that part counts idle: see the header */
+        if (s < g->devs[d].retired && uses(&g->devs[d], pid)) { /* counts idle: see the header */
             g->st.late_samples++;
             break;
         }
@@ -340,33 +376,65 @@ static trc_status charge_sample(exp_gpu_idle *g, const pending *p)
  * not yet seen; a device's charges then subtract nothing, which is why
  * the slot holds k: devices with index >= k take it. */
 
-/* Charges samples that ended a horizon ago (all of them when `all`), then
- * drops the intervals no waiting sample reaches. */
-static trc_status advance(exp_gpu_idle *g, int all)
+/* The time before which process p's samples are charged: a horizon
+ * before its latest activity (none before it has one). */
+static int64_t cutoff_of(const exp_gpu_idle *g, const proc *p)
 {
-    int64_t cutoff = all ? INT64_MAX : add_sat(g->max_seen, -g->opt.horizon_ns);
-    while (g->pend_head < g->n_pend && g->pend[g->pend_head].e <= cutoff) {
-        trc_status st = charge_sample(g, &g->pend[g->pend_head]);
+    return p->has_clock ? add_sat(p->clock, -g->opt.horizon_ns) : INT64_MIN;
+}
+
+/* Charges p's samples that ended before cutoff. */
+static trc_status charge_proc(exp_gpu_idle *g, proc *p, int64_t cutoff)
+{
+    while (p->head < p->n && p->pend[p->head].e <= cutoff) {
+        trc_status st = charge_sample(g, &p->pend[p->head], p->pid);
         if (st != TRC_OK)
             return st;
-        g->pend_head++;
+        p->head++;
+        g->n_pending--;
     }
-    if (g->pend_head == g->n_pend) {
-        g->pend_head = g->n_pend = 0;
-    } else if (g->pend_head * 2 >= g->n_pend) {
-        memmove(g->pend, g->pend + g->pend_head, (g->n_pend - g->pend_head) * sizeof *g->pend);
-        g->n_pend -= g->pend_head;
-        g->pend_head = 0;
+    if (p->head == p->n) {
+        p->head = p->n = 0;
+    } else if (p->head * 2 >= p->n) {
+        memmove(p->pend, p->pend + p->head, (p->n - p->head) * sizeof *p->pend);
+        p->n -= p->head;
+        p->head = 0;
     }
-    int64_t keep = cutoff;
-    for (size_t i = g->pend_head; i < g->n_pend; i++)
-        if (g->pend[i].s < keep)
-            keep = g->pend[i].s;
+    return TRC_OK;
+}
+
+static const proc *proc_get(const exp_gpu_idle *g, int64_t pid)
+{
+    uint32_t i;
+    return trch_u64map_get(&g->proc_of, (uint64_t)pid, &i) ? &g->procs[i] : NULL;
+}
+
+/* Charges the samples that ended a horizon before their process's
+ * latest activity (all of them when `all`), then drops each device's
+ * intervals that no waiting sample of a process using it reaches. */
+static trc_status advance(exp_gpu_idle *g, int all)
+{
+    for (size_t i = 0; i < g->n_procs; i++) {
+        proc *p = &g->procs[i];
+        trc_status st = charge_proc(g, p, all ? INT64_MAX : cutoff_of(g, p));
+        if (st != TRC_OK)
+            return st;
+    }
     if (all)
         return TRC_OK;
     for (size_t d = 0; d < g->n_dev; d++) {
         dev *v = &g->devs[d];
-        if (keep <= v->retired)
+        int64_t keep = INT64_MAX;
+        for (size_t k = 0; k < v->n_pids; k++) {
+            const proc *p = proc_get(g, v->pids[k]);
+            int64_t pk = p ? cutoff_of(g, p) : INT64_MIN;
+            for (size_t i = p ? p->head : 0; p && i < p->n; i++)
+                if (p->pend[i].s < pk)
+                    pk = p->pend[i].s;
+            if (pk < keep)
+                keep = pk;
+        }
+        if (!v->n_pids || keep <= v->retired)
             continue;
         trc_status st = iv_retire(g, v, &v->all, keep, &v->busy_ns);
         if (st == TRC_OK)
@@ -376,6 +444,24 @@ static trc_status advance(exp_gpu_idle *g, int all)
         v->retired = keep;
     }
     return TRC_OK;
+}
+
+/* The process pid, made on first use; NULL when out of memory. */
+static proc *proc_for(exp_gpu_idle *g, int64_t pid)
+{
+    uint32_t i;
+    int added;
+    if (trch_u64map_get(&g->proc_of, (uint64_t)pid, &i))
+        return &g->procs[i];
+    if (g->n_procs >= UINT32_MAX - 1 ||
+        trcu_grow((void **)&g->procs, &g->cap_procs, g->n_procs, sizeof *g->procs) != TRC_OK ||
+        trch_u64map_put(&g->proc_of, (uint64_t)pid, (uint32_t)g->n_procs, &i, &added) != TRC_OK)
+        return NULL;
+    proc *p = &g->procs[g->n_procs++];
+    memset(p, 0, sizeof *p);
+    p->pid = pid;
+    p->next_advance = INT64_MIN;
+    return p;
 }
 
 static void see(exp_gpu_idle *g, int64_t t)
@@ -417,10 +503,15 @@ static trc_status on_activity(exp_gpu_idle *g, const trc_gpu_where *w, int64_t s
 {
     g->st.activities++;
     dev *v = device(g, w->device, w->pid);
-    if (!v)
+    proc *p = proc_for(g, w->pid);
+    if (!v || !p)
         return TRC_ERR_NOMEM;
     if (e <= s)
         return TRC_OK;
+    if (!p->has_clock || e > p->clock) {
+        p->has_clock = 1;
+        p->clock = e;
+    }
     if (e <= v->retired) {
         g->st.late++;
         return TRC_OK;
@@ -434,10 +525,17 @@ static trc_status on_activity(exp_gpu_idle *g, const trc_gpu_where *w, int64_t s
     if (held > g->st.peak_intervals)
         g->st.peak_intervals = held;
     see(g, e);
+    /* in steps of 1/16 horizon of the process's clock, so that the scan
+     * of what waits (advance) costs little per activity */
+    int64_t cut = cutoff_of(g, p);
+    if (st == TRC_OK && cut >= p->next_advance) {
+        st = advance(g, 0);
+        p->next_advance = add_sat(cut, g->opt.horizon_ns / 16);
+    }
     return st;
 }
 
-static trc_status on_sample(exp_gpu_idle *g, const trc_sample *smp)
+static trc_status on_sample(exp_gpu_idle *g, const trc_reader *r, const trc_sample *smp)
 {
     uint64_t n = smp->count ? smp->count : 1;
     g->st.samples += n;
@@ -448,12 +546,16 @@ static trc_status on_sample(exp_gpu_idle *g, const trc_sample *smp)
                  smp->weight_ns * n, smp->thread, smp->stack};
     if (p.e <= p.s)
         return TRC_OK;
-    trc_status st = trcu_grow((void **)&g->pend, &g->cap_pend, g->n_pend + 1, sizeof *g->pend);
+    const trc_thread *t = r ? trc_reader_thread(r, smp->thread) : NULL;
+    proc *x = proc_for(g, t ? t->pid : -1);
+    if (!x)
+        return TRC_ERR_NOMEM;
+    trc_status st = trcu_grow((void **)&x->pend, &x->cap, x->n, sizeof *x->pend);
     if (st != TRC_OK)
         return st;
-    g->pend[g->n_pend++] = p;
-    if (g->n_pend - g->pend_head > g->st.peak_pending)
-        g->st.peak_pending = g->n_pend - g->pend_head;
+    x->pend[x->n++] = p;
+    if (++g->n_pending > g->st.peak_pending)
+        g->st.peak_pending = g->n_pending;
     see(g, p.e);
     return TRC_OK;
 }
@@ -502,6 +604,21 @@ static trc_status on_launch(exp_gpu_idle *g, const trc_reader *r, uint32_t threa
     return TRC_OK;
 }
 
+/* A launch or copy call: its thread feeds the devices of its process,
+ * and so does, for a call without Python frames (autograd, NCCL), the
+ * thread of the process that the call-site view charges it to (the one
+ * waiting at that moment: gpu_callsite.h), whose samples say what the
+ * Python code feeding the device was doing. */
+static trc_status on_launch_call(exp_gpu_idle *g, const trc_reader *r, const trc_api_call *a)
+{
+    trc_status st = on_launch(g, r, a->thread);
+    if (st != TRC_OK || (a->stack && !(a->flags & TRC_API_NO_PYTHON)))
+        return st;
+    const trc_thread *t = trc_reader_thread(r, a->thread);
+    uint32_t w = t ? exp_gpu_callsite_waiter(g->waits, t->pid, a->thread, a->start_ns, NULL) : 0;
+    return w ? on_launch(g, r, w) : TRC_OK;
+}
+
 trc_status exp_gpu_idle_event(exp_gpu_idle *g, const trc_reader *r, const trc_event *ev)
 {
     trc_status st = TRC_OK;
@@ -519,14 +636,17 @@ trc_status exp_gpu_idle_event(exp_gpu_idle *g, const trc_reader *r, const trc_ev
         see(g, ev->u.segment_end.end_ns);
         break;
     case TRC_EV_SAMPLE:
-        st = on_sample(g, &ev->u.sample);
+        st = on_sample(g, r, &ev->u.sample);
+        if (st == TRC_OK)
+            st = exp_gpu_callsite_note_wait(g->waits, r, ev);
         break;
     case TRC_EV_COUNTER:
         st = on_counter(g, r, &ev->u.counter);
         break;
     case TRC_EV_API_CALL:
-        if (ev->u.api.flags & TRC_API_LAUNCH)
-            st = on_launch(g, r, ev->u.api.thread);
+        st = exp_gpu_callsite_note_wait(g->waits, r, ev);
+        if (st == TRC_OK && (ev->u.api.flags & TRC_API_LAUNCH))
+            st = on_launch_call(g, r, &ev->u.api);
         see(g, ev->u.api.end_ns);
         break;
     case TRC_EV_GPU_KERNEL:
@@ -540,13 +660,6 @@ trc_status exp_gpu_idle_event(exp_gpu_idle *g, const trc_reader *r, const trc_ev
         break;
     default:
         return TRC_OK;
-    }
-    /* in steps of 1/16 horizon, so that the scan of what waits (advance)
-     * costs little per event however many threads are sampled */
-    if (st == TRC_OK && g->have_max &&
-        add_sat(g->max_seen, -g->opt.horizon_ns) >= g->next_advance) {
-        st = advance(g, 0);
-        g->next_advance = add_sat(add_sat(g->max_seen, -g->opt.horizon_ns), g->opt.horizon_ns / 16);
     }
     return st;
 }
@@ -563,8 +676,14 @@ trc_status exp_gpu_idle_finish(exp_gpu_idle *g, const trc_reader *r)
     (void)r;
     if (!g->opt.has_to && g->have_max && g->max_seen > g->hi)
         g->hi = g->max_seen;
-    if (!g->have_start) /* no segment: the span starts with what was seen */
-        g->lo = g->pend_head < g->n_pend ? g->pend[g->pend_head].s : g->lo;
+    if (!g->have_start) { /* no segment: the span starts with what was seen */
+        int64_t first = INT64_MAX;
+        for (size_t i = 0; i < g->n_procs; i++)
+            if (g->procs[i].head < g->procs[i].n && g->procs[i].pend[g->procs[i].head].s < first)
+                first = g->procs[i].pend[g->procs[i].head].s;
+        if (first != INT64_MAX)
+            g->lo = first;
+    }
     trc_status st = advance(g, 1);
     if (st != TRC_OK)
         return st;
@@ -601,10 +720,7 @@ static int feeds(const exp_gpu_idle *g, const dev *v, uint32_t thread)
     uint32_t idx;
     if (!thread || !trch_u64map_get(&g->launchers, thread, &idx))
         return 0;
-    for (size_t i = 0; i < v->n_pids; i++)
-        if (v->pids[i] == g->lpid[idx])
-            return 1;
-    return 0;
+    return uses(v, g->lpid[idx]);
 }
 
 /* Whether charge c counts for device index d. */

@@ -17,13 +17,19 @@
  *              intervals, clipped to the span; "kernel busy" the union of
  *              its kernels alone; copies only = busy - kernel busy;
  *              idle = span - busy.
- *   feeder     a thread that made a launch call (TRC_API_LAUNCH: kernel
- *              launches and copies) in a process that has activities on
- *              the device.  Found in the same pass: every thread's
- *              charges are kept by (device, thread, stack) and those of
- *              threads that turn out not to feed the device are dropped
- *              at the end, so a thread whose first launch comes late is
- *              still charged for its earlier samples.
+ *   feeder     a thread of a process that has activities on the device
+ *              (a process that uses it; never another process's), which
+ *              made a launch call there (TRC_API_LAUNCH: kernel
+ *              launches and copies), or which a launch call of its
+ *              process without Python frames (autograd, NCCL) is
+ *              charged to by the waiting-thread rule (gpu_callsite.h:
+ *              the thread waiting at that moment, such as the main
+ *              thread in loss.backward()).  Found in the same pass:
+ *              every thread's charges are kept by (device, thread,
+ *              stack) and those of threads that turn out not to feed
+ *              the device are dropped at the end, so a thread whose
+ *              first launch comes late is still charged for its
+ *              earlier samples.
  *   charge     a sample stands for [time_ns, time_ns + weight_ns) (a
  *              folded run of count samples for [time_ns, time_ns +
  *              span_ns + weight_ns), its count x weight_ns spread evenly);
@@ -32,17 +38,26 @@
  *              sample's thread and stack.
  *
  * Memory is bounded by the horizon, not by the number of activities:
- * activities arrive roughly in time order per device (CUPTI delivers
- * them within its buffer flush delay), so busy intervals and samples are
- * kept only while they are within horizon_ns of the latest time seen;
- * older samples are charged and older intervals summed and dropped.  An
- * activity that arrives later than that is still counted busy from the
- * retired point on (exp_gpu_idle_stats.late counts them); a sample whose
- * period reaches back before that point (a run of identical samples
- * folded over more than the horizon, written when it ends) is charged as
- * idle for that part (late_samples counts them).  What remains
- * is one row per (device, thread, stack) charged, and one interval per
- * busy stretch within the horizon.
+ * a process's activities arrive roughly in time order per device (CUPTI
+ * delivers them within its buffer flush delay), so busy intervals are
+ * kept only while a waiting sample of a process using the device can
+ * reach them, and a process's samples wait only until its own latest
+ * activity is horizon_ns past them; then they are charged and the older
+ * intervals summed and dropped.  The clock is each process's activities,
+ * never the samples: trec writes the samples of the whole recording
+ * first and each process's side trace after them, each from the
+ * recording's start, so samples wait there (their count, not the
+ * activities', bounds memory) and every figure stays exact whatever the
+ * recording's length.  An activity that arrives more than the horizon
+ * behind its process's latest is still counted busy from the retired
+ * point on (exp_gpu_idle_stats.late counts them); a sample whose period
+ * reaches back before that point on a device its process uses is
+ * charged as idle for that part (late_samples counts them).  Two
+ * processes sharing a device, recorded as separate side traces longer
+ * than the horizon, are such a case: the second one's activities on the
+ * device come after the first's retired them.  What remains is one row
+ * per (device, thread, stack) charged, and one interval per busy stretch
+ * within the horizon.
  *
  * Internal API, prefix exp_gpu_idle_.  Ownership: _new / _free.
  */

@@ -735,25 +735,200 @@ static void test_share_line(void **state)
                         "thread 50.00%, none 0.00%)");
 }
 
-/* Memory: a thread's runs stop growing at EXP_GPU_WAIT_RUNS however
- * long it samples (the ring then overwrites its oldest). */
-static void test_wait_runs_are_bounded(void **state)
+/* The file trec writes: the main segment (m, the samples), then a side
+ * trace (side, the launches).  Frees both builders. */
+static FILE *two_segment_file(conv_tb *m, conv_tb *side)
+{
+    assert_int_equal(conv_tb_status(m), TRC_OK);
+    assert_int_equal(conv_tb_status(side), TRC_OK);
+    trc_reader_free(conv_tb_reader(m)); /* closes the writers */
+    trc_reader_free(conv_tb_reader(side));
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    size_t n;
+    const unsigned char *p = conv_tb_bytes(m, &n);
+    assert_int_equal(fwrite(p, 1, n, f), n);
+    p = conv_tb_bytes(side, &n);
+    assert_int_equal(fwrite(p, 1, n, f), n);
+    fflush(f);
+    rewind(f);
+    conv_tb_free(m);
+    conv_tb_free(side);
+    return f;
+}
+
+/* Every event of f through a new correlator that collects into g. */
+static exp_gpu_callsite *correlate_file(FILE *f, got *g, trc_reader **r)
+{
+    trc_status rst;
+    *r = trc_reader_open_fd(fileno(f), "<two segments>", &rst);
+    assert_non_null(*r);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, g);
+    assert_non_null(c);
+    const trc_event *ev;
+    while (trc_reader_next(*r, &ev) == TRC_OK)
+        assert_int_equal(exp_gpu_callsite_event(c, *r, ev), TRC_OK);
+    assert_int_equal(exp_gpu_callsite_finish(c), TRC_OK);
+    return c;
+}
+
+/* The function of stack id's leaf frame. */
+static const char *leaf_fn(trc_reader *r, uint32_t id)
+{
+    const trc_stack *s = trc_reader_stack(r, id);
+    assert_non_null(s);
+    return trc_reader_frame(r, s->frame)->function;
+}
+
+/* The reader id of the thread with system id tid. */
+static uint32_t thread_of(trc_reader *r, int64_t tid)
+{
+    for (uint32_t i = 1; i <= trc_reader_thread_count(r); i++)
+        if (trc_reader_thread(r, i)->tid == tid)
+            return i;
+    fail();
+    return 0;
+}
+
+/* Memory follows a thread's changes of stack, not its samples: repeats
+ * of one stack and state extend one run (no allocation after the
+ * first), and runs that change at every sample grow by doubling. */
+static void test_wait_runs_follow_stack_changes(void **state)
 {
     world w;
     got g = {0};
     world_open(&w);
     exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
     trc_alloc_fail_after(-1); /* counts from here */
-    for (uint32_t i = 0; i < 3 * EXP_GPU_WAIT_RUNS; i++) {
+    int64_t t = 1000;
+    for (uint32_t i = 0; i < 200000; i++, t += 10) {
         trc_event e = {.type = TRC_EV_SAMPLE};
-        e.u.sample = (trc_sample){.time_ns = 1000 + (int64_t)i * 10, .thread = w.ta,
-                                  .stack = 1 + i % 2, .weight_ns = 10, .count = 1};
+        e.u.sample = (trc_sample){.time_ns = t, .thread = w.ta, .stack = 1, .weight_ns = 10,
+                                  .count = 1};
+        feed(c, &w, e);
+    }
+    assert_true(trc_alloc_count() <= 3); /* the thread's line and its one run */
+    for (uint32_t i = 0; i < 200000; i++, t += 10) {
+        trc_event e = {.type = TRC_EV_SAMPLE};
+        e.u.sample = (trc_sample){.time_ns = t, .thread = w.ta, .stack = 1 + i % 2,
+                                  .weight_ns = 10, .count = 1};
         feed(c, &w, e);
     }
     long made = trc_alloc_count();
-    assert_true(made > 0 && made < 40); /* doubling up to the cap, then nothing */
+    assert_true(made > 3 && made < 40); /* doubling */
     exp_gpu_callsite_free(c);
     world_close(&w);
+}
+
+/* A long recording: the main thread waits for 10 s while its stack
+ * changes at every sample (100,000 runs, more than any fixed ring of
+ * 65536 would keep), and a thread without Python frames launches every
+ * 100 ms from the start, its side trace written after the samples as
+ * trec does.  Every launch, the first ones included, is charged via the
+ * main thread, to the stack it had at that moment. */
+#define LONG_SAMPLES 100000
+#define LONG_STEP_MS 0.1
+static void test_long_launch_stream(void **state)
+{
+    conv_tb *m = conv_tb_new(), *side = conv_tb_new();
+    uint32_t mn = conv_tb_thread(m, PID_A, 11, "main");
+    uint32_t f_mod = conv_tb_frame(m, "<module>", "train.py", 90, 1);
+    uint32_t s_even = conv_tb_stack(m, 2, (uint32_t[]){f_mod, conv_tb_frame(m, "even", "train.py", 10, 9)});
+    uint32_t s_odd = conv_tb_stack(m, 2, (uint32_t[]){f_mod, conv_tb_frame(m, "odd", "train.py", 20, 19)});
+    for (int i = 0; i < LONG_SAMPLES; i++)
+        conv_tb_sample(m, i * LONG_STEP_MS, mn, i % 2 ? s_odd : s_even, 0,
+                       (uint64_t)(LONG_STEP_MS * CONV_MS));
+    trc_writer *wr = conv_tb_writer(side);
+    uint32_t grad = conv_tb_thread(side, PID_A, 13, "autograd");
+    uint32_t n_launch = 0;
+    for (double ms = 0.05; ms < LONG_SAMPLES * LONG_STEP_MS; ms += 100) { /* even samples */
+        n_launch++;
+        side_launch(wr, grad, n_launch, ms, 0);
+        side_kernel(wr, PID_A, n_launch, ms, 10, 0);
+    }
+    assert_int_equal(n_launch, 100);
+    FILE *f = two_segment_file(m, side);
+    got g = {0};
+    trc_reader *r;
+    exp_gpu_callsite *c = correlate_file(f, &g, &r);
+    uint32_t main_id = thread_of(r, 11);
+    assert_int_equal(g.n, n_launch);
+    for (size_t i = 0; i < g.n; i++) {
+        assert_int_equal(g.h[i].origin, EXP_GPU_PYTHON);
+        assert_int_equal(g.h[i].waiter, main_id);
+        assert_string_equal(leaf_fn(r, g.h[i].stack), "even");
+    }
+    exp_gpu_callsite_stats st;
+    exp_gpu_callsite_get_stats(c, &st);
+    assert_int_equal(st.via, n_launch);
+    assert_int_equal(st.via_ns, n_launch * 10000);
+    assert_int_equal(st.none_ns, 0);
+    exp_gpu_callsite_free(c);
+    trc_reader_free(r);
+    fclose(f);
+}
+
+/* Several threads of the process are off CPU at a launch: the one known
+ * to wait (in a sync call with its stack, or sampled in a known waiting
+ * function) is chosen over a thread idle elsewhere, whatever their
+ * order; between equals the first thread met.  Threads of PID_A:
+ * "idle" (met first), "main", and "autograd", which launches without
+ * Python frames at 1, 3, 5 and 7 ms. */
+static void test_prefers_a_known_waiting_thread(void **state)
+{
+    conv_tb *m = conv_tb_new(), *side = conv_tb_new();
+    uint32_t idle = conv_tb_thread(m, PID_A, 11, "idle");
+    uint32_t mn = conv_tb_thread(m, PID_A, 12, "main");
+    uint32_t f_mod = conv_tb_frame(m, "<module>", "train.py", 90, 1);
+#define STK(b, fn, line) \
+    conv_tb_stack(b, 2, (uint32_t[]){f_mod, conv_tb_frame(b, fn, "train.py", line, line)})
+    uint32_t s_sleep = STK(m, "sleep", 30), s_join = STK(m, "join", 40);
+    uint32_t s_back = STK(m, "backward", 50), s_step = STK(m, "step", 60);
+    /* ms:        0..1        2..3        4..5        6..7
+     * idle:      sleep       sleep       join        sleep
+     * main:      backward    step (sync) backward    step, on CPU */
+    for (int ms = 0; ms < 8; ms++) {
+        int q = ms / 2;
+        conv_tb_sample(m, ms, idle, q == 2 ? s_join : s_sleep, 0, 0);
+        conv_tb_sample(m, ms, mn, q == 0 || q == 2 ? s_back : s_step,
+                       q == 3 ? TRC_SAMPLE_ON_CPU : 0, 0);
+    }
+    trc_writer *wr = conv_tb_writer(side);
+    uint32_t mn2 = conv_tb_thread(side, PID_A, 12, "main");
+    uint32_t grad = conv_tb_thread(side, PID_A, 13, "autograd");
+    f_mod = conv_tb_frame(side, "<module>", "train.py", 90, 1);
+    uint32_t s_sync = STK(side, "sync_line", 70);
+#undef STK
+    int64_t t2 = CONV_START_NS + 2 * CONV_MS;
+    for (uint32_t k = 0; k < 4; k++) {
+        side_launch(wr, grad, k + 1, 1 + 2 * k, 0);
+        if (k == 1) { /* recorded when it ends: after the launch it covers,
+                       * before the launched kernel's record */
+            trc_api_call sync = {mn2, t2 + CONV_MS / 2, t2 + 3 * CONV_MS / 2, TRC_API_RUNTIME,
+                                 "cudaStreamSynchronize", 99, s_sync, 0, TRC_API_SYNC, 0};
+            assert_int_equal(trc_writer_api_call(wr, &sync), TRC_OK);
+        }
+        side_kernel(wr, PID_A, k + 1, 1 + 2 * k, 100 * (k + 1), 0);
+    }
+    FILE *f = two_segment_file(m, side);
+    got g = {0};
+    trc_reader *r;
+    exp_gpu_callsite *c = correlate_file(f, &g, &r);
+    uint32_t want_waiter[4] = {thread_of(r, 12), thread_of(r, 12), thread_of(r, 11),
+                               thread_of(r, 11)};
+    const char *want_leaf[4] = {"backward", "sync_line", "join", "sleep"};
+    assert_int_equal(g.n, 4);
+    for (size_t i = 0; i < g.n; i++) {
+        size_t k = g.h[i].dur_ns / 100000 - 1; /* the launch at 1 + 2k ms */
+        assert_true(k < 4);
+        assert_int_equal(g.h[i].origin, EXP_GPU_PYTHON);
+        assert_int_equal(g.h[i].thread, thread_of(r, 13));
+        assert_int_equal(g.h[i].waiter, want_waiter[k]);
+        assert_string_equal(leaf_fn(r, g.h[i].stack), want_leaf[k]);
+    }
+    exp_gpu_callsite_free(c);
+    trc_reader_free(r);
+    fclose(f);
 }
 
 /* Hostile sample times and lengths saturate (checked under UBSan), and
@@ -840,7 +1015,9 @@ int main(void)
         cmocka_unit_test(test_through_a_file),
         cmocka_unit_test(test_via_a_waiting_thread),
         cmocka_unit_test(test_share_line),
-        cmocka_unit_test(test_wait_runs_are_bounded),
+        cmocka_unit_test(test_wait_runs_follow_stack_changes),
+        cmocka_unit_test(test_long_launch_stream),
+        cmocka_unit_test(test_prefers_a_known_waiting_thread),
         cmocka_unit_test(test_hostile_sample_times),
         cmocka_unit_test(test_every_allocation_fails),
     };
