@@ -28,6 +28,8 @@
  * name both threads; a block contradicting what 3.14 takes from 3.13
  * (or 3.14t from 3.13t) names none; the generated 3.13t table agrees
  * with the real 3.14.6t block where 3.14 kept the object structs.
+ * Kernel tids before 3.11: the tid offset in struct pthread, found over
+ * control blocks laid out here, also while a thread has just ended.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,9 +37,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "lib/py/py_debugoff.h"
@@ -698,6 +702,134 @@ static void test_image_no_thread(void **state)
     free(im.mem);
 }
 
+/* ---- kernel tids before 3.11 (lib/py/py_tid.c) -------------------------
+ * pytid_search over control blocks laid out here: the tid at glibc's
+ * offset (found in this thread's own block, as gettid() there) or at an
+ * offset no C library of ours uses, the main thread's block holding this
+ * process's pid, a live thread's block its tid.  Under thread churn a
+ * block whose thread has ended holds 0 (the kernel clears it at exit):
+ * with the main thread's block as anchor the offset must still be found;
+ * without it, or beside a block naming a tid no task has, it must not. */
+
+
+#define BLOCK 2048
+
+typedef struct live_thread {
+    pthread_t th;
+    int pipe[2];
+    volatile int32_t tid;
+} live_thread;
+
+static void *live_body(void *arg)
+{
+    live_thread *t = arg;
+    char c;
+    t->tid = (int32_t)syscall(SYS_gettid);
+    if (read(t->pipe[0], &c, 1) < 0)
+        return NULL;
+    return NULL;
+}
+
+static void live_start(live_thread *t)
+{
+    assert_int_equal(pipe(t->pipe), 0);
+    t->tid = 0;
+    assert_int_equal(pthread_create(&t->th, NULL, live_body, t), 0);
+    while (!t->tid)
+        usleep(1000);
+}
+
+static void live_stop(live_thread *t)
+{
+    assert_int_equal(write(t->pipe[1], "x", 1), 1);
+    pthread_join(t->th, NULL);
+    close(t->pipe[0]);
+    close(t->pipe[1]);
+}
+
+/* Where this C library keeps a thread's tid in its control block: the
+ * first 4-byte word of pthread_self()'s block equal to gettid(), in a
+ * thread that is not the main one (whose tid is also the pid). */
+static void *libc_off_body(void *arg)
+{
+    const uint8_t *self = (const uint8_t *)(uintptr_t)pthread_self();
+    int32_t tid = (int32_t)syscall(SYS_gettid);
+    for (size_t off = 0; off + 4 <= BLOCK; off += 4) {
+        int32_t v;
+        memcpy(&v, self + off, 4);
+        if (v == tid) {
+            *(int64_t *)arg = (int64_t)off;
+            break;
+        }
+    }
+    return NULL;
+}
+
+static int64_t libc_tid_off(void)
+{
+    pthread_t th;
+    int64_t off = -1;
+    assert_int_equal(pthread_create(&th, NULL, libc_off_body, &off), 0);
+    pthread_join(th, NULL);
+    return off;
+}
+
+/* tid_off pytid_search finds for blocks holding vals[i] at off. */
+static int64_t search_blocks(image *im, py_proc *p, int64_t off, const int32_t *vals, int n)
+{
+    py_thread_info ti[8];
+
+    memset(ti, 0, sizeof ti);
+    for (int i = 0; i < n; i++) {
+        uint64_t b = take(im, BLOCK);
+        memset((void *)(uintptr_t)b, 0, BLOCK);
+        put32(b + (uint64_t)off, (uint32_t)vals[i]);
+        ti[i].pthread_id = b;
+        ti[i].tid = -1;
+    }
+    pytid_search(p, ti, n);
+    return p->tid_off;
+}
+
+static void tid_offsets_at(int64_t off)
+{
+    image im;
+    live_thread lt;
+
+    build(&im, RAW_313, 0);
+    py_proc *p = attach(&im);
+    live_start(&lt);
+    int32_t pid = (int32_t)getpid();
+
+    int32_t all_live[] = { pid, lt.tid };
+    assert_int_equal(search_blocks(&im, p, off, all_live, 2), off);
+    /* one thread ended under the look: found, by the main thread */
+    int32_t churn[] = { 0, pid, lt.tid, 0 };
+    assert_int_equal(search_blocks(&im, p, off, churn, 4), off);
+    /* no main thread among them: every block must name a live thread */
+    int32_t no_anchor[] = { lt.tid, 0 };
+    assert_int_equal(search_blocks(&im, p, off, no_anchor, 2), -1);
+    int32_t alone[] = { lt.tid };
+    assert_int_equal(search_blocks(&im, p, off, alone, 1), off);
+    /* a tid no task has, or one tid twice: not the tid field */
+    int32_t stale[] = { pid, lt.tid, 0x3ffffff0 };
+    assert_int_equal(search_blocks(&im, p, off, stale, 3), -1);
+    int32_t twice[] = { pid, lt.tid, lt.tid };
+    assert_int_equal(search_blocks(&im, p, off, twice, 3), -1);
+
+    live_stop(&lt);
+    py_proc_free(p);
+    free(im.mem);
+}
+
+static void test_tid_offset_under_churn(void **state)
+{
+    int64_t off = libc_tid_off();
+    assert_true(off >= 0);
+    tid_offsets_at(off);            /* this C library's offset */
+    tid_offsets_at(off == 1000 ? 1004 : 1000); /* another's: searched in the blocks */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -715,6 +847,7 @@ int main(void)
         cmocka_unit_test(test_names_315t),
         cmocka_unit_test(test_names_refused),
         cmocka_unit_test(test_table_313t),
+        cmocka_unit_test(test_tid_offset_under_churn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
