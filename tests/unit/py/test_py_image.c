@@ -1,7 +1,8 @@
 /*
  * test_py_image.c — the real lib/py code (attach checks, thread list,
  * frame walk, code objects, line tables, strings) over a synthetic
- * process image of CPython 3.13, 3.14, 3.14t, 3.15 and 3.15t, laid out
+ * process image of CPython 3.13, 3.14, 3.14t, 3.15 and 3.15t
+ * (tests/support/py_image.c), laid out
  * in this process's memory by the offsets the real _Py_DebugOffsets
  * blocks of those versions give (tests/unit/py/py_debugoff_blocks.h) and
  * read through the same local memory reader py_proc_attach_self uses.
