@@ -318,7 +318,7 @@ static int read_locals(rec_target *t, rec_dump_thread *d, uint64_t tstate)
         free_locals(d);
         d->locals_missing =
             n < 0 && py_proc_last_error(t->py) == PY_ERR_VERSION
-                ? "locals not shown: no layout of local variables for this Python"
+                ? "locals not supported on this build"
                 : "locals not shown: the stack changed while they were read";
     }
     return 0;

@@ -217,3 +217,33 @@ py_proc *pyimg_attach(pyimg *im)
     return p;
 }
 
+
+uint64_t pyimg_field(const pyimg *im, const char *name)
+{
+    uint64_t v;
+    if (py_debugoff_field(im->blk, im->blen, name, &v) != 0)
+        fail_msg("no %s in the 3.%u block", name, (unsigned)im->L.minor);
+    return v;
+}
+
+void pyimg_move_field(pyimg *im, const char *name)
+{
+    uint8_t *b = (uint8_t *)(uintptr_t)im->runtime;
+    uint64_t was = pyimg_field(im, name), w;
+    int moved = 0;
+
+    for (size_t at = 16; at + 8 <= im->blen && !moved; at += 8) {
+        uint64_t x;
+        memcpy(&x, b + at, 8);
+        if (x != was)
+            continue;
+        x += 8;
+        memcpy(b + at, &x, 8);
+        moved = py_debugoff_field(b, im->blen, name, &w) == 0 && w == was + 8;
+        if (!moved) {
+            x -= 8;
+            memcpy(b + at, &x, 8);
+        }
+    }
+    assert_true(moved);
+}

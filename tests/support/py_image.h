@@ -57,4 +57,10 @@ uint64_t pyimg_str(pyimg *im, const char *s);
 uint64_t pyimg_bytes(pyimg *im, const uint8_t *d, size_t n);
 uint64_t pyimg_code(pyimg *im, const char *name, const char *qualname);
 
+/* A field of the image's debug block (fails the test if it has none). */
+uint64_t pyimg_field(const pyimg *im, const char *name);
+/* Moves field name 8 bytes on in the block at the runtime's start (what
+ * the target would publish), not in im->blk. */
+void pyimg_move_field(pyimg *im, const char *name);
+
 #endif

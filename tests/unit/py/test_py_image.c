@@ -48,6 +48,7 @@
 #include "lib/py/py_debugoff.h"
 #include "lib/py/py_internal.h"
 #include "lib/py/py_objlayout.h"
+#include "lib/py/py_values.h"
 #include "tests/support/py_image.h"
 #include "tests/unit/py/py_debugoff_blocks.h"
 
@@ -242,14 +243,6 @@ static objfacts facts_of(const pyimg *im)
     return (objfacts){ 16, 8, -24 };
 }
 
-static uint64_t blk_field(const pyimg *im, const char *name)
-{
-    uint64_t v;
-    if (py_debugoff_field(im->blk, im->blen, name, &v) != 0)
-        fail_msg("no %s in the 3.%u block", name, (unsigned)im->L.minor);
-    return v;
-}
-
 /* A dict of n pairs in a combined table of kind (0 general, 1 unicode). */
 static uint64_t make_dict(pyimg *im, uint64_t dict_type, int kind, int n, const uint64_t *keys,
                           const uint64_t *vals)
@@ -261,8 +254,8 @@ static uint64_t make_dict(pyimg *im, uint64_t dict_type, int kind, int n, const 
     assert_true(n <= 5);
     pyimg_put64(d + F.ob_type, dict_type);
     pyimg_put64(d + F.head, (uint64_t)n);
-    pyimg_put64(d + blk_field(im, "di.ma_keys"), k);
-    pyimg_put64(d + blk_field(im, "di.ma_values"), 0);
+    pyimg_put64(d + pyimg_field(im, "di.ma_keys"), k);
+    pyimg_put64(d + pyimg_field(im, "di.ma_values"), 0);
     pyimg_put64(k, 1);
     pyimg_put8(k + 8, 3);   /* 8 slots, 1-byte indices */
     pyimg_put8(k + 9, 3);
@@ -280,8 +273,8 @@ static uint64_t make_int(pyimg *im, uint64_t long_type, uint32_t v)
 {
     uint64_t o = pyimg_take(im, 64);
     pyimg_put64(o + facts_of(im).ob_type, long_type);
-    pyimg_put64(o + blk_field(im, "lo.lv_tag"), 1u << 3);   /* one digit, positive */
-    pyimg_put32(o + blk_field(im, "lo.ob_digit"), v);
+    pyimg_put64(o + pyimg_field(im, "lo.lv_tag"), 1u << 3);   /* one digit, positive */
+    pyimg_put32(o + pyimg_field(im, "lo.ob_digit"), v);
     return o;
 }
 
@@ -343,23 +336,12 @@ static void names_of(const char *raw, uint32_t ht_cached_keys, const char **name
     pyimg_put64(module + F.ob_type, module_type);
     pyimg_put64(module + F.head, make_dict(&im, dict_type, 1, 2, mkeys, mvals));
     uint64_t skey = pyimg_str(&im, "threading");
-    pyimg_put64(im.main_interp + blk_field(&im, "is.imports_modules"),
+    pyimg_put64(im.main_interp + pyimg_field(&im, "is.imports_modules"),
           make_dict(&im, dict_type, 1, 1, &skey, &module));
     if (corrupt_flags) {
         /* tp_flags published 8 bytes further on: PyTypeObject's start is
          * not 3.13's (3.13t's) any more, and nothing is guessed */
-        uint8_t *b = (uint8_t *)(uintptr_t)im.runtime;
-        uint64_t v, w;
-        int moved = 0;
-        for (size_t at = 16; at + 8 <= im.blen && !moved; at += 8) {
-            memcpy(&v, b + at, 8);
-            w = v + 8;
-            memcpy(b + at, &w, 8);
-            moved = py_debugoff_field(b, im.blen, "ty.tp_flags", &w) == 0 && w == tp_flags + 8;
-            if (!moved)
-                memcpy(b + at, &v, 8);
-        }
-        assert_true(moved);
+        pyimg_move_field(&im, "ty.tp_flags");
     }
 
     py_image img = { &im.L, im.runtime, im.code_type, im.unicode_type, im.bytes_type,
@@ -423,13 +405,13 @@ static void test_table_313t(void **state)
     pyimg im;
 
     pyimg_build(&im, RAW_314T, 0);
-    assert_int_equal(O->ob_type, blk_field(&im, "ob.ob_type"));
-    assert_int_equal(O->ob_size, blk_field(&im, "ob.size"));   /* sizeof(PyObject) */
-    assert_int_equal(O->tp_flags, blk_field(&im, "ty.tp_flags"));
-    assert_int_equal(O->di_keys, blk_field(&im, "di.ma_keys"));
-    assert_int_equal(O->di_values, blk_field(&im, "di.ma_values"));
-    assert_int_equal(O->lo_tag, blk_field(&im, "lo.lv_tag"));
-    assert_int_equal(O->lo_digits, blk_field(&im, "lo.ob_digit"));
+    assert_int_equal(O->ob_type, pyimg_field(&im, "ob.ob_type"));
+    assert_int_equal(O->ob_size, pyimg_field(&im, "ob.size"));   /* sizeof(PyObject) */
+    assert_int_equal(O->tp_flags, pyimg_field(&im, "ty.tp_flags"));
+    assert_int_equal(O->di_keys, pyimg_field(&im, "di.ma_keys"));
+    assert_int_equal(O->di_values, pyimg_field(&im, "di.ma_values"));
+    assert_int_equal(O->lo_tag, pyimg_field(&im, "lo.lv_tag"));
+    assert_int_equal(O->lo_digits, pyimg_field(&im, "lo.ob_digit"));
     assert_int_equal(O->managed_dict, -8);   /* MANAGED_DICT_OFFSET, one word */
     free(im.mem);
 }
@@ -487,6 +469,191 @@ static void test_image_no_thread(void **state)
     assert_null(p);
     assert_non_null(strstr(err, "retry"));
     free(im.mem);
+}
+
+/* ---- local variables (trec --dump --locals, lib/py/py_locals.c) --------
+ * Thread 0's inner() frame given locals, laid out by the version's debug
+ * block (where frames keep their slots, code objects their names and
+ * kinds, floats their value, tuples their items, type objects their
+ * name; 3.13t's block as its headers initialise it) and by facts of
+ * CPython's headers written here: the object header of facts_of(),
+ * PyVarObject's ob_size right after it, CO_FAST_LOCAL 0x20 and
+ * CO_FAST_HIDDEN 0x10 (Include/internal/pycore_code.h, 3.13 to 3.15),
+ * lv_tag = digits << 3 | sign (0 positive, 2 negative), 30-bit digits;
+ * from 3.14 a slot is a _PyStackRef whose low bits are tags
+ * (Include/internal/pycore_stackref.h): a None with its deferred-
+ * reference tag must read as None.  outer() has no locals.  Every
+ * version and build shows the same values; a 3.13 block that says
+ * another place than the generated table shows none. */
+
+#define CO_FAST_HIDDEN 0x10
+#define CO_FAST_LOCAL 0x20
+
+typedef struct locals_seen {
+    char text[2048];
+    size_t n;
+    int unread;
+} locals_seen;
+
+static void seen_frame(void *ctx, int frame, const char *function, int locals)
+{
+    locals_seen *s = ctx;
+    if (locals < 0)
+        s->unread++;
+    else
+        s->n += (size_t)snprintf(s->text + s->n, sizeof s->text - s->n, "%s#%d:", function, frame);
+}
+
+static void seen_local(void *ctx, int frame, const char *name, const char *value)
+{
+    locals_seen *s = ctx;
+    s->n += (size_t)snprintf(s->text + s->n, sizeof s->text - s->n, " %s=%s;", name, value);
+}
+
+static uint64_t typed(pyimg *im, uint64_t type, size_t n)
+{
+    uint64_t o = pyimg_take(im, n);
+    pyimg_put64(o + facts_of(im).ob_type, type);
+    return o;
+}
+
+/* A tuple of n items. */
+static uint64_t make_tuple(pyimg *im, uint64_t tuple_type, int n, const uint64_t *items)
+{
+    uint64_t t = typed(im, tuple_type, 256);
+    pyimg_put64(t + facts_of(im).head, (uint64_t)n);
+    for (int i = 0; i < n; i++)
+        pyimg_put64(t + pyimg_field(im, "tu.ob_item") + 8 * (uint64_t)i, items[i]);
+    return t;
+}
+
+/* What py_proc_locals gives for thread 0 of the image of raw, whose
+ * block is first changed by bump (a field name, or NULL) moved 8 bytes
+ * on; -1 when it gives nothing, with the status. */
+static int locals_of(const char *raw, const char *bump, locals_seen *s, py_status *st)
+{
+    pyimg im;
+    pyimg_build(&im, raw, 0);
+    int tagged = im.L.minor >= 14;
+    uint64_t none_t = pyimg_take(&im, 512), float_t = pyimg_take(&im, 512);
+    uint64_t tuple_t = pyimg_take(&im, 512), long_t = pyimg_take(&im, 512);
+    uint64_t widget_t = pyimg_take(&im, 512);
+    uint64_t wname = pyimg_take(&im, 16);
+    memcpy((void *)(uintptr_t)wname, "Widget", 7);
+    pyimg_put64(widget_t + pyimg_field(&im, "ty.tp_name"), wname);
+
+    uint64_t none = typed(&im, none_t, 64);
+    uint64_t answer = typed(&im, long_t, 64);
+    pyimg_put64(answer + pyimg_field(&im, "lo.lv_tag"), 1u << 3);
+    pyimg_put32(answer + pyimg_field(&im, "lo.ob_digit"), 42);
+    uint64_t big = typed(&im, long_t, 64);   /* -(3 * 2^30 + 5) */
+    pyimg_put64(big + pyimg_field(&im, "lo.lv_tag"), 2u << 3 | 2);
+    pyimg_put32(big + pyimg_field(&im, "lo.ob_digit"), 5);
+    pyimg_put32(big + pyimg_field(&im, "lo.ob_digit") + 4, 3);
+    uint64_t timeout = typed(&im, float_t, 64);
+    double v = 30.5;
+    memcpy((void *)(uintptr_t)(timeout + pyimg_field(&im, "fl.ob_fval")), &v, 8);
+    uint64_t items[3] = { answer, none, timeout };
+    uint64_t triple = make_tuple(&im, tuple_t, 3, items);
+    uint64_t widget = typed(&im, widget_t, 64);
+
+    static const char *const names[] = { "n", "big", "timeout", "name", "nothing",
+                                         "triple", "w", "later", "_hidden", "tagged" };
+    enum { NLOC = 10 };
+    uint64_t name_objs[NLOC];
+    uint8_t kinds[NLOC];
+    for (int i = 0; i < NLOC; i++) {
+        name_objs[i] = pyimg_str(&im, names[i]);
+        kinds[i] = i == 8 ? CO_FAST_HIDDEN | CO_FAST_LOCAL : CO_FAST_LOCAL;
+    }
+    uint64_t slots[NLOC] = { answer, big, timeout, pyimg_str(&im, "hello"), none, triple,
+                             widget, 0, answer, none | (tagged ? 1 : 0) };
+    uint64_t inner = im.codes[1], outer = im.codes[0];
+    pyimg_put64(inner + pyimg_field(&im, "co.localsplusnames"), make_tuple(&im, tuple_t, NLOC, name_objs));
+    pyimg_put64(inner + pyimg_field(&im, "co.localspluskinds"), pyimg_bytes(&im, kinds, NLOC));
+    pyimg_put64(outer + pyimg_field(&im, "co.localsplusnames"), make_tuple(&im, tuple_t, 0, NULL));
+    pyimg_put64(outer + pyimg_field(&im, "co.localspluskinds"), pyimg_bytes(&im, kinds, 0));
+    uint64_t f = im.frames[0][2] + pyimg_field(&im, "if.localsplus");
+    for (int i = 0; i < NLOC; i++)
+        pyimg_put64(f + 8 * (uint64_t)i, slots[i]);
+
+    if (bump)
+        pyimg_move_field(&im, bump);
+
+    py_proc *p = pyimg_attach(&im);
+    p->none_type = none_t;
+    p->float_type = float_t;
+    p->tuple_type = tuple_t;
+    p->long_type = long_t;
+    memset(s, 0, sizeof *s);
+    int n = py_proc_locals(p, im.ts[0], 16, seen_frame, seen_local, s);
+    *st = py_proc_last_error(p);
+    py_proc_free(p);
+    free(im.mem);
+    return n;
+}
+
+static void expect_locals(const char *raw)
+{
+    locals_seen s;
+    py_status st;
+    int n = locals_of(raw, NULL, &s, &st);
+    if (n != 2)
+        fail_msg("depth %d (status %d)", n, (int)st);
+    assert_int_equal(s.unread, 0);
+    /* "at 0x…": the address differs per image; what precedes it not */
+    char *w = strstr(s.text, " w=<Widget at 0x");
+    assert_non_null(w);
+    char *end = strchr(w, '>');
+    assert_non_null(end);
+    memmove(w + 16, end, strlen(end) + 1);
+    const char *want = "App.inner#0: n=42; big=-3221225477; timeout=30.5; name='hello';"
+                       " nothing=None; triple=<tuple of length 3>; w=<Widget at 0x>;"
+                       " later=<unbound>; tagged=None;App.outer#1:";
+    if (strcmp(s.text, want) != 0)
+        fail_msg("locals:\n  got  %s\n  want %s", s.text, want);
+}
+
+static void test_locals_313(void **state)
+{
+    expect_locals(RAW_313);
+}
+
+static void test_locals_313t(void **state)
+{
+    expect_locals(RAW_313T);
+}
+
+static void test_locals_314(void **state)
+{
+    expect_locals(RAW_314);
+}
+
+static void test_locals_314t(void **state)
+{
+    expect_locals(RAW_314T);
+}
+
+static void test_locals_315(void **state)
+{
+    expect_locals(RAW_315);
+}
+
+static void test_locals_315t(void **state)
+{
+    expect_locals(RAW_315T);
+}
+
+/* 3.13 (and 3.13t) blocks that put a float's value elsewhere than the
+ * generated table: no locals, as not supported, rather than guessed. */
+static void test_locals_refused(void **state)
+{
+    locals_seen s;
+    py_status st;
+    assert_int_equal(locals_of(RAW_313, "fl.ob_fval", &s, &st), -1);
+    assert_int_equal(st, PY_ERR_VERSION);
+    assert_int_equal(locals_of(RAW_313T, "fl.ob_fval", &s, &st), -1);
+    assert_int_equal(st, PY_ERR_VERSION);
 }
 
 /* ---- kernel tids before 3.11 (lib/py/py_tid.c) -------------------------
@@ -634,6 +801,13 @@ int main(void)
         cmocka_unit_test(test_names_315t),
         cmocka_unit_test(test_names_refused),
         cmocka_unit_test(test_table_313t),
+        cmocka_unit_test(test_locals_313),
+        cmocka_unit_test(test_locals_313t),
+        cmocka_unit_test(test_locals_314),
+        cmocka_unit_test(test_locals_314t),
+        cmocka_unit_test(test_locals_315),
+        cmocka_unit_test(test_locals_315t),
+        cmocka_unit_test(test_locals_refused),
         cmocka_unit_test(test_tid_offset_under_churn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
