@@ -2,7 +2,7 @@
 #
 #   make py-layouts   regenerate lib/py/generated/layout_3_X.h (3.8–3.12) and
 #                     lib/py/generated/objects_3_X.h and values_3_X.h (3.8–3.13, and
-#                     objects_3_13t.h: the 3.13 headers with Py_GIL_DISABLED) from every installed
+#                     objects_3_13t.h and values_3_13t.h: the 3.13 headers with Py_GIL_DISABLED) from every installed
 #                     CPython's own headers (PY_PREFIXES lists the
 #                     installation prefixes; default: pyenv's versions,
 #                     under $PYENV_ROOT or `pyenv root`; none without pyenv).
@@ -40,6 +40,9 @@ py-layouts:
 	    $(CC) -std=gnu11 -DPy_BUILD_CORE -DPy_GIL_DISABLED -I$$inc -I$$inc/internal scripts/pylayout/gen_objects.c -o $(BUILD)/py/gen_objects_$${mi}t; \
 	    $(BUILD)/py/gen_objects_$${mi}t $$v > lib/py/generated/objects_3_$${mi}t.h; \
 	    echo "py-layouts: lib/py/generated/objects_3_$${mi}t.h from $$v with Py_GIL_DISABLED"; \
+	    $(CC) -std=gnu11 -DPy_BUILD_CORE -DPy_GIL_DISABLED -I$$inc -I$$inc/internal scripts/pylayout/gen_values.c -o $(BUILD)/py/gen_values_$${mi}t; \
+	    $(BUILD)/py/gen_values_$${mi}t $$v > lib/py/generated/values_3_$${mi}t.h; \
+	    echo "py-layouts: lib/py/generated/values_3_$${mi}t.h from $$v with Py_GIL_DISABLED"; \
 	  fi; \
 	done
 

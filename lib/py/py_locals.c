@@ -22,11 +22,15 @@
  * shown as it is.
  *
  * 3.13 and later publish where these fields are in _Py_DebugOffsets:
- * for 3.13 the generated table must agree with the target's block (or
- * no locals are read), and 3.14/3.15 GIL builds take them from the block
- * alone (the kind bits, CO_FAST_LOCAL and CO_FAST_HIDDEN, are 3.13's:
- * unchanged in 3.14's headers), with the object-model table
- * py_objlayout_from_debug makes.
+ * for 3.13 the generated table (3.13t's for a free-threaded build) must
+ * agree with the target's block (or no locals are read), and 3.14/3.15
+ * take them from the block alone, the rest from 3.13's or 3.13t's table
+ * (the kind bits CO_FAST_*, PyCellObject.ob_ref: unchanged in 3.14's
+ * headers; docs/design/cpython.md §11), with the object-model table
+ * py_objlayout_from_debug makes.  From 3.14 a frame's slots are
+ * _PyStackRef, an object pointer whose low bits are tags (a reference
+ * not counted; a free-threaded build's NULL may carry one): as the
+ * walker masks f_executable, the slots are masked (code_ptr_mask).
  *
  * The frames are walked again here, on demand and apart from the
  * stack read, with the walker's checks that matter for a one-off read
@@ -210,7 +214,7 @@ static int frame_locals(frame_walk *fw, int depth, uint64_t frame, py_local_fn o
     for (int64_t i = 0; i < n; i++) {
         if (fw->c_local[i] == SLOT_HIDDEN)
             continue;
-        uint64_t v = fw->values[i], type;
+        uint64_t v = fw->values[i] & p->L.code_ptr_mask, type;
         if (fw->c_local[i] == SLOT_CELL && v && p->cell_type &&
             rd64(p, v + p->L.ob_type, &type) == 0 && type == p->cell_type &&
             rd64(p, v + fw->V->ce_ref, &v) != 0) {
@@ -264,7 +268,7 @@ static int layouts_from_debug(py_proc *p, py_vallayout *V, py_objlayout *O)
 {
     uint8_t blk[PY_DEBUG_READ];
     char why[200];
-    const py_vallayout *base = py_vallayout_for_minor(13);
+    const py_vallayout *base = p->L.free_threaded ? py_vallayout_313t() : py_vallayout_for_minor(13);
     if (!base || pymem_read(&p->mem, p->runtime, blk, 16) != 0)
         return -1;
     uint64_t hex = py_debugoff_version(blk, 16);
@@ -287,7 +291,7 @@ static int layouts_from_debug(py_proc *p, py_vallayout *V, py_objlayout *O)
             if (memcmp((const uint8_t *)V + debug_fields[i].at,
                        (const uint8_t *)base + debug_fields[i].at, sizeof(uint32_t)) != 0)
                 return -1;
-        *O = *py_objlayout_for_minor(13);
+        *O = p->L.free_threaded ? *py_objlayout_313t() : *py_objlayout_for_minor(13);
         return 0;
     }
     return py_objlayout_from_debug(blk, len, O);
@@ -301,7 +305,7 @@ int py_proc_locals(py_proc *p, uint64_t tstate, int max, py_frame_fn on_frame,
     py_objlayout dobj;
     const py_vallayout *V = py_vallayout_for_minor(L->minor);
     const py_objlayout *O = py_objlayout_for_minor(L->minor);
-    if (L->minor >= 13 && !L->free_threaded) {
+    if (L->minor >= 13) {
         if (layouts_from_debug(p, &dv, &dobj) != 0)
             return py_fail(p, PY_ERR_VERSION);
         V = &dv;
@@ -309,7 +313,7 @@ int py_proc_locals(py_proc *p, uint64_t tstate, int max, py_frame_fn on_frame,
     }
     /* no value layout for this version; or a table that does not agree
      * with the walker's on where interpreter frames keep their locals */
-    if (!V || !O || L->free_threaded || (!L->frame_objects && V->if_localsplus != L->if_size))
+    if (!V || !O || (!L->frame_objects && V->if_localsplus != L->if_size))
         return py_fail(p, PY_ERR_VERSION);
     frame_walk *fw = trc_malloc(sizeof *fw);
     if (!fw)

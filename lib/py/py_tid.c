@@ -6,11 +6,13 @@
  * glibc and musl is the address of the thread's control block, and that
  * block holds the kernel tid at a fixed offset for a given C library.
  * We find the offset in our own control block (where gettid() appears
- * in pthread_self()'s first 2 KiB) and accept it only if, in the
- * target, every thread state's control block holds at that offset a tid
- * listed in /proc/PID/task, all distinct.  If our C library's offset
- * does not fit (a container with another libc), the target's own blocks
- * are searched for an offset that fits every thread.  When nothing fits
+ * in pthread_self()'s first 2 KiB) and accept it if, in the target,
+ * the main thread's control block holds its tid there and every other
+ * thread state's block a distinct tid listed in /proc/PID/task, or 0 for
+ * a thread that has just ended (see fits: constant thread churn).  If
+ * our C library's offset does not fit (a container with another libc),
+ * the target's own blocks are searched for an offset that fits.  When
+ * nothing fits
  * the offset stays -1 and tids are reported unknown (-1) until a later
  * look finds it (pytid_recalibrate, py_tick.c, before each thread
  * list: the list is read there and handed to pytid_search).
@@ -168,32 +170,95 @@ static int has_task(const int64_t *t, int n, int64_t tid)
     return tid > 0 && bsearch(&tid, t, (size_t)n, sizeof *t, cmp_i64) != NULL;
 }
 
-/* Does off give a distinct live tid for every control block? */
-static int fits(py_proc *p, const uint64_t *pth, int npth, const int64_t *tasks, int ntasks, int64_t off)
+/* What a calibration knows of the target's threads: its tasks as listed
+ * before the control blocks were read and, listed once more when a
+ * block names a tid the first list lacks, after (a thread started in
+ * between, maybe in a control block an ended thread left); and its own
+ * pid as it knows it, the main thread's tid. */
+typedef struct tidfacts {
+    pid_t pid;
+    int64_t main_tid;
+    int64_t *tasks, *later;
+    int ntasks, nlater;   /* nlater -1: not listed again yet */
+} tidfacts;
+
+static int live(tidfacts *f, int64_t tid)
+{
+    if (has_task(f->tasks, f->ntasks, tid))
+        return 1;
+    if (f->nlater < 0)
+        f->nlater = list_tasks(f->pid, &f->later);
+    return f->nlater > 0 && has_task(f->later, f->nlater, tid);
+}
+
+/* Does off give every control block a distinct live tid?  Anchored (one
+ * block at off holds the main thread's tid, which no other thread ever
+ * has and which lives as long as the process), a block whose thread has
+ * ended may instead hold 0 (the kernel clears the field at the thread's
+ * exit: glibc and musl register it as the clear-tid address) or be gone:
+ * under constant thread churn some thread is always ending between the
+ * list and the look, and an offset that needed every block live was
+ * never accepted (every tid then unknown).  Without the anchor (the main
+ * thread has no thread state: an embedding program) every block must
+ * hold a live tid, as the only evidence. */
+static int fits(py_proc *p, const uint64_t *pth, int npth, tidfacts *f, int64_t off)
 {
     int64_t seen[MAX_TS];
+    int32_t v[MAX_TS];
+    uint8_t ok[MAX_TS];
+    int anchored = 0, nseen = 0;
 
     for (int i = 0; i < npth; i++) {
         uint8_t b[4];
-        int32_t v;
-        if (pymem_read(&p->mem, pth[i] + (uint64_t)off, b, 4) != 0)
-            return 0;
-        memcpy(&v, b, 4);
-        if (!has_task(tasks, ntasks, v))
-            return 0;
-        for (int k = 0; k < i; k++)
-            if (seen[k] == v)
-                return 0;
-        seen[i] = v;
+        ok[i] = pymem_read(&p->mem, pth[i] + (uint64_t)off, b, 4) == 0;
+        memcpy(&v[i], b, 4);
+        if (!ok[i])
+            v[i] = 0;
+        anchored |= ok[i] && f->main_tid > 0 && v[i] == f->main_tid;
     }
-    return npth > 0;
+    for (int i = 0; i < npth; i++) {
+        if (anchored && v[i] == 0)
+            continue;   /* ended, or its block unmapped */
+        if (!ok[i] || !live(f, v[i]))
+            return 0;
+        for (int k = 0; k < nseen; k++)
+            if (seen[k] == v[i])
+                return 0;
+        seen[nseen++] = v[i];
+    }
+    return nseen > 0;
+}
+
+/* Another C library than ours: an offset found in the target's own
+ * blocks, first where a block holds the main thread's tid, else where
+ * the first block holds any live tid. */
+static int64_t search_target(py_proc *p, const uint64_t *pth, int npth, tidfacts *f)
+{
+    uint8_t buf[SEARCH];
+
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < (pass ? 1 : npth); i++) {
+            size_t len = SEARCH;
+            while (len >= 64 && pymem_read(&p->mem, pth[i], buf, len) != 0)
+                len /= 2;
+            for (size_t off = 0; len >= 64 && off + 4 <= len; off += 4) {
+                int32_t v;
+                memcpy(&v, buf + off, 4);
+                int want = pass ? has_task(f->tasks, f->ntasks, v) : f->main_tid > 0 && v == f->main_tid;
+                if (want && fits(p, pth, npth, f, (int64_t)off))
+                    return (int64_t)off;
+            }
+        }
+    }
+    return -1;
 }
 
 void pytid_search(py_proc *p, const py_thread_info *ti, int n)
 {
     uint64_t pth[MAX_TS];
-    int64_t cand[MAX_CAND], *tasks = NULL;
+    int64_t cand[MAX_CAND];
     int npth = 0;
+    tidfacts f = { p->pid, -1, NULL, NULL, 0, -1 };
 
     p->tid_off = -1;
     for (int i = 0; i < n; i++) {
@@ -206,29 +271,19 @@ void pytid_search(py_proc *p, const py_thread_info *ti, int n)
         if (ti[i].pthread_id && !(ti[i].pthread_id & 7) && !dup)
             pth[npth++] = ti[i].pthread_id;
     }
-    int ntasks = list_tasks(p->pid, &tasks);
-    if (npth == 0 || ntasks <= 0)
+    f.ntasks = list_tasks(p->pid, &f.tasks);
+    if (npth == 0 || f.ntasks <= 0)
         goto out;
+    f.main_tid = py_ns_tid(p->pid, p->pid);
     int nc = local_candidates(cand, MAX_CAND);
     for (int i = 0; i < nc; i++) {
-        if (fits(p, pth, npth, tasks, ntasks, cand[i])) {
+        if (fits(p, pth, npth, &f, cand[i])) {
             p->tid_off = cand[i];
             goto out;
         }
     }
-    /* Another C library: search the target's first control block. */
-    uint8_t buf[SEARCH];
-    size_t len = SEARCH;
-    while (len >= 64 && pymem_read(&p->mem, pth[0], buf, len) != 0)
-        len /= 2;
-    for (size_t off = 0; len >= 64 && off + 4 <= len; off += 4) {
-        int32_t v;
-        memcpy(&v, buf + off, 4);
-        if (has_task(tasks, ntasks, v) && fits(p, pth, npth, tasks, ntasks, (int64_t)off)) {
-            p->tid_off = (int64_t)off;
-            break;
-        }
-    }
+    p->tid_off = search_target(p, pth, npth, &f);
 out:
-    trc_free(tasks);
+    trc_free(f.tasks);
+    trc_free(f.later);
 }

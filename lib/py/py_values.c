@@ -31,6 +31,7 @@
 #include "lib/py/generated/values_3_11.h"
 #include "lib/py/generated/values_3_12.h"
 #include "lib/py/generated/values_3_13.h"
+#include "lib/py/generated/values_3_13t.h"
 
 /* A str or bytes longer than this is taken for memory being reused: no
  * object this large is a local worth reading at all (2^40 bytes). */
@@ -46,6 +47,11 @@ const py_vallayout *py_vallayout_for_minor(unsigned minor)
     if (minor < 8 || minor - 8 >= sizeof tables / sizeof tables[0])
         return NULL;
     return tables[minor - 8];
+}
+
+const py_vallayout *py_vallayout_313t(void)
+{
+    return &py_vallayout_3_13t;
 }
 
 /* Text appended to a buffer that never overflows (cut, NUL-terminated). */

@@ -14,7 +14,7 @@
  *
  * The layouts: the walker's (py_layout.h: object header, str, bytes),
  * the object model's (py_objlayout.h: ints, dicts) and, generated from
- * each version's headers for 3.8–3.13, py_vallayout below.  Internal
+ * each version's headers for 3.8–3.13 and 3.13t, py_vallayout below.  Internal
  * API, not installed.
  */
 #ifndef TRC_LIB_PY_VALUES_H
@@ -57,8 +57,10 @@ typedef struct py_vallayout {
     uint32_t fl_fval;            /* PyFloatObject.ob_fval (double) */
 } py_vallayout;
 
-/* The generated table for 3.<minor> (8..13), or NULL.  Cannot fail. */
+/* The generated table for 3.<minor> (8..13), or NULL; the free-threaded
+ * 3.13t one.  Cannot fail. */
 const py_vallayout *py_vallayout_for_minor(unsigned minor);
+const py_vallayout *py_vallayout_313t(void);
 
 /* Everything the value reader needs: memory, layouts and the addresses
  * of the builtin type objects in the target (0: not known; such values

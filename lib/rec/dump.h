@@ -86,6 +86,20 @@ typedef struct rec_dump_groups {
 int rec_dump_group_stacks(const rec_dump_proc *procs, int n, rec_dump_groups *out);
 void rec_dump_groups_free(rec_dump_groups *g);
 
+struct rec_target;
+
+/* One attached process's threads and stacks (and with locals its
+ * frames' locals) into p, as rec_dump_run reads each: its step, for
+ * the tests over a synthetic process image.  0, or -1 without memory;
+ * p is freed by rec_dump_procs_free. */
+int rec_dump_read_process(struct rec_target *t, rec_dump_proc *p, int locals);
+void rec_dump_procs_free(rec_dump_proc *procs, size_t n);
+
+/* A test hook: fn(ctx, k) runs before the k-th re-read (from 1) of a
+ * thread list found torn, so that a test can change the image between
+ * two reads.  NULL: none (the default). */
+void rec_dump_set_reread_hook(void (*fn)(void *ctx, int k), void *ctx);
+
 /* Read and print the stacks of pid (and its descendants when
  * subprocesses) to out, as text or (json) one JSON document; with
  * locals each frame's local variables (lib/py/py_values.h).  Returns

@@ -97,6 +97,15 @@ static int read_list(rec_target *t)
     }
 }
 
+static void (*reread_hook)(void *ctx, int k);
+static void *reread_ctx;
+
+void rec_dump_set_reread_hook(void (*fn)(void *ctx, int k), void *ctx)
+{
+    reread_hook = fn;
+    reread_ctx = ctx;
+}
+
 /* The thread list, read again while it comes back torn: -1 when it
  * still is after DUMP_LIST_TRIES reads, or the process is gone. */
 static int read_whole_list(rec_target *t)
@@ -106,6 +115,8 @@ static int read_whole_list(rec_target *t)
         if (n >= 0 || i + 1 >= DUMP_LIST_TRIES || py_proc_last_error(t->py) != PY_ERR_IO)
             return n;
         usleep(DUMP_LIST_RETRY_US);
+        if (reread_hook)
+            reread_hook(reread_ctx, i + 1);
     }
 }
 
@@ -307,14 +318,13 @@ static int read_locals(rec_target *t, rec_dump_thread *d, uint64_t tstate)
         free_locals(d);
         d->locals_missing =
             n < 0 && py_proc_last_error(t->py) == PY_ERR_VERSION
-                ? "locals not shown: no layout of local variables for this Python"
+                ? "locals not supported on this build"
                 : "locals not shown: the stack changed while they were read";
     }
     return 0;
 }
 
-/* One process's threads and stacks into p.  0, or -1 without memory. */
-static int read_process(rec_target *t, rec_dump_proc *p, int locals)
+int rec_dump_read_process(rec_target *t, rec_dump_proc *p, int locals)
 {
     memset(p, 0, sizeof *p);
     p->pid = t->pid;
@@ -356,7 +366,7 @@ static int read_process(rec_target *t, rec_dump_proc *p, int locals)
     return add_natives(t, p, n, &cap);
 }
 
-static void free_procs(rec_dump_proc *procs, size_t n)
+void rec_dump_procs_free(rec_dump_proc *procs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         for (int j = 0; j < procs[i].n_threads; j++) {
@@ -407,7 +417,7 @@ int rec_dump_run(pid_t pid, int subprocesses, int json, int locals, FILE *out,
                 continue;
         }
         if (trcu_grow((void **)&procs, &cap, nprocs, sizeof *procs) != TRC_OK ||
-            read_process(t, &procs[nprocs++], locals) != 0) {
+            rec_dump_read_process(t, &procs[nprocs++], locals) != 0) {
             say(msg, msg_ctx, REC_MSG_ERROR, "out of memory");
             goto done;
         }
@@ -434,7 +444,7 @@ int rec_dump_run(pid_t pid, int subprocesses, int json, int locals, FILE *out,
         say(msg, msg_ctx, REC_MSG_ERROR, "standard output: %s", strerror(errno));
 done:
     rec_dump_groups_free(&groups);
-    free_procs(procs, nprocs);
+    rec_dump_procs_free(procs, nprocs);
     rec_targets_cleanup(&ts);
     return status;
 }

@@ -2,8 +2,9 @@
 # tests/e2e/py_layouts.sh — the committed lib/py/generated/layout_3_X.h tables are
 # what scripts/pylayout/gen_layout.c prints when compiled against each installed
 # CPython's own headers (so a table cannot drift from its headers), the same for
-# values_3_X.h (scripts/pylayout/gen_values.c, 3.8–3.13), the
-# objects_3_X.h tables (3.13t's with Py_GIL_DISABLED) what gen_objects.c prints, and a
+# values_3_X.h (scripts/pylayout/gen_values.c, 3.8–3.13 and 3.13t), the
+# objects_3_X.h tables (3.13t's with Py_GIL_DISABLED) what gen_objects.c prints,
+# the tests' 3.13 and 3.13t debug blocks what gen_debugblock.c prints, and a
 # distribution's build (Debian's /usr/include/python3.X, when installed)
 # has the same offsets as the table for its minor version.
 set -u
@@ -57,6 +58,31 @@ for pre in ${pyenv_root:+"$pyenv_root"/versions/3.*}; do
       echo "lib/py/generated/objects_3_$mi$t.h differs from what $v's headers give (make py-layouts)"; fail=1
     fi
     checked=$((checked + 1))
+    [ -n "$t" ] || continue
+    if ! "$cc" -std=gnu11 -DPy_BUILD_CORE -DPy_GIL_DISABLED -I"$pre/include/python$m" -I"$pre/include/python$m/internal" \
+      scripts/pylayout/gen_values.c -o "$tmp/genv" 2>"$tmp/err" || ! "$tmp/genv" "$v" > "$tmp/v.h"; then
+      echo "cannot compile gen_values.c against $v$t:"; cat "$tmp/err"; fail=1; continue
+    fi
+    if ! diff -u "lib/py/generated/values_3_$mi$t.h" "$tmp/v.h"; then
+      echo "lib/py/generated/values_3_$mi$t.h differs from what $v's headers give (make py-layouts)"; fail=1
+    fi
+    checked=$((checked + 1))
+    # the tests' 3.13 debug blocks: the recorded 3.13.0 one is what
+    # gen_debugblock.c prints from the headers, so the 3.13t one it
+    # prints with Py_GIL_DISABLED is what a 3.13.0t carries
+    [ "$v" = 3.13.0 ] || continue
+    for b in "" T; do
+      if ! "$cc" -std=gnu11 -DPy_BUILD_CORE ${b:+-DPy_GIL_DISABLED} -I"$pre/include/python$m" \
+        -I"$pre/include/python$m/internal" scripts/pylayout/gen_debugblock.c -o "$tmp/gb" -no-pie \
+        -Wl,--unresolved-symbols=ignore-all 2>"$tmp/err"; then
+        echo "cannot compile gen_debugblock.c against $v${b:+t}:"; cat "$tmp/err"; fail=1; continue
+      fi
+      want=$(sed -n "/RAW_313$b\[\] =/,/;/p" tests/unit/py/py_debugoff_blocks.h | grep -o '"[0-9a-f]*"' | tr -d '"\n')
+      if [ -z "$want" ] || [ "$("$tmp/gb" | tr -d '\n')" != "$want" ]; then
+        echo "RAW_313$b (tests/unit/py/py_debugoff_blocks.h) is not what gen_debugblock.c prints from $v's headers"; fail=1
+      fi
+      checked=$((checked + 1))
+    done
   done
 done
 # A distribution's headers: same offsets (header comment and name aside).

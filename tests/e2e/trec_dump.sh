@@ -134,7 +134,9 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -n "$PY1" ]; then
 ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
 time.sleep(30)' &
   victim=$!
-  sleep 0.5
+  # not dumpable once its /proc files turn root's (nobody's before):
+  # a loaded machine may take seconds to get the interpreter that far
+  for i in $(seq 100); do [ "$(stat -c %u /proc/$victim/mem 2>/dev/null)" = 0 ] && break; sleep 0.1; done
   same_refusal "a process that is not dumpable" $victim "${nobody[@]}"
   kill $victim
 else

@@ -3,8 +3,10 @@
 # workloads/dump_churn.py), every interpreter found: a thread list caught
 # changing is read again (a bounded number of times), so each of 15
 # dumps in a row exits 0 within a second and shows the main thread in
-# wait_here at its line and the spawner thread, never a process without
-# threads; as JSON too.
+# wait_here at its line, both it and the spawner thread by their real OS
+# ids (the pid, and the id the spawner wrote) and names, never a process
+# without threads; as JSON too.  Before 3.11 those ids are inferred
+# (lib/py/py_tid.c), which must hold under the churn.
 # retry-once: reads a live program against the clock (tests/run-all)
 . "$(dirname "$0")/lib/trec_common.sh"
 
@@ -18,14 +20,11 @@ one() {
   for i in $(seq 100); do [ -e "$d/ready" ] && break; sleep 0.1; done
   [ -e "$d/ready" ] || { kill $target; echo "target never got ready"; return 1; }
   line=$(grep -n '# at: wait_here' "$FIX/dump_churn.py" | cut -d: -f1)
-  # Before 3.11 a thread's OS id (and so its name) is inferred, which
-  # can keep failing while threads start and end (lib/py/py_tid.c), and
-  # the spawner's own stack, starting a thread at every moment, is often
-  # caught changing: CI runs saw every id unknown on 3.8 and 3.9, and the
-  # spawner's stack "not shown" on 3.9 and 3.10.  There only the main
-  # thread's stack, the time and the whole list are asserted.
-  local old=0
-  case "$ver" in 3.8.* | 3.9.* | 3.10.*) old=1 ;; esac
+  local sp
+  sp=$(cat "$d/ready")
+  # The spawner, starting a thread at every moment, often has its stack
+  # caught changing ("not shown"): its line, id and name are asserted,
+  # not its frames.
   local rc=0
   for i in $(seq 15); do
     t0=$(now_ms)
@@ -33,9 +32,10 @@ one() {
     t1=$(now_ms)
     [ $((t1 - t0)) -lt 1000 ] || { echo "dump $i took $((t1 - t0)) ms"; rc=1; break; }
     if grep -q 'thread list changed' "$d/out" ||
-      { [ $old = 0 ] && ! grep -q '^Thread [0-9]* "spawner"' "$d/out"; } ||
+      ! grep -q "^Thread $target \"MainThread\"" "$d/out" ||
+      ! grep -q "^Thread $sp \"spawner\"" "$d/out" ||
       ! grep -qF "dump_churn.py\", line $line, in wait_here" "$d/out"; then
-      echo "dump $i:"; cat "$d/out"; rc=1; break
+      echo "dump $i (spawner $sp):"; cat "$d/out"; rc=1; break
     fi
   done
   if [ $rc -eq 0 ]; then
@@ -45,12 +45,11 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 p = doc["processes"][0]
 assert not p["threads_torn"], "threads_torn"
-names = [t["name"] for t in p["threads"]]
-if sys.argv[2] == "1":
-    assert len(p["threads"]) >= 2, names
-else:
-    assert "MainThread" in names and "spawner" in names, names
-' "$d/json" "$old" || rc=1
+ids = {t["name"]: t["tid"] for t in p["threads"]}
+want = {"MainThread": int(sys.argv[2]), "spawner": int(sys.argv[3])}
+for name, tid in want.items():
+    assert ids.get(name) == tid, (name, tid, ids)
+' "$d/json" "$target" "$sp" || rc=1
   fi
   kill $target
   wait $target 2>/dev/null
