@@ -30,19 +30,43 @@
  *
  * Cost: a thread whose switch records show it has not run since its last
  * sample owes nothing new and is not read (rec_oncpu_idle); the others
- * cost that one pread per tick.  Where schedstat cannot be read (a
- * kernel without CONFIG_SCHED_INFO) the state at the instant is used:
- * switched in, else /proc's 'R' (then meaning runnable).
+ * cost that one pread per tick (1 to 2 us), and each thread one more
+ * open descriptor.  Where schedstat cannot be read (a kernel without
+ * CONFIG_SCHED_INFO, descriptors running short) the state at the
+ * instant is used: switched in, else /proc's 'R' (then meaning runnable).
  */
 #include "lib/rec/rec_int.h"
 
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+/* The lowest descriptor number a schedstat file may not have: the last
+ * quarter of the limit is left to the state files (which prove a thread
+ * alive) and the output, so a process with very many threads loses
+ * its CPU-time readings first (the instant's state is used instead). */
+static long fd_ceiling(void)
+{
+    static long ceiling;
+    if (!ceiling) {
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+            rl.rlim_cur > (rlim_t)1 << 20)
+            ceiling = 1L << 20;
+        else
+            ceiling = (long)(rl.rlim_cur - rl.rlim_cur / 4);
+    }
+    return ceiling;
+}
 
 void rec_oncpu_open(rec_oncpu *c, pid_t pid, pid_t tid)
 {
     rec_oncpu_close(c);
     c->fd = tid > 0 ? rec_proc_open(pid, tid, "schedstat") : -1;
+    if (c->fd >= 0 && c->fd >= fd_ceiling()) {
+        close(c->fd);
+        c->fd = -1;
+    }
 }
 
 void rec_oncpu_close(rec_oncpu *c)
