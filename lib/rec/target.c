@@ -490,7 +490,10 @@ static int read_stack(rec_target *t, rec_tick_ctx *ctx, rec_thread *th,
 trc_status rec_sample_quiet(rec_target *t, rec_tick_ctx *ctx, rec_thread *th,
                             const py_thread_info *ti)
 {
-    uint32_t flags = rec_sample_flags(ctx, ti, rec_oncpu_idle(&th->cpu, ctx->now_ns, rec_oncpu_period(ctx->cfg)));
+    /* it has not run since its last sample: on CPU only for what its
+     * CPU time still owed then (oncpu.c), nothing read */
+    int on_cpu = rec_oncpu_idle(&th->cpu, ctx->now_ns, rec_oncpu_period(ctx->cfg));
+    uint32_t flags = rec_sample_flags(ctx, ti, on_cpu);
     trc_status st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, th->last_stack, flags, 0);
     if (st != TRC_OK)
         return st;
