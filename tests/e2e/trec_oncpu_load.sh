@@ -3,8 +3,9 @@
 # loops of the test's own as the machine has CPUs, the program's busy
 # threads wait for a CPU much of the time (runnable, not running), and
 # the on-CPU samples of all its threads must still add up to its CPU time
-# (85 to 115 % of what it measured of itself, os.times()), not to its
-# runnable time.  The workload and its checker are trec_native_threads.sh's
+# (at least 85 % of what it measured of itself, os.times(), when scaled
+# for the ticks trec skipped; at most 115 % as taken), not to its
+# runnable time (4 to 5 times as much here: the old meaning of on CPU).  The workload and its checker are trec_native_threads.sh's
 # (a Python thread and a C thread busy at once, a C thread that calls into
 # Python); with switch records and with TREC_THREAD_STATE=proc.
 # retry-once: records a live program against the clock on a loaded machine (tests/run-all)
