@@ -8,7 +8,8 @@
  * entry of the thread table has (threads.c: one entry per OS thread) is
  * a native thread.  Sampled at every tick like a Python thread, idle or
  * not (wall-clock views): its state from its switch records or /proc
- * file, and a one-frame stack "[native thread NAME]" (stacks.c).  One
+ * file, on CPU by the CPU time it got (oncpu.c) as a Python thread is,
+ * and a one-frame stack "[native thread NAME]" (stacks.c).  One
  * that has not run since its last sample is repeated from its switch
  * records alone, as an idle Python thread is: a look at shared memory
  * and a sample.  Nothing is read from the target's memory.
@@ -124,13 +125,17 @@ static int sample_native(rec_target *t, rec_tick_ctx *ctx, rec_thread *th, trc_s
         *st = rec_sample_quiet(t, ctx, th, &no_gil);
         return 0;
     }
+    int running = 0, by_records = 0;
     if (th->sw.fd >= 0) {
         uint64_t h;
         char k = rec_switches_look(&th->sw, th->sw_first, &h);
-        if (k)
+        by_records = k != 0;
+        if (k) {
             state = k == 'S' ? 'S' : 'R';
-        else if (!by_proc)
+            running = rec_switches_running(k);
+        } else if (!by_proc) {
             state = rec_thread_state(th);
+        }
     }
     *st = rec_thread_define(th, ctx->w, t->pid);
     if (*st == TRC_OK && !th->native_stack)
@@ -144,8 +149,11 @@ static int sample_native(rec_target *t, rec_tick_ctx *ctx, rec_thread *th, trc_s
     th->last_ok = th->sw.fd >= 0 && th->pre_set;
     th->sw_head = th->pre_head;
     th->pre_set = 0;
+    /* on CPU as a Python thread's sample is (oncpu.c) */
+    int on_cpu = rec_oncpu_sample(&th->cpu, ctx->now_ns, rec_oncpu_period(ctx->cfg),
+                                  by_records ? running : state == 'R');
     *st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, th->native_stack,
-                            rec_sample_flags(ctx, &no_gil, state == 'R'), 0);
+                            rec_sample_flags(ctx, &no_gil, on_cpu), 0);
     if (*st == TRC_OK) {
         t->samples++;
         ctx->samples++;

@@ -299,6 +299,11 @@ int rec_switches_open(rec_switches *s, pid_t tid);
 int rec_switches_refused(int err);
 void rec_switches_close(rec_switches *s);
 
+/* 1 when a record kind of rec_switches_look says the thread is on a CPU
+ * at this instant: switched in.  One switched out by preemption is still
+ * runnable, waiting for a CPU: not on one. */
+int rec_switches_running(char kind);
+
 /* The thread's state by its newest record: 'I' running, 'P' switched out
  * but runnable, 'S' switched out blocked; 0 unknown.  first_state is what
  * /proc said right after the open ('R' or 'S'), the answer while no
@@ -307,6 +312,43 @@ char rec_switches_look(const rec_switches *s, char first_state, uint64_t *head);
 
 /* Threads given switch records so far (for TREC_SELF_TIMING). */
 uint64_t rec_switches_opened(void);
+
+/* ------------------------------------------------------------------ */
+/* oncpu.c — whether a sample is on CPU: its thread ran for its period   */
+/* ------------------------------------------------------------------ */
+
+typedef struct rec_oncpu {
+    int fd;                  /* /proc/PID/task/TID/schedstat, -1 if none */
+    int set;                 /* ran_ns and at_ns hold a reading */
+    uint64_t ran_ns;         /* the thread's CPU time at its last sample */
+    int64_t at_ns;           /* that sample's tick */
+    int64_t owed_ns;         /* CPU time not yet given out as on-CPU samples */
+} rec_oncpu;
+
+/* How late the kernel may bring a running thread's CPU time up to date:
+ * a scheduler tick at 100 Hz.  Credit beyond twice that (or twice the
+ * period) is not carried into later samples. */
+#define REC_ONCPU_LAG_NS 10000000LL
+
+/* Opens tid's schedstat (c->fd -1 when it cannot be), forgetting what c
+ * knew; rec_oncpu_close closes it.  c must be closed or zeroed with fd -1. */
+void rec_oncpu_open(rec_oncpu *c, pid_t pid, pid_t tid);
+void rec_oncpu_close(rec_oncpu *c);
+/* The decision alone: the thread's CPU time is ran_ns at now_ns, a
+ * sample weighs period_ns (the tick period).  1 when the sample is on
+ * CPU; instant (its state at this instant) for the first reading, which
+ * has no period behind it. */
+int rec_oncpu_decide(rec_oncpu *c, uint64_t ran_ns, int64_t now_ns, int64_t period_ns,
+                     int instant);
+/* Reads the thread's CPU time and decides; instant (the state at this
+ * instant: switched in by its records, else /proc's 'R') is the answer
+ * for the first reading and when it cannot be read. */
+int rec_oncpu_sample(rec_oncpu *c, int64_t now_ns, int64_t period_ns, int instant);
+/* For a thread its switch records show has not run since its last
+ * sample: nothing is read. */
+int rec_oncpu_idle(rec_oncpu *c, int64_t now_ns, int64_t period_ns);
+/* The tick period of a recording: what each sample weighs. */
+int64_t rec_oncpu_period(const rec_config *cfg);
 
 /* ------------------------------------------------------------------ */
 /* threads.c — the threads of one process                               */
@@ -340,6 +382,7 @@ typedef struct rec_thread {
     uint32_t native_stack;   /* with native: its "[native thread NAME]" stack, 0 = to intern */
     uint32_t listed;         /* with native: the task list (rec_threads.tasks_gen) it was in */
     int held;                /* with native: ticks its first sample waited */
+    rec_oncpu cpu;           /* what makes its samples on CPU (oncpu.c) */
     rec_stackcache cache;
 } rec_thread;
 

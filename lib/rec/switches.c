@@ -12,7 +12,10 @@
  * data_head, so one look reads one 8-byte header whatever the thread
  * did, and nothing is ever lost for want of reading.  Out with
  * PERF_RECORD_MISC_SWITCH_OUT_PREEMPT means still runnable ('R', like
- * /proc); out without it means blocked ('S'); in means running ('R').
+ * /proc) but waiting for a CPU, so not on one; out without it means
+ * blocked ('S'); in means running on a CPU now.  Whether a sample is on
+ * CPU is decided from the CPU time the thread got (oncpu.c); the kind
+ * tells it only which threads have run at all since their last look.
  *
  * Before its first switch the ring is empty (head 0).  The state is then
  * the one the /proc file gave right after the event was opened: no
@@ -149,6 +152,11 @@ static char newest(const rec_switches *s, uint64_t head)
     if (!(h.misc & PERF_RECORD_MISC_SWITCH_OUT))
         return 'I';
     return (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? 'P' : 'S';
+}
+
+int rec_switches_running(char kind)
+{
+    return kind == 'I';
 }
 
 char rec_switches_look(const rec_switches *s, char first_state, uint64_t *head)

@@ -17,7 +17,8 @@
  * stack (lib/py fetched the stacks it expects with the list: one read
  * call per tick) and its scheduler state: from its switch records
  * (switches.c) where perf events are allowed, else one pread of its
- * /proc file (procfs.c); then refreshes thread names where due.  A
+ * /proc file (procfs.c), and whether it is on CPU: the CPU time it got
+ * since its last sample (oncpu.c); then refreshes thread names where due.  A
  * thread whose switch records have not moved since the look before its
  * last stack was read, and that was switched out then, has not run
  * since: its last stack is written again and nothing of it is read
@@ -489,7 +490,10 @@ static int read_stack(rec_target *t, rec_tick_ctx *ctx, rec_thread *th,
 trc_status rec_sample_quiet(rec_target *t, rec_tick_ctx *ctx, rec_thread *th,
                             const py_thread_info *ti)
 {
-    uint32_t flags = rec_sample_flags(ctx, ti, th->pre_kind == 'P');
+    /* it has not run since its last sample: on CPU only for what its
+     * CPU time still owed then (oncpu.c), nothing read */
+    int on_cpu = rec_oncpu_idle(&th->cpu, ctx->now_ns, rec_oncpu_period(ctx->cfg));
+    uint32_t flags = rec_sample_flags(ctx, ti, on_cpu);
     trc_status st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, th->last_stack, flags, 0);
     if (st != TRC_OK)
         return st;
@@ -632,17 +636,24 @@ static trc_status read_samples(rec_target *t, rec_tick_ctx *ctx)
                 return st;
             continue;
         }
+        int running = 0, by_records = 0;
         if (th->sw.fd >= 0) {
             uint64_t h;
             char k = rec_switches_look(&th->sw, th->sw_first, &h);
-            if (k)
+            by_records = k != 0;
+            if (k) {
                 state = k == 'S' ? 'S' : 'R';
-            else if (!by_proc && th->state_fd >= 0)
+                running = rec_switches_running(k);
+            } else if (!by_proc && th->state_fd >= 0) {
                 state = rec_thread_state(th);
+            }
         }
         char before = rec_stopper_state(ctx->stopper, (pid_t)th->tid);
-        if (before)
+        if (before) {
             state = before; /* what /proc says now is the stop's doing */
+            running = 0;
+            by_records = 0;
+        }
         if (depth < 0) {
             th->last_ok = 0;
             rec_loss_add(&t->invalid, 1, ctx->now_ns);
@@ -674,7 +685,11 @@ static trc_status read_samples(rec_target *t, rec_tick_ctx *ctx)
         th->last_ok = th->sw.fd >= 0 && th->pre_set;
         th->sw_head = th->pre_head;
         th->pre_set = 0;
-        st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, stack, rec_sample_flags(ctx, ti, state == 'R'), 0);
+        /* on CPU: by the CPU time it got since its last sample
+         * (oncpu.c), else by its state at this instant */
+        int on_cpu = rec_oncpu_sample(&th->cpu, ctx->now_ns, rec_oncpu_period(ctx->cfg),
+                                      by_records ? running : state == 'R');
+        st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, stack, rec_sample_flags(ctx, ti, on_cpu), 0);
         if (st != TRC_OK)
             return st;
         t->samples++;

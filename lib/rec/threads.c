@@ -66,6 +66,7 @@ static rec_thread *add_entry(rec_threads *t)
     memset(th, 0, sizeof *th);
     th->state_fd = -1;
     th->sw.fd = -1;
+    th->cpu.fd = -1;
     return th;
 }
 
@@ -123,10 +124,12 @@ static int open_state(rec_threads *t, rec_thread *th, pid_t pid)
         if (th->state_fd < 0) {
             int e = errno;
             rec_switches_close(&th->sw);
+            rec_oncpu_close(&th->cpu);
             return e;
         }
         st = rec_fd_state(th->state_fd);
     }
+    rec_oncpu_open(&th->cpu, pid, (pid_t)th->tid);
     th->sw_first = st;
     th->sw_head = 0;
     return 0;
@@ -365,6 +368,7 @@ static void thread_cleanup(rec_thread *th)
         close(th->state_fd);
     th->state_fd = -1;
     rec_switches_close(&th->sw);
+    rec_oncpu_close(&th->cpu);
     rec_stackcache_cleanup(&th->cache);
 }
 

@@ -15,13 +15,15 @@ one() {
   mkdir -p "$dir"
   cp "$FIX/trec_basic.py" "$dir/"
   local out="$TMPD/$tag/run.trc" rc=0
-  timeout 120 "$TREC" -o "$out" "$py" "$dir/trec_basic.py" $PHASE 2>"$TMPD/$tag/err" || rc=$?
+  # the program's CPU time is the reference for its on-CPU samples
+  TREC_SELF_TIMING=1 "$CHECK_PY" "$TRC_ROOT/tests/e2e/lib/cpu_of.py" "$TMPD/$tag/usage" \
+    timeout 120 "$TREC" -o "$out" "$py" "$dir/trec_basic.py" $PHASE 2>"$TMPD/$tag/err" || rc=$?
   cat "$TMPD/$tag/err"
   [ $rc -eq 0 ] || { echo "trec exited $rc"; return 1; }
   grep -q "^trec: [0-9]* samples, .* written to $out\$" "$TMPD/$tag/err" ||
     { echo "no summary line"; return 1; }
   dump_trace "$out" || return 1
-  check basic "$out.txt" "$dir/trec_basic.py" "$ver" $PHASE
+  check basic "$out.txt" "$dir/trec_basic.py" "$ver" $PHASE "usage=$TMPD/$tag/usage,$TMPD/$tag/err"
 }
 
 for_each_python one

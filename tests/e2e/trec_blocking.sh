@@ -47,10 +47,13 @@ one() {
 
   # stacks checked against the source, as without --blocking
   local out="$dir/basic.trc"
-  timeout 120 "$TREC" -q --blocking -o "$out" "$py" "$FIX/trec_basic.py" $PHASE || rc=$?
-  [ $rc -eq 0 ] || { echo "trec --blocking exited $rc"; return 1; }
+  # (the program's CPU time, measured around trec, is the reference for
+  # its on-CPU samples, as in trec_basic.sh)
+  TREC_SELF_TIMING=1 "$CHECK_PY" "$TRC_ROOT/tests/e2e/lib/cpu_of.py" "$out.usage" \
+    timeout 120 "$TREC" -q --blocking -o "$out" "$py" "$FIX/trec_basic.py" $PHASE 2>"$out.trec-err" || rc=$?
+  [ $rc -eq 0 ] || { cat "$out.trec-err"; echo "trec --blocking exited $rc"; return 1; }
   dump_trace "$out" || return 1
-  check basic "$out.txt" "$FIX/trec_basic.py" "$ver" $PHASE || return 1
+  check basic "$out.txt" "$FIX/trec_basic.py" "$ver" $PHASE "usage=$out.usage,$out.trec-err" || return 1
 
   # the program's exit status passes through
   rc=0
