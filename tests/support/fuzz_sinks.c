@@ -65,6 +65,9 @@ typedef struct fs_sink {
 
 static const exp_collapsed_options collapsed_opts[2] = {{0, 0, 0, 0, 0}, {1, 1, 1, 1, 1}};
 static const exp_collapsed_options collapsed_gpu_opts[2] = {{0, 0, 0, 0, 1}, {1, 1, 1, 1, 1}};
+static void ignore_share(const char *line) { (void)line; }
+static const exp_folded_gpu_options folded_gpu_opts[2] = {{{0, 0, 0, 0, 1}, NULL},
+                                                          {{1, 1, 1, 1, 1}, ignore_share}};
 static const sscope_options sscope_opts[2] = {{0, 0, 0}, {1, 1, 2}}; /* 2 runs in memory: spills early */
 /* pass 1: the exact busy counter at 1 ms too */
 static const chrome_options chrome_opts[2] = {{0}, {.lines = 1, .busy = {.bucket_ns = 1000000}}};
@@ -132,7 +135,7 @@ static const fs_sink nvvp_sinks[] = {
     {&exp_sink_nvvp, {&nvvp_timeline_opts[0], &nvvp_timeline_opts[1]}},
     {NULL, {NULL, NULL}}};
 static const fs_sink gpu_sinks[] = {
-    {&exp_sink_collapsed_gpu, {&collapsed_gpu_opts[0], &collapsed_gpu_opts[1]}},
+    {&exp_sink_collapsed_gpu, {&folded_gpu_opts[0], &folded_gpu_opts[1]}},
     {&exp_sink_pstats_gpu, {NULL, NULL}},
     {&stats_table_sink_gpu, {&table_opts[0], &table_opts[1]}},
     {&exp_sink_gpu_summary, {NULL, &idle_window[1]}},
@@ -144,6 +147,8 @@ static const fs_sink gpu_sinks[] = {
     {&stats_table_sink_gpu_idle, {&table_opts[0], &table_opts[1]}},
     {&exp_sink_flamegraph_gpu_idle, {&flame_idle_opts[0], &flame_idle_opts[1]}},
     {&exp_sink_speedscope_gpu_idle, {NULL, &idle_window[1]}},
+    {&exp_sink_flamegraph_syncs, {&flame_opts[0], &flame_opts[1]}},
+    {&exp_sink_speedscope_syncs, {NULL, NULL}},
     {NULL, {NULL, NULL}}};
 
 /* Every sink of the list, in both passes; the call-site matchers give up

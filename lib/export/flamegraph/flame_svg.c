@@ -264,7 +264,8 @@ trc_status exp_flame_svg_write(const exp_flame_tree *t, const exp_flame_options 
     }
     double height = (L.max_depth + 1) * FRAME_H + YPAD_TOP + YPAD_BOTTOM;
     const char *title = o->title ? o->title : o->icicle ? "Icicle Graph" : "Flame Graph";
-    const char *unit = gpu ? "activities" : "samples";
+    const char *unit = o->calls ? "calls" : gpu ? "activities" : "samples";
+    const char *one = o->calls ? "call" : gpu ? "activity" : "sample";
     fprintf(out,
             "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
             "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
@@ -321,7 +322,7 @@ trc_status exp_flame_svg_write(const exp_flame_tree *t, const exp_flame_options 
         xml_text(out, name, SIZE_MAX);
         fputc('\n', out);
         put_count(out, n->count);
-        fprintf(out, " %s, %.2f%%", n->count != 1 ? unit : gpu ? "activity" : "sample", pct);
+        fprintf(out, " %s, %.2f%%", n->count != 1 ? unit : one, pct);
         if (n->ns) {
             fputs(", ", out);
             put_time(out, n->ns);
