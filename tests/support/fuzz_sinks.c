@@ -77,7 +77,8 @@ static const nvvp_sink_options nvvp_tab_opts[2] = {{.gpu_trace = 1, .api_trace =
                                                      {.gpu_trace = 1, .api_trace = 1, .csv = 1}};
 /* The window is the selection's (see selection()). */
 static const nvvp_sink_options nvvp_timeline_opts[2] = {
-    {.svg = 1, .from_ns = -1, .to_ns = -1}, {.svg = 1, .width = 400, .from_ns = 1000, .to_ns = 1000000000}};
+    {.svg = 1, .from_ns = -1, .to_ns = -1, .idle = {.bucket_ns = 10000000}},
+    {.svg = 1, .width = 400, .from_ns = 1000, .to_ns = 1000000000, .idle = {.bucket_ns = 1000}}};
 static stats_table_opts table_opts[2];
 /* GPU idle: pass 1 with a window and a horizon of 1 us, so that samples
  * and intervals are retired all the time. */
