@@ -86,12 +86,14 @@ static trc_status event(void *self, trc_reader *r, const trc_event *ev, FILE *ou
  * memory.  Linear: a trace has a few devices and API names. */
 static uint32_t extra_index(idle_json *s, const char *name)
 {
+    char cut[sizeof s->extra[0]]; /* compared as stored, so a long name is found again */
+    snprintf(cut, sizeof cut, "%s", name);
     for (size_t i = 0; i < s->n_extra; i++)
-        if (strcmp(s->extra[i], name) == 0)
+        if (strcmp(s->extra[i], cut) == 0)
             return (uint32_t)i;
     if (trcu_grow((void **)&s->extra, &s->cap_extra, s->n_extra, sizeof *s->extra) != TRC_OK)
         return NO_NAME;
-    snprintf(s->extra[s->n_extra], sizeof s->extra[0], "%s", name);
+    memcpy(s->extra[s->n_extra], cut, sizeof cut);
     return (uint32_t)s->n_extra++;
 }
 
