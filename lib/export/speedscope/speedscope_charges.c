@@ -9,8 +9,9 @@
  *    frame of the folded views ("[GPU 0 idle]"): trc2collapsed --gpu-idle;
  *  - --syncs: host time blocked in the calls that can make the host wait
  *    (lib/export/common/gpu_sync.h), one sampled profile, the calling
- *    stack (or "<no Python stack>") then a leaf for the API name:
- *    trc2collapsed --syncs.
+ *    stack (or "<no Python stack>") then a leaf for the API name, the
+ *    calls of one stack and API summed into one sample (speedscope's
+ *    sampled profiles need no time order): trc2collapsed --syncs.
  */
 #include "lib/export/speedscope/speedscope.h"
 
@@ -48,6 +49,8 @@ typedef struct idle_json {
     char profiles[MAX_PROFILES][96];  /* the profiles' names */
     uint32_t n_prof;
     const char *title;        /* the file's name */
+    trch_index sync_ix;       /* --syncs: charges by (stack, leaf), one per distinct
+                               * pair, so memory follows the stacks, not the calls */
 } idle_json;
 
 static void destroy(void *self)
@@ -59,6 +62,7 @@ static void destroy(void *self)
     exp_sync_free(s->syncs);
     trc_free(s->ch);
     trc_free(s->extra);
+    trch_index_cleanup(&s->sync_ix);
     trch_u64map_cleanup(&s->frame_ix);
     trc_free(s->frames);
     trc_free(s);
@@ -138,7 +142,16 @@ static trc_status keep_sync(void *ctx, const trc_reader *r, const exp_sync_hit *
     uint32_t root = h->stack ? NO_NAME : extra_index(s, EXP_GPU_NO_PYTHON_ROOT);
     if (leaf == NO_NAME || (!h->stack && root == NO_NAME))
         return TRC_ERR_NOMEM;
-    return add_charge(s, 0, root, h->stack, leaf, h->blocked_ns);
+    uint64_t hash = trch_hash_u64(((uint64_t)h->stack << 32) | leaf);
+    trch_probe pr;
+    for (uint32_t i = trch_first(&s->sync_ix, hash, &pr); i != TRCH_NONE;
+         i = trch_next(&s->sync_ix, &pr))
+        if (s->ch[i].stack == h->stack && s->ch[i].leaf == leaf) {
+            s->ch[i].ns += h->blocked_ns;
+            return TRC_OK;
+        }
+    trc_status st = add_charge(s, 0, root, h->stack, leaf, h->blocked_ns);
+    return st == TRC_OK ? trch_add(&s->sync_ix, hash, (uint32_t)(s->n_ch - 1)) : st;
 }
 
 static void *create_syncs(const void *opts)
