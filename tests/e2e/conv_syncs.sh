@@ -133,7 +133,8 @@ PY
 
 # trc2speedscope --syncs (to the ns) and trc2flamegraph --syncs (us, its
 # tooltips read back by xmllint): the stacks and blocked times of the
-# same independent reading, one sample / one call per sync
+# same independent reading (speedscope sums the calls of one stack and
+# API into one sample; the fixture has one call per line)
 "$BIN/trc2speedscope" --syncs -o "$tmp/s.speedscope.json" "$ft" 2>/dev/null; rc=$?
 [ "$rc" = 1 ] || bad "trc2speedscope --syncs: exit $rc, want 1"
 "$BIN/trc2flamegraph" --syncs -o "$tmp/s.svg" "$ft" 2>/dev/null; rc=$?
