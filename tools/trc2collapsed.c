@@ -10,6 +10,10 @@
 #include "lib/export/folded/folded.h"
 #include "tools/common/convert.h"
 
+/* --gpu: the share of GPU time with a Python line, on stderr (stdout is
+ * the folded stacks) */
+static void print_share(const char *line) { cli_note("%s", line); }
+
 typedef struct opts {
     const char *weight;
     int threads, pids, no_lines, full_filenames, gpu, syncs, gpu_idle;
@@ -51,7 +55,9 @@ int main(int argc, char **argv)
         "copies); launches without Python frames go under \"" EXP_GPU_NO_PYTHON_ROOT "\",\n"
         "activities whose launch was not recorded under \"" EXP_GPU_UNKNOWN_ROOT "\".\n"
         "--thread then keeps the work launched by those threads; --from/--to keep\n"
-        "activities that overlap the window; --idle and --gil do not apply.\n"
+        "activities that overlap the window; --idle and --gil do not apply. The\n"
+        "share of GPU time with a Python line (direct, via a waiting thread, none)\n"
+        "follows on stderr, one line.\n"
         "With --syncs, each call that can make the host wait (API_CALL flag SYNC:\n"
         "synchronize calls, synchronous copies) adds its duration minus the\n"
         "recorder's capture time (--weight us, the default then) or 1 to its\n"
@@ -82,8 +88,9 @@ int main(int argc, char **argv)
         exp_folded_idle_options io = {co, conv_gpu_idle_window(&cli.sel)};
         return conv_convert(&cli, &exp_sink_collapsed_gpu_idle, &io, 0);
     }
-    return conv_convert(&cli, o.gpu     ? &exp_sink_collapsed_gpu
-                              : o.syncs ? &exp_sink_collapsed_syncs
-                                        : &exp_sink_collapsed,
-                        &co, 0);
+    if (o.gpu) {
+        exp_folded_gpu_options go = {co, print_share};
+        return conv_convert(&cli, &exp_sink_collapsed_gpu, &go, 0);
+    }
+    return conv_convert(&cli, o.syncs ? &exp_sink_collapsed_syncs : &exp_sink_collapsed, &co, 0);
 }

@@ -16,7 +16,7 @@
 
 typedef struct opts {
     const char *weight, *title, *diff;
-    int threads, pids, no_lines, full_filenames, gpu, icicle, gpu_idle;
+    int threads, pids, no_lines, full_filenames, gpu, icicle, gpu_idle, syncs;
     double width, min_width;
 } opts;
 
@@ -84,6 +84,8 @@ int main(int argc, char **argv)
          "GPU time by launching Python stack, kernel as leaf (weight us)", 0, 0},
         {"gpu-idle", 0, CLI_FLAG, &o.gpu_idle, NULL,
          "GPU idle time by the stacks of the threads feeding the GPU (weight us)", 0, 0},
+        {"syncs", 0, CLI_FLAG, &o.syncs, NULL,
+         "host time blocked in syncs by calling Python stack, API as leaf (weight us)", 0, 0},
         {"icicle", 0, CLI_FLAG, &o.icicle, NULL, "root at the top, callees below", 0, 0},
         {"title", 0, CLI_STRING, &o.title, "TEXT", "the title (default: \"Flame Graph\")", 0, 0},
         {"width", 0, CLI_DOUBLE, &o.width, "PX", "image width in pixels (default 1200)", 100,
@@ -109,14 +111,18 @@ int main(int argc, char **argv)
         "shrank), BASE read with the same options and selections.\n"
         "With --gpu-idle the stacks and widths are trc2collapsed --gpu-idle's: each\n"
         "device's idle and copies-only time by the feeding threads' stacks.\n"
+        "With --syncs they are trc2collapsed --syncs': the host time blocked in each\n"
+        "call that can make the host wait, by its calling stack, the API as leaf.\n"
         "Reads stdin when FILE is absent or '-'.\n" CONV_HELP_EXIT,
         options, conv_selection_options(&cli.sel)};
     conv_parse(&cli, &tool, argc, argv);
     if (o.gpu_idle && (o.gpu || o.diff))
         cli_die(CLI_EXIT_USAGE, "--gpu-idle takes no --gpu or --diff");
+    if (o.syncs && (o.gpu || o.gpu_idle || o.diff))
+        cli_die(CLI_EXIT_USAGE, "--syncs takes no --gpu, --gpu-idle or --diff");
     exp_flame_options fo = {{o.threads, o.pids, o.no_lines, o.full_filenames, 0},
-                            o.icicle, o.title, NULL, o.width, o.min_width, NULL, NULL, NULL, NULL};
-    if ((o.weight && strcmp(o.weight, "us") == 0) || (o.gpu && !o.weight))
+                            o.icicle, o.title, NULL, o.width, o.min_width, NULL, NULL, NULL, NULL, 0};
+    if ((o.weight && strcmp(o.weight, "us") == 0) || ((o.gpu || o.syncs) && !o.weight))
         fo.fold.weight_us = 1;
     else if (o.weight && strcmp(o.weight, "samples") != 0)
         cli_die(CLI_EXIT_USAGE, "--weight must be 'samples' or 'us', not '%s'", o.weight);
@@ -130,6 +136,11 @@ int main(int argc, char **argv)
         fo.fold.weight_us = 1;
         fo.subtitle = "GPU idle time (us) by the feeding threads' stacks";
         return conv_convert(&cli, &exp_sink_flamegraph_gpu_idle, &fo, 0);
+    }
+    if (o.syncs) {
+        fo.subtitle = fo.fold.weight_us ? "host time blocked in syncs (us) by calling stack"
+                                        : "blocking syncs (calls) by calling stack";
+        return conv_convert(&cli, &exp_sink_flamegraph_syncs, &fo, 0);
     }
     fo.subtitle = o.gpu ? (fo.fold.weight_us ? "GPU time (us) by launch site"
                                              : "GPU activities by launch site")

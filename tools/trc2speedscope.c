@@ -11,7 +11,7 @@ int main(int argc, char **argv)
 {
     static conv_cli cli;
     sscope_options opt = {0};
-    static int gpu_idle;
+    static int gpu_idle, syncs;
     const cli_option options[] = {
         CONV_OPTION_OUTPUT(&cli.output),
         CONV_OPTION_STRICT(&cli.strict),
@@ -21,6 +21,8 @@ int main(int argc, char **argv)
          "one frame per executing line instead of per function", 0, 0},
         {"gpu-idle", 0, CLI_FLAG, &gpu_idle, NULL,
          "GPU idle time by the stacks of the threads feeding the GPU", 0, 0},
+        {"syncs", 0, CLI_FLAG, &syncs, NULL,
+         "host time blocked in syncs by calling Python stack, API as leaf", 0, 0},
         {NULL, 0, 0, NULL, NULL, NULL, 0, 0},
     };
     const cli_tool tool = {
@@ -33,11 +35,18 @@ int main(int argc, char **argv)
         "kernels, copies and memsets as frames, overlaps made to nest (see the manual).\n"
         "--gpu-idle: instead, one sampled profile per device (\"GPU 0 idle\", \"GPU 0\n"
         "copies only\"), the stacks of trc2collapsed --gpu-idle weighted in ns.\n"
+        "--syncs: instead, one sampled profile (\"syncs: host time blocked\"), the\n"
+        "stacks of trc2collapsed --syncs, each call weighted by the ns it blocked.\n"
         CONV_HELP_EXIT,
         options, conv_selection_options(&cli.sel),
     };
 
     conv_parse(&cli, &tool, argc, argv);
+    if (syncs) {
+        if (gpu_idle || opt.merge_threads || opt.lines)
+            cli_die(CLI_EXIT_USAGE, "--syncs takes no --gpu-idle, --merge-threads or --lines");
+        return conv_convert(&cli, &exp_sink_speedscope_syncs, NULL, 0);
+    }
     if (gpu_idle) {
         if (opt.merge_threads || opt.lines)
             cli_die(CLI_EXIT_USAGE, "--gpu-idle takes no --merge-threads or --lines");

@@ -18,7 +18,10 @@
 #    process whose samples cover the launch (off CPU first, then the first
 #    thread defined) with a [via thread TID NAME] frame (docs/gpu.md);
 #  - the share of GPU time with a Python line (direct, via, none) that
-#    trc-stats --gpu, --gpu-callsites and trc2nvvp print, and trc-lines'
+#    trc-stats --gpu, --gpu-callsites and trc2nvvp print, trc2collapsed
+#    --gpu notes on stderr, trc2flamegraph --gpu ends its subtitle with,
+#    trc2speedscope ends the file's name with and trc2chrome puts on each
+#    GPU process (label, instant event) and in otherData, and trc-lines'
 #    gpu_via_ns, equal that reading's;
 #  - selections: --thread keeps what those threads launched, --from/--to
 #    keep activities in the window even when their launch call is before
@@ -82,7 +85,8 @@ check() {
   run "$tag.table" 1 trc-stats --gpu-callsites "$trc"
   cmp -s "$tmp/$tag.us.out" "$tmp/$tag.default.out" || bad "$tag: --gpu is not --weight us by default"
   for n in us pstats table; do
-    [ "$(wc -l < "$tmp/$tag.$n.err")" = 1 ] && grep -q "warning: .*GPU records dropped" "$tmp/$tag.$n.err" ||
+    # trc2collapsed --gpu also notes the share line on stderr (checked below)
+    [ "$(grep -vc 'has a Python line' "$tmp/$tag.$n.err")" = 1 ] && grep -q "warning: .*GPU records dropped" "$tmp/$tag.$n.err" ||
       bad "$tag.$n: want one loss warning, got: $(cat "$tmp/$tag.$n.err")"
   done
   # the portable folded grammar; perl's flamegraph.pl parse ignores nothing
@@ -221,6 +225,31 @@ EOF
     "$BIN/trc2nvvp" "$trc" 2>/dev/null | grep '% of GPU time has a Python line' | cmp -s - "$tmp/$tag.share" ||
       bad "$tag: trc2nvvp share differs from $(cat "$tmp/$tag.share")"
   fi
+  # trc2collapsed --gpu: one note on stderr (stdout is for flamegraph.pl)
+  cmp -s <(sed -n 's/^trc2collapsed: \(.*has a Python line.*\)$/\1/p' "$tmp/$tag.us.err") "$tmp/$tag.share" ||
+    bad "$tag: trc2collapsed --gpu share: $(grep 'has a Python line' "$tmp/$tag.us.err")"
+  # trc2flamegraph --gpu: the end of the subtitle, read back by xmllint
+  "$BIN/trc2flamegraph" --gpu -o "$tmp/$tag.svg" "$trc" 2>/dev/null
+  cmp -s <(xmllint --xpath 'string(//*[@id="subtitle"])' "$tmp/$tag.svg") \
+    <(printf 'GPU time (us) by launch site; '; cat "$tmp/$tag.share") ||
+    bad "$tag: trc2flamegraph --gpu subtitle: $(xmllint --xpath 'string(//*[@id="subtitle"])' "$tmp/$tag.svg")"
+  # trc2speedscope: the end of the file's name; trc2chrome: each GPU
+  # process's label and instant event, and otherData
+  "$BIN/trc2speedscope" -o "$tmp/$tag.ss.json" "$trc" 2>/dev/null
+  "$BIN/trc2chrome" -o "$tmp/$tag.trace.json" "$trc" 2>/dev/null
+  "$py" - "$tmp/$tag.ss.json" "$tmp/$tag.trace.json" "$tmp/$tag.share" <<'EOF' || bad "$tag: speedscope/chrome share"
+import json, sys
+share = open(sys.argv[3]).read().rstrip("\n")
+name = json.load(open(sys.argv[1]))["name"]
+assert name.endswith(": " + share), (name, share)
+d = json.load(open(sys.argv[2]))
+ev = d["traceEvents"]
+gpu = {e["pid"] for e in ev if e.get("ph") == "X" and e["pid"] >= 0x7fff0000}
+labels = {e["pid"]: e["args"]["labels"] for e in ev if e.get("name") == "process_labels"}
+marks = {e["pid"]: e["name"] for e in ev if e.get("ph") == "i" and e.get("cat") == "gpu"}
+assert gpu and labels == {p: share for p in gpu} and marks == labels, (gpu, labels, marks)
+assert d["otherData"]["gpu_python_lines"] == share, d["otherData"]
+EOF
   for p in "${pythons[@]}"; do
     "$p" - "$tmp/$tag.prof" "$total" "$tmp/$tag.rows" <<'EOF' || bad "$tag: pstats under $p"
 import os, pstats, sys

@@ -127,6 +127,48 @@ assert len(pids) == 1, pids
 PY
 "$BIN/trc2chrome" --gpu-busy-resolution 0 "$in" | grep -q "GPU busy" && bad "--gpu-busy-resolution 0 still writes the counter"
 
+# ---- the same buckets as trc2nvvp --svg's busy row, above gpu.util ----
+"$BIN/trc2nvvp" --svg "$tmp/n.svg" --gpu-busy-resolution 2 "$in" || bad "nvvp --svg: exit $?"
+xmllint --noout "$tmp/n.svg" || bad "nvvp --svg: not XML"
+"$py" - "$tmp/n.svg" <<'PY' || bad "nvvp busy row"
+import sys, xml.etree.ElementTree as ET
+ns = "{http://www.w3.org/2000/svg}"
+rows = []  # (label, polygon) of every chart row, top to bottom
+for g in ET.parse(sys.argv[1]).getroot().iter(ns + "g"):
+    lb = [t.text for t in g.findall(ns + "text") if t.get("class") == "lb"]
+    poly = g.findall(ns + "polygon")
+    if lb and poly:
+        rows.append((lb[0], poly[0]))
+labels = [l for l, _ in rows]
+assert "GPU busy (kernels) (percent)" in labels, labels
+i = labels.index("GPU busy (kernels) (percent)")
+assert labels[i + 1] == "gpu.util (percent)", labels  # NVML's row right below it
+poly = rows[i][1]
+tip = poly.find(ns + "title").text
+assert tip.startswith("GPU busy (kernels): 35.00% of 20.000 ms"), tip
+assert "NVML gpu.util: mean 50.00% of 2 samples" in tip, tip
+# the steps: value at each x where the polygon's level changes
+pts = [tuple(map(float, p.split(","))) for p in poly.get("points").split()]
+base = pts[0][1]
+top = min(y for _, y in pts)
+assert base - top == 22, (base, top)  # 0..100 % in the chart's 22 px
+level = {}
+for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+    if y0 == y1 and x1 > x0:
+        level[x0] = 100 * (base - y0) / (base - top)
+xs = sorted(level)
+# 10 buckets of 2 ms over 1280 px from x = 308
+want = [50, 100, 100, 0, 0, 100, 100 * 123 / 2e6, 0, 0, 0]
+got = [level.get(308 + 128 * k, None) for k in range(10)]
+got = [g if g is not None else got[k - 1] for k, g in enumerate(got)]  # a level that continues
+for k, (g, w) in enumerate(zip(got, want)):
+    assert abs(g - w) <= 100 / 22, (k, got, want)
+PY
+"$BIN/trc2nvvp" --svg "$tmp/n0.svg" --gpu-busy-resolution 0 "$in" && ! grep -q "GPU busy" "$tmp/n0.svg" ||
+  bad "nvvp --gpu-busy-resolution 0 still draws the row"
+"$BIN/trc2nvvp" --gpu-busy-resolution 2 "$in" > /dev/null 2>&1; rc=$?
+[ "$rc" = 2 ] || bad "trc2nvvp --gpu-busy-resolution without --svg: exit $rc, want 2"
+
 # ---- the fake-CUPTI fixture: the headline in both tools --------------
 "$BIN/trc-stats" --gpu "$ft" > "$tmp/fg.out" 2>/dev/null
 "$BIN/trc2nvvp" "$ft" > "$tmp/fn.out" 2>/dev/null

@@ -6,7 +6,9 @@
 # stacks, host time blocked = duration - capture clamped at 0, and the GPU
 # work waited for = the part inside the call of every activity of the
 # process that ended during it.  The fixture has three syncs, at
-# train.py:35, :36 and :38.  Also: --gpu with --syncs is a usage error.
+# train.py:35, :36 and :38.  trc2speedscope --syncs and trc2flamegraph
+# --syncs show the same stacks and times.  Also: --gpu with --syncs is a
+# usage error.
 set -u
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 BIN=${BIN:-bin}
@@ -128,6 +130,51 @@ got = {n: (v[1], round(v[2], 6)) for n, v in leaf.items()}
 if got != want:
     sys.exit("FAIL: trc2pstats --syncs leaves %r, want %r" % (got, want))
 PY
+
+# trc2speedscope --syncs (to the ns) and trc2flamegraph --syncs (us, its
+# tooltips read back by xmllint): the stacks and blocked times of the
+# same independent reading (speedscope sums the calls of one stack and
+# API into one sample; the fixture has one call per line)
+"$BIN/trc2speedscope" --syncs -o "$tmp/s.speedscope.json" "$ft" 2>/dev/null; rc=$?
+[ "$rc" = 1 ] || bad "trc2speedscope --syncs: exit $rc, want 1"
+"$BIN/trc2flamegraph" --syncs -o "$tmp/s.svg" "$ft" 2>/dev/null; rc=$?
+[ "$rc" = 1 ] || bad "trc2flamegraph --syncs: exit $rc, want 1"
+xmllint --noout "$tmp/s.svg" || bad "trc2flamegraph --syncs: not XML"
+xmllint --xpath '//*[local-name()="title"]/text()' "$tmp/s.svg" > "$tmp/s.titles" 2>/dev/null ||
+  bad "trc2flamegraph --syncs: no frames"
+python3 - "$tmp/events" "$tmp/s.speedscope.json" "$tmp/s.titles" <<'PY' || fails=$((fails + 1))
+import json, re, sys
+def t(s): return round(float(s) * 1e9)
+want = {}
+for l in open(sys.argv[1]).read().splitlines():
+    if l.startswith("api_call ") and int(re.search(r"flags=(0x[0-9a-f]+)", l).group(1), 16) & 4:
+        frames = re.findall(r'"([^"]*)"@"([^"]*)":(\d+)', re.search(r' stack=(\S+)', l).group(1))
+        blocked = max(0, t(re.search(r" end=(\S+)", l).group(1)) - t(re.search(r" start=(\S+)", l).group(1))
+                      - int(re.search(r"capture=(\d+)", l).group(1)))
+        key = tuple("%s (%s:%s)" % f for f in frames) + (re.search(r'name="([^"]*)"', l).group(1),)
+        want[key] = want.get(key, 0) + blocked
+d = json.load(open(sys.argv[2]))
+if d["$schema"] != "https://www.speedscope.app/file-format-schema.json" or len(d["profiles"]) != 1:
+    sys.exit("FAIL: speedscope --syncs: not one profile")
+p, fr = d["profiles"][0], d["shared"]["frames"]
+def label(f): return "%s (%s:%s)" % (f["name"], f["file"], f["line"]) if "file" in f else f["name"]
+got = {}
+for s, w in zip(p["samples"], p["weights"]):
+    k = tuple(label(fr[i]) for i in s)
+    got[k] = got.get(k, 0) + w
+if got != want or p["endValue"] != sum(want.values()) or p["name"] != "syncs: host time blocked":
+    sys.exit("FAIL: speedscope --syncs %r (%s), want %r" % (got, p["name"], want))
+# the flame graph: each API leaf once, its calls and time in us
+titles = open(sys.argv[3]).read().splitlines()
+for k, ns in want.items():
+    i = titles.index(k[-1])
+    if titles[i + 1] != "1 call, %.2f%%, %.3f us" % (100.0 * ns / sum(want.values()), ns / 1e3):
+        sys.exit("FAIL: flame graph %s: %r, want %d ns" % (k[-1], titles[i + 1], ns))
+PY
+"$BIN/trc2flamegraph" --syncs --gpu "$ft" >/dev/null 2>&1; rc=$?
+[ "$rc" = 2 ] || bad "trc2flamegraph --syncs --gpu: exit $rc, want 2"
+"$BIN/trc2speedscope" --syncs --gpu-idle "$ft" >/dev/null 2>&1; rc=$?
+[ "$rc" = 2 ] || bad "trc2speedscope --syncs --gpu-idle: exit $rc, want 2"
 
 "$BIN/trc2collapsed" --syncs --gpu "$ft" >/dev/null 2>"$tmp/err"; rc=$?
 [ "$rc" = 2 ] || bad "--syncs --gpu: exit $rc, want 2"

@@ -63,6 +63,8 @@ run_tool 0 "$BIN/trc2chrome" -o "$www/big.trace.json" "$tmp/big.trc"
 run_tool 1 "$BIN/trc2speedscope" -o "$www/gpu.speedscope.json" fixtures/gpu/fake_train.trc
 run_tool 1 "$BIN/trc2chrome" -o "$www/gpu.trace.json" fixtures/gpu/fake_train.trc
 run_tool 1 "$BIN/trc2speedscope" -o "$www/train.speedscope.json" "$tmp/train.trc"
+# --syncs: one sampled profile of the fixture's blocking calls
+run_tool 1 "$BIN/trc2speedscope" --syncs -o "$www/syncs.speedscope.json" fixtures/gpu/fake_train.trc
 run_tool 1 "$BIN/trc2chrome" -o "$www/train.trace.json" "$tmp/train.trc"
 python3 - "$www/train.speedscope.json" "$www/train13.speedscope.json" <<'EOF3' || { echo "FAIL: cannot make train13.speedscope.json"; exit 1; }
 import json, sys
@@ -142,9 +144,11 @@ check big.speedscope.json "Time Order" "Left Heavy" "Sandwich" "(pid 4242)"
 check small.trace.json "Time Order" "Left Heavy" "Sandwich" "app.py (pid 4242), MainThread (tid 4242)"
 check big.trace.json "Time Order" "Left Heavy" "Sandwich" "MainThread (tid 4242)"
 
-check gpu.speedscope.json "Time Order" "Left Heavy" "Sandwich" "GPU 0 stream 7"
+# the file name ends with the share of GPU time with a Python line (its title)
+check gpu.speedscope.json "Time Order" "Left Heavy" "Sandwich" "GPU 0 stream 7" "of GPU time has a Python line"
 check train.speedscope.json "Time Order" "Left Heavy" "Sandwich" "app.py (pid 4242): MainThread"
 check train13.speedscope.json "Time Order" "Left Heavy" "Sandwich" "GPU 0 stream 13"
+check syncs.speedscope.json "Time Order" "Left Heavy" "Sandwich" "syncs: host time blocked"
 check gpu.trace.json "Time Order" "Left Heavy" "Sandwich" "GPU 0: NVIDIA H100 80GB HBM3 (fake) (pid 2147418112)"
 check train.trace.json "Time Order" "Left Heavy" "Sandwich" "(pid 4242), MainThread (tid 4242)"
 

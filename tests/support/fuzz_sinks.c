@@ -65,6 +65,9 @@ typedef struct fs_sink {
 
 static const exp_collapsed_options collapsed_opts[2] = {{0, 0, 0, 0, 0}, {1, 1, 1, 1, 1}};
 static const exp_collapsed_options collapsed_gpu_opts[2] = {{0, 0, 0, 0, 1}, {1, 1, 1, 1, 1}};
+static void ignore_share(const char *line) { (void)line; }
+static const exp_folded_gpu_options folded_gpu_opts[2] = {{{0, 0, 0, 0, 1}, NULL},
+                                                          {{1, 1, 1, 1, 1}, ignore_share}};
 static const sscope_options sscope_opts[2] = {{0, 0, 0}, {1, 1, 2}}; /* 2 runs in memory: spills early */
 /* pass 1: the exact busy counter at 1 ms too */
 static const chrome_options chrome_opts[2] = {{0}, {.lines = 1, .busy = {.bucket_ns = 1000000}}};
@@ -74,7 +77,8 @@ static const nvvp_sink_options nvvp_tab_opts[2] = {{.gpu_trace = 1, .api_trace =
                                                      {.gpu_trace = 1, .api_trace = 1, .csv = 1}};
 /* The window is the selection's (see selection()). */
 static const nvvp_sink_options nvvp_timeline_opts[2] = {
-    {.svg = 1, .from_ns = -1, .to_ns = -1}, {.svg = 1, .width = 400, .from_ns = 1000, .to_ns = 1000000000}};
+    {.svg = 1, .from_ns = -1, .to_ns = -1, .idle = {.bucket_ns = 10000000}},
+    {.svg = 1, .width = 400, .from_ns = 1000, .to_ns = 1000000000, .idle = {.bucket_ns = 1000}}};
 static stats_table_opts table_opts[2];
 /* GPU idle: pass 1 with a window and a horizon of 1 us, so that samples
  * and intervals are retired all the time. */
@@ -132,7 +136,7 @@ static const fs_sink nvvp_sinks[] = {
     {&exp_sink_nvvp, {&nvvp_timeline_opts[0], &nvvp_timeline_opts[1]}},
     {NULL, {NULL, NULL}}};
 static const fs_sink gpu_sinks[] = {
-    {&exp_sink_collapsed_gpu, {&collapsed_gpu_opts[0], &collapsed_gpu_opts[1]}},
+    {&exp_sink_collapsed_gpu, {&folded_gpu_opts[0], &folded_gpu_opts[1]}},
     {&exp_sink_pstats_gpu, {NULL, NULL}},
     {&stats_table_sink_gpu, {&table_opts[0], &table_opts[1]}},
     {&exp_sink_gpu_summary, {NULL, &idle_window[1]}},
@@ -144,6 +148,8 @@ static const fs_sink gpu_sinks[] = {
     {&stats_table_sink_gpu_idle, {&table_opts[0], &table_opts[1]}},
     {&exp_sink_flamegraph_gpu_idle, {&flame_idle_opts[0], &flame_idle_opts[1]}},
     {&exp_sink_speedscope_gpu_idle, {NULL, &idle_window[1]}},
+    {&exp_sink_flamegraph_syncs, {&flame_opts[0], &flame_opts[1]}},
+    {&exp_sink_speedscope_syncs, {NULL, NULL}},
     {NULL, {NULL, NULL}}};
 
 /* Every sink of the list, in both passes; the call-site matchers give up

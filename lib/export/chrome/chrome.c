@@ -418,6 +418,8 @@ static trc_status on_loss(chrome *c, const trc_reader *r, const trc_loss *l)
     return TRC_OK;
 }
 
+void chrome_gpu_hit(chrome *c, const exp_gpu_hit *h) { exp_gpu_stats_add(&c->lines, h); }
+
 static trc_status on_proc_exit(chrome *c, const trc_process_exit *e)
 {
     jsonw *out = &c->w;
@@ -587,6 +589,11 @@ static trc_status write_end(chrome *c, const trc_reader *r)
         jsonw_u64(out, c->period_ns);
         jsonw_raw(out, ",\"start_wall_ns\":");
         jsonw_i64(out, c->wall_ns);
+    }
+    if (c->lines.python + c->lines.no_python + c->lines.unknown) {
+        char share[160];
+        jsonw_raw(out, ",\"gpu_python_lines\":");
+        jsonw_str(out, exp_gpu_share_str(&c->lines, share, sizeof share));
     }
     jsonw_raw(out, ",\"trace_start_ns\":");
     jsonw_i64(out, c->start_ns);

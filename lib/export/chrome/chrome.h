@@ -67,6 +67,14 @@ void chrome_free(chrome *c);
  * out.  Returns TRC_OK or TRC_ERR_NOMEM (then chrome_error says what). */
 trc_status chrome_event(chrome *c, const trc_reader *r, const trc_event *ev, FILE *out);
 
+/* Count one GPU activity with its launch site (the pipeline's call-site
+ * stage, lib/export/common/gpu_callsite.h) for the share of GPU time
+ * with a Python line (exp_gpu_share_str), written when any was counted:
+ * as each GPU process's label (process_labels), as an instant event at
+ * the start of each GPU process, and as otherData.gpu_python_lines.
+ * Cannot fail. */
+void chrome_gpu_hit(chrome *c, const exp_gpu_hit *h);
+
 /* Close every open slice, write the metadata events and the end of the
  * document.  Returns TRC_OK or TRC_ERR_NOMEM.  Write errors on out are
  * left for the caller's ferror check. */

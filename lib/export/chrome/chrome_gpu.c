@@ -307,6 +307,30 @@ static int gpu_track_before(const gtrack *a, const gtrack *b)
     return a->kind < b->kind;
 }
 
+/* The share of GPU time with a Python line (of the whole trace, all
+ * devices: the launch sites say nothing per device) on GPU process pid:
+ * its label, shown under the process's name, and an instant event at the
+ * trace start, which viewers that show no labels (Perfetto) draw. */
+static void write_share(chrome *c, int64_t pid)
+{
+    if (!(c->lines.python + c->lines.no_python + c->lines.unknown))
+        return;
+    char share[160];
+    exp_gpu_share_str(&c->lines, share, sizeof share);
+    chr_write_meta(c, "process_labels", pid, 0);
+    jsonw_raw(&c->w, "\"labels\":");
+    jsonw_str(&c->w, share);
+    jsonw_raw(&c->w, "}}");
+    chr_next_event(c);
+    jsonw_raw(&c->w, "{\"ph\":\"i\",\"name\":");
+    jsonw_str(&c->w, share);
+    jsonw_raw(&c->w, ",\"cat\":\"gpu\",\"s\":\"p\",\"pid\":");
+    jsonw_i64(&c->w, pid);
+    jsonw_raw(&c->w, ",\"tid\":0,");
+    chr_write_ts(c, c->start_ns);
+    jsonw_raw(&c->w, "}");
+}
+
 trc_status chr_gpu_write_meta(chrome *c, const trc_reader *r)
 {
     chr_gpu *g = c->gpu;
@@ -344,6 +368,7 @@ trc_status chr_gpu_write_meta(chrome *c, const trc_reader *r)
         jsonw_raw(&c->w, "\"sort_index\":");
         jsonw_u64(&c->w, (uint64_t)c->n_pids + d);
         jsonw_raw(&c->w, "}}");
+        write_share(c, pid);
         for (uint32_t i = 0; i < g->n_tracks; i++) {
             const gtrack *t = &g->tracks[i];
             uint32_t j = n++;

@@ -50,6 +50,7 @@ struct chrome {
     uint32_t ftexts_cap;
     chr_gpu *gpu;         /* chrome_gpu.c's state */
     exp_gpu_idle *busy;   /* the exact busy counter's stage (chrome_busy.c) */
+    exp_gpu_callsite_stats lines; /* GPU time by attribution (chrome_gpu_hit) */
     char err[200];
     trc_status err_st;    /* the status that goes with err */
 };

@@ -243,6 +243,15 @@ static trc_status add_idle(void *ctx, uint32_t device, exp_gpu_idle_kind kind, u
     return TRC_OK;
 }
 
+trc_status exp_collapsed_add_sync(exp_collapsed *c, const trc_reader *r, const exp_sync_hit *h)
+{
+    /* a GPU hit whose "activity" is the call: its API name as the leaf,
+     * the host time it blocked as its duration */
+    exp_gpu_hit g = {h->pid, h->thread, h->stack, h->origin, EXP_GPU_KERNEL,
+                     h->name_id, h->name, h->blocked_ns, 0, 0};
+    return exp_collapsed_add_gpu(c, r, &g);
+}
+
 trc_status exp_collapsed_add_gpu_idle(exp_collapsed *c, const exp_gpu_idle *g)
 {
     return exp_gpu_idle_each(g, add_idle, c);

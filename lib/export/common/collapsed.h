@@ -16,6 +16,7 @@
 #include "trc/trc.h"
 #include "lib/export/common/gpu_callsite.h"
 #include "lib/export/common/gpu_idle.h"
+#include "lib/export/common/gpu_sync.h"
 
 /* The name given to samples that have no Python frames (stack id 0). */
 #define EXP_NO_PYTHON_FRAMES "<no Python frames>"
@@ -46,6 +47,14 @@ trc_status exp_collapsed_add(exp_collapsed *c, const trc_reader *r, const trc_sa
  * activity's process.  h->name is borrowed until exp_collapsed_write.
  * TRC_OK, TRC_ERR_NOMEM or TRC_ERR_LIMIT. */
 trc_status exp_collapsed_add_gpu(exp_collapsed *c, const trc_reader *r, const exp_gpu_hit *h);
+
+/* Count one blocking call (--syncs, lib/export/common/gpu_sync.h): the
+ * line is the calling stack (or EXP_GPU_NO_PYTHON_ROOT) plus a leaf for
+ * the API name; it counts 1 (weight samples) or h->blocked_ns.  The one
+ * place every folded view (trc2collapsed, trc2flamegraph) turns syncs
+ * into lines.  h->name is borrowed until exp_collapsed_write.  TRC_OK,
+ * TRC_ERR_NOMEM or TRC_ERR_LIMIT. */
+trc_status exp_collapsed_add_sync(exp_collapsed *c, const trc_reader *r, const exp_sync_hit *h);
 
 /* Count every charge of a finished idle stage (--gpu-idle,
  * lib/export/common/gpu_idle.h): the line is a root frame naming the

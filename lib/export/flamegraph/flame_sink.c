@@ -16,6 +16,8 @@ typedef struct flame_sink {
     int gpu;
     exp_collapsed *cpu, *idle;
     exp_gpu_idle *gpu_idle;   /* the _gpu_idle type: its stage */
+    exp_gpu_sync *syncs;      /* the _syncs type: its stage */
+    exp_gpu_callsite_stats lines; /* the _gpu type: GPU time by attribution */
 } flame_sink;
 
 typedef struct add_ctx {
@@ -31,6 +33,7 @@ static void flame_destroy(void *self)
     exp_collapsed_free(f->cpu);
     exp_collapsed_free(f->idle);
     exp_gpu_idle_free(f->gpu_idle);
+    exp_sync_free(f->syncs);
     trc_free(f);
 }
 
@@ -68,11 +71,31 @@ static void *flame_gpu_idle_create(const void *opts)
 }
 static void *flame_gpu_create(const void *opts) { return make(opts, 1); }
 
+static trc_status add_sync(void *ctx, const trc_reader *r, const exp_sync_hit *h)
+{
+    flame_sink *f = ctx;
+    return exp_collapsed_add_sync(f->cpu, r, h);
+}
+
+static void *flame_syncs_create(const void *opts)
+{
+    flame_sink *f = make(opts, 0);
+    if (f && !(f->syncs = exp_sync_new(add_sync, f))) {
+        flame_destroy(f);
+        return NULL;
+    }
+    if (f)
+        f->opt.calls = 1;
+    return f;
+}
+
 static trc_status flame_event(void *self, trc_reader *r, const trc_event *ev, FILE *out)
 {
     flame_sink *f = self;
     if (f->gpu_idle)
         return exp_gpu_idle_event(f->gpu_idle, r, ev);
+    if (f->syncs)
+        return exp_sync_event(f->syncs, r, ev);
     if (ev->type != TRC_EV_SAMPLE)
         return TRC_OK;
     const trc_sample *s = &ev->u.sample;
@@ -82,6 +105,7 @@ static trc_status flame_event(void *self, trc_reader *r, const trc_event *ev, FI
 static trc_status flame_hit(void *self, trc_reader *r, const exp_gpu_hit *h)
 {
     flame_sink *f = self;
+    exp_gpu_stats_add(&f->lines, h);
     return exp_collapsed_add_gpu(f->cpu, r, h);
 }
 
@@ -102,6 +126,11 @@ static trc_status flame_finish(void *self, trc_reader *r, FILE *out)
         if (st != TRC_OK)
             return st;
     }
+    if (f->syncs) {
+        trc_status st = exp_sync_finish(f->syncs, r);
+        if (st != TRC_OK)
+            return st;
+    }
     exp_flame_tree *t = f->opt.collect ? f->opt.collect : exp_flame_tree_new();
     if (!t)
         return TRC_ERR_NOMEM;
@@ -112,8 +141,18 @@ static trc_status flame_finish(void *self, trc_reader *r, FILE *out)
         st = exp_collapsed_each(f->idle, r, add_line, &a);
     if (st == TRC_OK)
         st = exp_flame_tree_finish(t);
-    if (st == TRC_OK && !f->opt.collect)
-        st = exp_flame_svg_write(t, &f->opt, f->gpu, out);
+    if (st == TRC_OK && !f->opt.collect) {
+        /* --gpu: the share of GPU time with a Python line ends the
+         * subtitle, in the words of every GPU view (exp_gpu_share_str) */
+        exp_flame_options o = f->opt;
+        char sub[400], share[160];
+        if (f->gpu && f->lines.python + f->lines.no_python + f->lines.unknown) {
+            snprintf(sub, sizeof sub, "%s%s%s", o.subtitle ? o.subtitle : "",
+                     o.subtitle ? "; " : "", exp_gpu_share_str(&f->lines, share, sizeof share));
+            o.subtitle = sub;
+        }
+        st = exp_flame_svg_write(t, &o, f->gpu, out);
+    }
     if (!f->opt.collect)
         exp_flame_tree_free(t);
     return st;
@@ -126,3 +165,6 @@ const exp_sink_type exp_sink_flamegraph_gpu = {"flamegraph-gpu", flame_gpu_creat
 const exp_sink_type exp_sink_flamegraph_gpu_idle = {"flamegraph-gpu-idle", flame_gpu_idle_create,
                                                     flame_event, NULL, flame_finish,
                                                     flame_destroy, NULL};
+const exp_sink_type exp_sink_flamegraph_syncs = {"flamegraph-syncs", flame_syncs_create,
+                                                 flame_event, NULL, flame_finish, flame_destroy,
+                                                 NULL};

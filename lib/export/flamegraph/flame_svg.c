@@ -262,9 +262,13 @@ trc_status exp_flame_svg_write(const exp_flame_tree *t, const exp_flame_options 
         for (size_t i = 0; i < L.n; i++)
             bmap[L.p[i].node] = base_node(t, o->base, bmap, L.p[i].node);
     }
-    double height = (L.max_depth + 1) * FRAME_H + YPAD_TOP + YPAD_BOTTOM;
+    /* a subtitle (baseline at 24 + FONT + 2) needs a line more above the
+     * frames, or an icicle's root frame covers it */
+    double ypad_top = YPAD_TOP + (o->subtitle ? FONT : 0);
+    double height = (L.max_depth + 1) * FRAME_H + ypad_top + YPAD_BOTTOM;
     const char *title = o->title ? o->title : o->icicle ? "Icicle Graph" : "Flame Graph";
-    const char *unit = gpu ? "activities" : "samples";
+    const char *unit = o->calls ? "calls" : gpu ? "activities" : "samples";
+    const char *one = o->calls ? "call" : gpu ? "activity" : "sample";
     fprintf(out,
             "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
             "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
@@ -291,7 +295,7 @@ trc_status exp_flame_svg_write(const exp_flame_tree *t, const exp_flame_options 
             height - 17);
     if (!total)
         fprintf(out, "<text id=\"empty\" x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">no %s "
-                "selected</text>\n", width / 2, YPAD_TOP + FRAME_H, unit);
+                "selected</text>\n", width / 2, ypad_top + FRAME_H, unit);
 
     double dmax = 0;
     uint64_t btotal = o->base ? exp_flame_tree_node(o->base, 0)->value : 0;
@@ -312,7 +316,7 @@ trc_status exp_flame_svg_write(const exp_flame_tree *t, const exp_flame_options 
         const placed *p = &L.p[i];
         const exp_flame_node *n = exp_flame_tree_node(t, p->node);
         const char *name = exp_flame_tree_name(t, n);
-        double y = o->icicle ? YPAD_TOP + n->depth * FRAME_H
+        double y = o->icicle ? ypad_top + n->depth * FRAME_H
                              : height - YPAD_BOTTOM - (n->depth + 1) * FRAME_H;
         exp_flame_kind k = shown_kind(n);
         double pct = 100.0 * (double)n->value / (double)total;
@@ -321,7 +325,7 @@ trc_status exp_flame_svg_write(const exp_flame_tree *t, const exp_flame_options 
         xml_text(out, name, SIZE_MAX);
         fputc('\n', out);
         put_count(out, n->count);
-        fprintf(out, " %s, %.2f%%", n->count != 1 ? unit : gpu ? "activity" : "sample", pct);
+        fprintf(out, " %s, %.2f%%", n->count != 1 ? unit : one, pct);
         if (n->ns) {
             fputs(", ", out);
             put_time(out, n->ns);

@@ -81,6 +81,7 @@ typedef struct exp_flame_options {
     const char *base_name;      /* BASE as the tooltips name it */
     exp_flame_tree *collect;    /* set: finish fills this tree and writes nothing */
     const exp_gpu_idle_options *gpu_idle; /* exp_sink_flamegraph_gpu_idle's window */
+    int calls;                  /* the counts are API calls (--syncs), not samples */
 } exp_flame_options;
 
 /* Write the SVG of finished tree t (opts as above; opts->fold.weight_us
@@ -101,5 +102,9 @@ extern const exp_sink_type exp_sink_flamegraph_gpu;
  * of exp_collapsed_add_gpu_idle; options exp_flame_options with
  * gpu_idle set (NULL: the whole recording). */
 extern const exp_sink_type exp_sink_flamegraph_gpu_idle;
+/* Blocking syncs (--syncs): the lines of exp_collapsed_add_sync, the
+ * calling stacks weighted by host time blocked (or calls); options
+ * exp_flame_options. */
+extern const exp_sink_type exp_sink_flamegraph_syncs;
 
 #endif /* TRC_LIB_EXPORT_FLAMEGRAPH_FLAMEGRAPH_H */

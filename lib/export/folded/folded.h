@@ -138,9 +138,16 @@ trc_status exp_pstats_write(const exp_stats *s, FILE *out);
 /* As sinks (folded_sink.c, lib/export/sink.h)                          */
 /* ------------------------------------------------------------------ */
 
-/* Folded stacks of the samples, or (_gpu) of GPU activities under their
- * launch sites; options exp_collapsed_options. */
+/* Folded stacks of the samples; options exp_collapsed_options. */
 extern const exp_sink_type exp_sink_collapsed;
+/* Folded stacks of GPU activities under their launch sites; options
+ * exp_folded_gpu_options: after the output is written, share (when set)
+ * is called once with the share of GPU time with a Python line
+ * (exp_gpu_share_str; trc2collapsed --gpu prints it on stderr). */
+typedef struct exp_folded_gpu_options {
+    exp_collapsed_options fold;
+    void (*share)(const char *line);
+} exp_folded_gpu_options;
 extern const exp_sink_type exp_sink_collapsed_gpu;
 /* --syncs (sync_sink.c, lib/export/common/gpu_sync.h): the calls that can
  * make the host wait, as folded stacks (calling stack plus the API name,

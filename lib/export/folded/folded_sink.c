@@ -20,11 +20,6 @@ static trc_status collapsed_event(void *self, trc_reader *r, const trc_event *ev
     return ev->type == TRC_EV_SAMPLE ? exp_collapsed_add(self, r, &ev->u.sample) : TRC_OK;
 }
 
-static trc_status collapsed_hit(void *self, trc_reader *r, const exp_gpu_hit *h)
-{
-    return exp_collapsed_add_gpu(self, r, h);
-}
-
 static trc_status collapsed_finish(void *self, trc_reader *r, FILE *out)
 {
     return exp_collapsed_write(self, r, out);
@@ -32,9 +27,58 @@ static trc_status collapsed_finish(void *self, trc_reader *r, FILE *out)
 
 const exp_sink_type exp_sink_collapsed = {"collapsed", collapsed_create, collapsed_event, NULL,
                                           collapsed_finish, collapsed_destroy, NULL};
-const exp_sink_type exp_sink_collapsed_gpu = {"collapsed-gpu", collapsed_create, NULL,
-                                              collapsed_hit, collapsed_finish,
-                                              collapsed_destroy, NULL};
+
+/* --gpu: the folded stacks, and the share of GPU time with a Python
+ * line handed to the caller's share function (the output is for
+ * flamegraph.pl, so the line cannot go there). */
+typedef struct collapsed_gpu {
+    exp_collapsed *c;
+    void (*share)(const char *line);
+    exp_gpu_callsite_stats lines;
+} collapsed_gpu;
+
+static void collapsed_gpu_destroy(void *self)
+{
+    collapsed_gpu *g = self;
+    if (g)
+        exp_collapsed_free(g->c);
+    trc_free(g);
+}
+
+static void *collapsed_gpu_create(const void *opts)
+{
+    const exp_folded_gpu_options *o = opts;
+    collapsed_gpu *g = trc_calloc(1, sizeof *g);
+    if (g && !(g->c = exp_collapsed_new(o ? &o->fold : NULL))) {
+        collapsed_gpu_destroy(g);
+        return NULL;
+    }
+    if (g && o)
+        g->share = o->share;
+    return g;
+}
+
+static trc_status collapsed_hit(void *self, trc_reader *r, const exp_gpu_hit *h)
+{
+    collapsed_gpu *g = self;
+    exp_gpu_stats_add(&g->lines, h);
+    return exp_collapsed_add_gpu(g->c, r, h);
+}
+
+static trc_status collapsed_gpu_finish(void *self, trc_reader *r, FILE *out)
+{
+    collapsed_gpu *g = self;
+    trc_status st = exp_collapsed_write(g->c, r, out);
+    if (st == TRC_OK && g->share) {
+        char line[160];
+        g->share(exp_gpu_share_str(&g->lines, line, sizeof line));
+    }
+    return st;
+}
+
+const exp_sink_type exp_sink_collapsed_gpu = {"collapsed-gpu", collapsed_gpu_create, NULL,
+                                              collapsed_hit, collapsed_gpu_finish,
+                                              collapsed_gpu_destroy, NULL};
 
 /* ---- pstats ---- */
 

@@ -26,9 +26,7 @@ typedef struct collapsed_syncs {
 static trc_status to_collapsed(void *ctx, const trc_reader *r, const exp_sync_hit *h)
 {
     collapsed_syncs *cs = ctx;
-    exp_gpu_hit g = {h->pid, h->thread, h->stack, h->origin, EXP_GPU_KERNEL,
-                     h->name_id, h->name, h->blocked_ns, 0, 0};
-    return exp_collapsed_add_gpu(cs->c, r, &g);
+    return exp_collapsed_add_sync(cs->c, r, h);
 }
 
 static void cs_destroy(void *self)

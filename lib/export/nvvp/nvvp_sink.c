@@ -17,7 +17,8 @@ typedef struct nvvp_sink {
     nvvp_data *data;        /* the tables and the timeline */
     nvvp_summary *summary;  /* the default view */
     exp_gpu_callsite_stats lines; /* its share of GPU time with a Python line */
-    exp_gpu_idle *idle;     /* its idle headline (not in CSV) */
+    exp_gpu_idle *idle;     /* its idle headline (not in CSV), or the
+                             * timeline's busy rows (svg with idle.bucket_ns) */
 } nvvp_sink;
 
 static void destroy(void *self)
@@ -43,6 +44,11 @@ static void *create(const void *opts)
                                  : (x->o.gpu_trace ? NVVP_WANT_GPU : 0) |
                                        (x->o.api_trace ? NVVP_WANT_API : 0);
         x->data = nvvp_data_new(want);
+        if (x->data && x->o.svg && x->o.idle.bucket_ns > 0 &&
+            !(x->idle = exp_gpu_idle_new(&x->o.idle))) {
+            destroy(x);
+            return NULL;
+        }
     } else {
         x->summary = nvvp_summary_new();
         if (x->summary && !x->o.csv && !(x->idle = exp_gpu_idle_new(&x->o.idle))) {
@@ -60,8 +66,14 @@ static void *create(const void *opts)
 static trc_status event(void *self, trc_reader *r, const trc_event *ev, FILE *out)
 {
     nvvp_sink *x = self;
-    if (x->data)
-        return nvvp_data_add(x->data, r, ev);
+    if (x->data) {
+        trc_status st = nvvp_data_add(x->data, r, ev);
+        /* the busy rows need the device's work and NVML's gpu.util, no
+         * samples: nothing is charged */
+        if (st == TRC_OK && x->idle && ev->type != TRC_EV_SAMPLE)
+            st = exp_gpu_idle_event(x->idle, r, ev);
+        return st;
+    }
     trc_status st = nvvp_summary_add(x->summary, r, ev);
     return st == TRC_OK && x->idle ? exp_gpu_idle_event(x->idle, r, ev) : st;
 }
@@ -87,8 +99,10 @@ static trc_status finish(void *self, trc_reader *r, FILE *out)
         return st == TRC_OK && x->idle ? exp_gpu_idle_report(x->idle, r, out) : st;
     }
     trc_status st = nvvp_data_finish(x->data);
+    if (st == TRC_OK && x->idle)
+        st = exp_gpu_idle_finish(x->idle, r);
     if (st == TRC_OK && o->svg) {
-        nvvp_svg_opts vo = {o->width, o->from_ns, o->to_ns, NULL};
+        nvvp_svg_opts vo = {o->width, o->from_ns, o->to_ns, NULL, x->idle, o->idle.bucket_ns};
         st = nvvp_svg_write(x->data, r, &vo, out);
     } else if (st == TRC_OK) {
         nvvp_table_opts to = {o->csv, x->data->trace_start};

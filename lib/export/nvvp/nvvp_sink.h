@@ -22,7 +22,9 @@ typedef struct nvvp_sink_options {
     size_t limit;             /* summary rows per section, 0 = all */
     double width;             /* SVG width in px, 0 = the default */
     int64_t from_ns, to_ns;   /* SVG window from the trace start, < 0 = open */
-    exp_gpu_idle_options idle; /* the summary's GPU idle headline: its window */
+    exp_gpu_idle_options idle; /* the summary's GPU idle headline: its window; with
+                                * svg and bucket_ns > 0, the timeline's exact busy
+                                * rows (nvvp_svg.h) */
 } nvvp_sink_options;
 
 /* The summary (not in CSV) and exp_sink_gpu_summary end with the GPU

@@ -35,6 +35,8 @@ typedef struct view {
     uint32_t n_threads;    /* api_off has n_threads + 1 entries */
     int oom;
     nvvp_tip tip;
+    const exp_gpu_idle *busy; /* nvvp_svg_opts.busy */
+    int64_t bucket_ns;        /* its buckets' length */
 } view;
 
 /* ------------------------------------------------------------------ */
@@ -357,6 +359,54 @@ static void counter_chart(view *v, uint32_t id, int indent)
     nvvp_sd_chart(&v->sd, label, indent, se->v, se->n, 0, pct ? 100 : 0, color, tip);
 }
 
+/* The exact busy row of a device: per bucket of the stage, the share
+ * in which a kernel ran, a step chart on 0..100 like NVML's gpu.util
+ * drawn under it, so the two can be compared (docs/gpu.md, "Exact busy
+ * %": gpu.util only says that a kernel ran at some time of its period). */
+static void busy_chart(view *v, uint32_t device)
+{
+    const exp_gpu_idle *g = v->busy;
+    uint32_t i = 0, n_dev = g ? exp_gpu_idle_devices(g) : 0;
+    exp_gpu_idle_device d = {0};
+    while (i < n_dev) {
+        exp_gpu_idle_device_at(g, i, &d);
+        if (d.device == device)
+            break;
+        i++;
+    }
+    size_t n = 0;
+    const uint64_t *ns = i < n_dev ? exp_gpu_idle_busy_buckets(g, i, &n) : NULL;
+    if (!n || !d.span_ns || v->bucket_ns <= 0)
+        return;
+    nvvp_point *p = trc_calloc(n, sizeof *p);
+    if (!p) {
+        v->oom = 1;
+        return;
+    }
+    int64_t start = exp_gpu_idle_span_start(g), b = v->bucket_ns;
+    for (size_t k = 0; k < n; k++) {
+        /* the last bucket ends with the span */
+        int64_t len = k + 1 < n || d.span_ns % (uint64_t)b == 0 ? b
+                                                                 : (int64_t)(d.span_ns % (uint64_t)b);
+        p[k].t = start + (int64_t)k * b;
+        p[k].v = 100.0 * (double)ns[k] / (double)len;
+    }
+    char tip[400], color[8];
+    int w = snprintf(tip, sizeof tip,
+                     "GPU busy (kernels): %.2f%% of %.3f ms (the union of its kernel intervals); "
+                     "each step is the share of a %.3f ms bucket in which a kernel ran",
+                     100.0 * (double)d.kernel_ns / (double)d.span_ns, (double)d.span_ns / 1e6,
+                     (double)b / 1e6);
+    if (d.nvml_util_n && w > 0 && (size_t)w < sizeof tip)
+        snprintf(tip + w, sizeof tip - (size_t)w,
+                 "; NVML gpu.util: mean %.2f%% of %llu samples (a kernel ran at some time in "
+                 "each sample period)",
+                 d.nvml_util_mean, (unsigned long long)d.nvml_util_n);
+    nvvp_sd_color("GPU busy (kernels)", 42, color);
+    nvvp_sd_chart(&v->sd, "GPU busy (kernels) (percent)", 1, p, n, 0, 100, color, tip);
+    trc_free(p);
+}
+
 static int counter_in(view *v, uint32_t id, int64_t pid, int32_t device)
 {
     if (id >= v->d->n_series || v->d->series[id].n == 0)
@@ -398,6 +448,7 @@ static void device_section(view *v, uint32_t device)
         kernel_rows(v, device);
     }
     stream_rows(v, device);
+    busy_chart(v, device);
     for (uint32_t id = 1; id < v->d->n_series && !v->oom; id++)
         if (counter_in(v, id, -1, (int32_t)device))
             counter_chart(v, id, 1);
@@ -686,6 +737,8 @@ trc_status nvvp_svg_write(nvvp_data *d, trc_reader *r, const nvvp_svg_opts *o, F
     v->r = r;
     v->tip.d = d;
     v->tip.r = r;
+    v->busy = o->busy;
+    v->bucket_ns = o->busy_bucket_ns;
     v->origin = d->trace_start ? d->trace_start : (d->t_min <= d->t_max ? d->t_min : 0);
     int64_t first = d->t_min <= d->t_max ? d->t_min : v->origin;
     int64_t last = d->t_min <= d->t_max ? d->t_max : v->origin;

@@ -9,8 +9,10 @@
  * (and other copy kinds), Memset, Synchronization, Compute (all kernels,
  * in sub-rows when they run concurrently), one row per kernel function
  * labelled with its share of the device's kernel time (the largest
- * NVVP_SVG_KERNEL_ROWS), one row per stream, then the GPU's counters
- * (NVML gpu.util etc.).  Counters of neither a process nor a GPU come
+ * NVVP_SVG_KERNEL_ROWS), one row per stream, then "GPU busy (kernels)",
+ * the exact share of each bucket in which a kernel ran (the union of the
+ * device's kernel intervals, lib/export/common/gpu_idle.h; with
+ * opts.busy), beside the GPU's counters (NVML gpu.util etc.).  Counters of neither a process nor a GPU come
  * last.  Recorded losses with a time range are red bands over the plot.
  *
  * Every interval carries a <title> tooltip; intervals narrower than a
@@ -23,6 +25,7 @@
 
 #include <stdio.h>
 
+#include "lib/export/common/gpu_idle.h"
 #include "lib/export/nvvp/nvvp_data.h"
 
 #define NVVP_SVG_KERNEL_ROWS 24
@@ -33,6 +36,9 @@ typedef struct nvvp_svg_opts {
     int64_t from_ns;     /* window start relative to the trace start; < 0 = first event */
     int64_t to_ns;       /* window end relative to the trace start; < 0 = last event */
     const char *title;   /* heading; NULL = "trc2nvvp: " + the recorded command line */
+    const exp_gpu_idle *busy; /* finished, made with bucket_ns = busy_bucket_ns:
+                               * each GPU's exact busy row; NULL = none */
+    int64_t busy_bucket_ns;
 } nvvp_svg_opts;
 
 /* Draw d (after nvvp_data_finish, collected with NVVP_WANT_ALL) as SVG

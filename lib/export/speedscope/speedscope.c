@@ -60,6 +60,7 @@ struct sscope {
     uint32_t text_cap;
     run *replay;           /* one block read back from the spill file */
     sgpu *gpu;             /* GPU stream profiles */
+    exp_gpu_callsite_stats lines; /* GPU time by attribution (sscope_gpu_hit) */
     char err[200];
 };
 
@@ -110,6 +111,8 @@ void sscope_free(sscope *s)
     trc_free(s->replay);
     trc_free(s);
 }
+
+void sscope_gpu_hit(sscope *s, const exp_gpu_hit *h) { exp_gpu_stats_add(&s->lines, h); }
 
 const char *sscope_error(const sscope *s)
 {
@@ -419,7 +422,20 @@ static trc_status write_document(sscope *s, const trc_reader *r, jsonw *out)
     jsonw_raw(out, "{\"$schema\":\"" SPEEDSCOPE_SCHEMA "\",\n\"exporter\":\"trc@");
     jsonw_str_body(out, trc_version(), strlen(trc_version()));
     jsonw_raw(out, "\",\"name\":");
-    jsonw_str(out, s->name ? s->name : trc_reader_name(r));
+    const char *name = s->name ? s->name : trc_reader_name(r);
+    if (s->lines.python + s->lines.no_python + s->lines.unknown) {
+        /* the share of GPU time with a Python line, in the file's name:
+         * the one field of speedscope's schema a viewer shows for the
+         * whole file (its title) */
+        char share[160], *both = trc_malloc(strlen(name) + sizeof share + 2);
+        if (!both)
+            return fail(s, TRC_ERR_NOMEM, "the file's name");
+        sprintf(both, "%s: %s", name, exp_gpu_share_str(&s->lines, share, sizeof share));
+        jsonw_str(out, both);
+        trc_free(both);
+    } else {
+        jsonw_str(out, name);
+    }
     jsonw_raw(out, ",\"activeProfileIndex\":0,\n");
     write_frames(s, out);
     jsonw_raw(out, "\"profiles\":[");

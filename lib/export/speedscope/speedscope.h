@@ -56,6 +56,13 @@ void sscope_free(sscope *s);
  * sscope_error says what failed. */
 trc_status sscope_event(sscope *s, const trc_reader *r, const trc_event *ev);
 
+/* Count one GPU activity with its launch site (the pipeline's call-site
+ * stage, lib/export/common/gpu_callsite.h) for the share of GPU time
+ * with a Python line, which the document's name ends with when any was
+ * counted ("NAME: 75.00% of GPU time has a Python line (...)",
+ * exp_gpu_share_str).  Cannot fail. */
+void sscope_gpu_hit(sscope *s, const exp_gpu_hit *h);
+
 /* Write the whole JSON document to out.  Returns TRC_OK or an error as
  * above (write errors on out are left for the caller's ferror check). */
 trc_status sscope_finish(sscope *s, const trc_reader *r, FILE *out);
@@ -66,8 +73,13 @@ const char *sscope_error(const sscope *s);
 /* The exporter as a sink (lib/export/sink.h), options sscope_options. */
 extern const exp_sink_type exp_sink_speedscope;
 /* GPU idle time by the feeding threads' stacks (--gpu-idle,
- * speedscope_idle.c): one sampled profile per device and kind, options
+ * speedscope_charges.c): one sampled profile per device and kind, options
  * an exp_gpu_idle_options (NULL: the whole recording). */
 extern const exp_sink_type exp_sink_speedscope_gpu_idle;
+/* Blocking syncs (--syncs, speedscope_charges.c): one sampled profile,
+ * each call that can make the host wait a sample of its calling stack
+ * plus its API name, weighing the host time it blocked (ns); options
+ * NULL. */
+extern const exp_sink_type exp_sink_speedscope_syncs;
 
 #endif /* TRC_LIB_EXPORT_SPEEDSCOPE_H */

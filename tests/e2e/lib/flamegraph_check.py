@@ -158,12 +158,14 @@ def svg_frames(path, icicle):
     doc = ET.parse(path).getroot()
     height = float(doc.get("height"))
     frames = doc.find(f".//{NS}g[@id='frames']")
+    # a subtitle takes a line of its own above an icicle's root
+    top = YPAD_TOP + (12 if doc.find(f".//{NS}text[@id='subtitle']") is not None else 0)
     out = []
     for g in frames.findall(f"{NS}g"):
         name = g.find(f"{NS}title").text.split("\n")[0]
         r = g.find(f"{NS}rect")
         y = float(r.get("y"))
-        depth = (y - YPAD_TOP) / FRAME_H if icicle else (height - YPAD_BOTTOM - y) / FRAME_H - 1
+        depth = (y - top) / FRAME_H if icicle else (height - YPAD_BOTTOM - y) / FRAME_H - 1
         assert depth == int(depth), (name, y)
         out.append((int(depth), name, r.get("x"), r.get("width")))
     return out

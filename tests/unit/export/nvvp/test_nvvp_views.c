@@ -156,7 +156,7 @@ static void test_collector_and_tables(void **state)
 
     text = NULL;
     f = open_memstream(&text, &len);
-    nvvp_svg_opts so = {800, -1, -1, "fixture"};
+    nvvp_svg_opts so = {800, -1, -1, "fixture", NULL, 0};
     assert_int_equal(nvvp_svg_write(d, r, &so, f), TRC_OK);
     fclose(f);
     assert_non_null(strstr(text, "<svg"));
@@ -197,7 +197,7 @@ static void test_oom(void **state)
         nvvp_summary_opts so = {0, 0, 0};
         if (st == TRC_OK)
             st = nvvp_summary_write(s, r, &so, f);
-        nvvp_svg_opts vo = {600, -1, -1, NULL};
+        nvvp_svg_opts vo = {600, -1, -1, NULL, NULL, 0};
         if (st == TRC_OK)
             st = nvvp_svg_write(d, r, &vo, f);
         trc_alloc_fail_after(-1);
