@@ -90,6 +90,9 @@ static trc_writer *open_writer(session *s, trc_status *st)
         {"trec.pid", pid},
         {"trec.subprocesses", s->cfg->subprocesses ? "1" : "0"},
         {"trec.gil", s->cfg->gil ? "1" : "0"},
+        /* spec [R-HDR-5]: no CUDA records will follow (converters then
+         * keep no sample history for pairing them) */
+        {"gpu.activity", s->gpu_dir[0] ? "cupti" : "off"},
         {"trec.stdout", s->launched && s->out.kind == REC_OUT_STDOUT
                             ? "program stdout sent to stderr"
                             : "program stdout untouched"},

@@ -83,6 +83,12 @@ NO_CHILD=1 TREC_CUPTI_LIB=/nonexistent/libcupti.so.13 "$BIN/trec" -q -o "$tmp/no
 
 "$BIN/trec" --no-gpu -q -o "$tmp/nogpu.trc" "$py" "$tmp/prog.py" >"$tmp/out2" 2>&1
 grep -qx "injection None" "$tmp/out2" || { echo "FAIL: --no-gpu still set the injection"; cat "$tmp/out2"; exit 1; }
+# the header says whether CUDA records can follow (spec [R-HDR-5]): the
+# converters keep no sample history for pairing them when they cannot
+"$BIN/trc-dump" "$tmp/nogpu.trc" | grep -q '"gpu.activity"="off"' ||
+  { echo "FAIL: a --no-gpu trace's header does not say gpu.activity=off"; exit 1; }
+"$BIN/trc-dump" "$tmp/out.trc" | grep ' SEGMENT_HEADER' | head -1 | grep -q '"gpu.activity"="cupti"' ||
+  { echo "FAIL: a GPU-recorded trace's header does not say gpu.activity=cupti"; exit 1; }
 # built in and the injection found, which says nothing about a GPU: none is here
 "$BIN/trec" --version | grep -qx "GPU support: built in, CUPTI [0-9]*\.[0-9]* injection found at /.*/libtrec-cupti\.so; libcupti and GPUs are looked for when a program runs" ||
   { "$BIN/trec" --version; echo "FAIL: --version should say GPU support is built in, and where the injection is"; exit 1; }

@@ -58,18 +58,20 @@ static void counter(gen *g, uint32_t c, int64_t t, double v)
     g->info.counter_values++;
 }
 
-static trc_status open_writer(gen *g, int fd)
+static trc_status open_writer(gen *g, int fd, int cpu_only)
 {
     /* The generator's name as the traces have always carried it (this
      * file's former name): the bytes, and the goldens made from them,
-     * stay the same. */
-    static const trc_kv meta[] = {{"generator", "tests/support/convb_traces.c"}};
+     * stay the same.  A CPU-only trace may say it holds no GPU records
+     * (spec [R-HDR-5]), as trec's do. */
+    static const trc_kv meta[] = {{"generator", "tests/support/convb_traces.c"},
+                                  {"gpu.activity", "off"}};
     trc_writer_options o;
     memset(&o, 0, sizeof o);
     o.recorder = "convb-gen 1";
     o.host = "testhost";
     o.command_line = "python3 app.py --size 3";
-    o.n_metadata = 1;
+    o.n_metadata = cpu_only ? 2 : 1;
     o.metadata = meta;
     o.start_ns = CONVB_START_NS;
     o.wall_ns = 1700000000000000000LL;
@@ -114,7 +116,7 @@ trc_status convb_write_small_exit(int fd, int32_t exit_code, convb_info *info)
     uint32_t rss = 0, load = 0;
 
     memset(&g, 0, sizeof g);
-    if (open_writer(&g, fd) != TRC_OK)
+    if (open_writer(&g, fd, 0) != TRC_OK)
         return g.tb.st;
     process(&g);
     TB_DO(&g.tb, trc_writer_counter_def, "rss", "bytes", CONVB_PID, -1, &rss);
@@ -229,7 +231,7 @@ trc_status convb_write_big(int fd, uint64_t n, uint32_t threads, convb_info *inf
     if (threads < 1 || threads > 64)
         return TRC_ERR_ARG;
     memset(&g, 0, sizeof g);
-    if (open_writer(&g, fd) != TRC_OK)
+    if (open_writer(&g, fd, 1) != TRC_OK)
         return g.tb.st;
     process(&g);
     TB_DO(&g.tb, trc_writer_counter_def, "rss", "bytes", CONVB_PID, -1, &rss);
@@ -417,7 +419,7 @@ trc_status convb_write_gpu(int fd, uint64_t n, convb_info *info)
     gen g;
 
     memset(&g, 0, sizeof g);
-    if (open_writer(&g, fd) != TRC_OK)
+    if (open_writer(&g, fd, 0) != TRC_OK)
         return g.tb.st;
     process(&g);
     memset(&p, 0, sizeof p);

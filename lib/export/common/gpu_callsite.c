@@ -26,7 +26,9 @@
  *             samples.  Nothing is cut by age: a run is 24 bytes and
  *             repeats of one stack and state extend a run, so memory
  *             follows the changes of stack, not the samples, and every
- *             launch finds the runs it needs however late it comes.
+ *             launch finds the runs it needs however late it comes.  A
+ *             segment whose header says it holds no GPU records (trec
+ *             without GPU recording) keeps none.
  */
 #include "lib/export/common/gpu_callsite.h"
 
@@ -115,6 +117,9 @@ struct exp_gpu_callsite {
     uint32_t *line_of;        /* reader thread id -> index in lines + 1 */
     uint32_t cap_line_of;
     exp_gpu_callsite_stats st;
+    int no_gpu_segment;       /* the current segment declares no GPU records
+                               * (metadata gpu.activity=off, spec [R-HDR-5]):
+                               * its samples can never be a waiting thread's */
 };
 
 static uint32_t hash_key(int64_t pid, uint32_t corr)
@@ -329,12 +334,23 @@ static int64_t end_of(int64_t from, uint64_t len)
     return end > INT64_MAX ? INT64_MAX : (int64_t)end;
 }
 
+/* Whether a segment's writer says it recorded no GPU activity or API
+ * calls (spec [R-HDR-5]): then none will follow for its samples, and
+ * keeping their runs would only make memory grow with a CPU-only trace. */
+static int segment_has_no_gpu(const trc_segment *sg)
+{
+    for (size_t i = 0; sg && i < sg->n_metadata; i++)
+        if (sg->metadata[i].key && strcmp(sg->metadata[i].key, "gpu.activity") == 0)
+            return sg->metadata[i].value && strcmp(sg->metadata[i].value, "off") == 0;
+    return 0;
+}
+
 /* A sample of thread `thread` (reader id, of pid): extends its last run
  * when it continues it, else starts a run.  Samples out of time order
  * are not kept. */
 static trc_status on_sample(exp_gpu_callsite *c, const trc_reader *r, const trc_sample *s)
 {
-    if (!s->stack || !s->thread)
+    if (!s->stack || !s->thread || c->no_gpu_segment)
         return TRC_OK;
     wait_line *l;
     trc_status st = line_for(c, r, s->thread, &l);
@@ -720,6 +736,7 @@ trc_status exp_gpu_callsite_event(exp_gpu_callsite *c, trc_reader *r, const trc_
         st = retire(c, 1);
         memset(c->recent, 0, RECENT_SLOTS * sizeof *c->recent);
         memset(c->graphs, 0, GRAPH_SLOTS * sizeof *c->graphs);
+        c->no_gpu_segment = segment_has_no_gpu(ev->u.segment);
         return st; /* the sample runs stay: see the file comment */
     case TRC_EV_SAMPLE:
         return on_sample(c, r, &ev->u.sample);

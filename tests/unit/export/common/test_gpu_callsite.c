@@ -820,6 +820,54 @@ static void test_wait_runs_follow_stack_changes(void **state)
     world_close(&w);
 }
 
+/* A segment whose header says it holds no GPU records (gpu.activity
+ * off, spec [R-HDR-5]) keeps no sample runs: the waiting thread is not
+ * found and nothing is allocated for its samples; the next segment
+ * without the key keeps them again. */
+static void feed_segment(exp_gpu_callsite *c, world *w, const char *gpu)
+{
+    trc_kv kv[2] = {{"trec.mode", "launch"}, {"gpu.activity", gpu}};
+    trc_segment sg = {.major = 1, .minor = 4, .n_metadata = gpu ? 2 : 1, .metadata = kv};
+    trc_event e = {.type = TRC_EV_SEGMENT};
+    e.u.segment = &sg;
+    feed(c, w, e);
+}
+
+static void test_no_gpu_segment_keeps_no_runs(void **state)
+{
+    world w;
+    got g = {0};
+    world_open(&w);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
+    feed_segment(c, &w, "off");
+    trc_alloc_fail_after(-1); /* counts from here */
+    for (uint32_t i = 0; i < 1000; i++) {
+        trc_event e = {.type = TRC_EV_SAMPLE};
+        e.u.sample = (trc_sample){.time_ns = 1000 + 10 * (int64_t)i, .thread = w.ta,
+                                  .stack = 1 + i % 2, .weight_ns = 10, .count = 1};
+        feed(c, &w, e);
+    }
+    assert_int_equal(trc_alloc_count(), 0);
+    assert_int_equal(exp_gpu_callsite_waiter(c, PID_A, w.tb, 1500, NULL), 0);
+    /* "cupti", or no key at all, promises nothing: runs are kept */
+    const char *kinds[] = {"cupti", NULL};
+    for (int k = 0; k < 2; k++) {
+        int64_t t0 = 100000 * (k + 1);
+        feed_segment(c, &w, kinds[k]);
+        for (uint32_t i = 0; i < 10; i++) {
+            trc_event e = {.type = TRC_EV_SAMPLE};
+            e.u.sample = (trc_sample){.time_ns = t0 + 10 * (int64_t)i, .thread = w.ta,
+                                      .stack = 1, .weight_ns = 10, .count = 1};
+            feed(c, &w, e);
+        }
+        uint32_t stack = 0;
+        assert_int_equal(exp_gpu_callsite_waiter(c, PID_A, w.tb, t0 + 50, &stack), w.ta);
+        assert_int_equal(stack, 1);
+    }
+    exp_gpu_callsite_free(c);
+    world_close(&w);
+}
+
 /* A long recording: the main thread waits for 10 s while its stack
  * changes at every sample (100,000 runs, more than any fixed ring of
  * 65536 would keep), and a thread without Python frames launches every
@@ -905,7 +953,7 @@ static void test_prefers_a_known_waiting_thread(void **state)
         if (k == 1) { /* recorded when it ends: after the launch it covers,
                        * before the launched kernel's record */
             trc_api_call sync = {mn2, t2 + CONV_MS / 2, t2 + 3 * CONV_MS / 2, TRC_API_RUNTIME,
-                                 "cudaStreamSynchronize", 99, s_sync, 0, TRC_API_SYNC, 0};
+                                 "cudaStreamSynchronize", 99, s_sync, 0, TRC_API_SYNC, 0, 0, 0};
             assert_int_equal(trc_writer_api_call(wr, &sync), TRC_OK);
         }
         side_kernel(wr, PID_A, k + 1, 1 + 2 * k, 100 * (k + 1), 0);
@@ -1016,6 +1064,7 @@ int main(void)
         cmocka_unit_test(test_via_a_waiting_thread),
         cmocka_unit_test(test_share_line),
         cmocka_unit_test(test_wait_runs_follow_stack_changes),
+        cmocka_unit_test(test_no_gpu_segment_keeps_no_runs),
         cmocka_unit_test(test_long_launch_stream),
         cmocka_unit_test(test_prefers_a_known_waiting_thread),
         cmocka_unit_test(test_hostile_sample_times),
