@@ -81,7 +81,6 @@ typedef struct pymemo {
     uint64_t cframe;                    /* 3.11–3.12 */
     uint64_t chunk, chunk_end, lo, hi;  /* 3.11+: frame window in the chunk */
     int idle;                           /* py_proc_set_idle: plan no stack read */
-    int nchain;                         /* ≤3.10: frames[0..nchain) are the last chain's */
     uint64_t frames[PYMEMO_FRAMES];     /* ≤3.10: frame object addresses */
     uint64_t codes[PYMEMO_CODES];
     int nframes, ncodes;

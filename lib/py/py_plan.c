@@ -64,13 +64,11 @@ static const pymemo *memo_find(const py_proc *p, uint64_t tstate)
 
 int pyplan_ts_place(const py_proc *p)
 {
-    (void)p;   /* every layout: the thread state before its frames (py_walk.c) */
-    return PYSNAP_EARLY;
+    return p->L.frame_objects ? PYSNAP_LATE : PYSNAP_EARLY;
 }
 
 #define PLAN_PAGES 160      /* pages of one stack planned one by one */
 #define KNOWN_FRAMES 80     /* frame objects planned, ≤ PYMEMO_FRAMES (keep_known) */
-#define NEAR_LEAF 8         /* frames of the last chain planned before the others */
 
 /* Plans the page of [lo, hi) that holds addr (clipped to it), unless it
  * is planned already.  pages[] holds those planned so far. */
@@ -105,16 +103,28 @@ static void plan_frame(py_proc *p, const pymemo *m, uint64_t *pages, int *n, uin
     }
 }
 
-/* The pages a stack lies on, from the newest frames to the oldest:
- * from 3.11 the top of the data-stack window (where new calls go); the
- * last chain's frames innermost first (from 3.11 in the data stack,
- * generators and entry frames on the C stack; before 3.11 frame
- * objects, the others the thread cycled through (keep_known) after the
- * chain's innermost few);
- * then the rest of the window from its top down.  Each page is its own
- * piece of the read, so the kernel copies them in this order.  The
- * pages planned. */
-static int plan_pages(py_proc *p, const pymemo *m)
+/* Before 3.11: the pages the last chain's frame objects lie on, from
+ * the outermost in, each its own piece of the read.  Whole pages: a
+ * frame of a new call is most often allocated next to the frames seen
+ * last time (the same free list, the same pool), so it comes with this
+ * read instead of a later one of its own.  The pages planned. */
+static int plan_pages_outer_first(py_proc *p, const pymemo *m)
+{
+    uint64_t pages[PLAN_PAGES];
+    int n = 0;
+
+    for (int i = m->nframes; i-- > 0;)
+        plan_frame(p, m, pages, &n, m->frames[i]);
+    return n;
+}
+
+/* 3.11+: the pages a stack lies on, from the newest frames to the
+ * oldest: the top of the data-stack window (where new calls go), the
+ * last chain's frames innermost first (data stack, generators, entry
+ * frames on the C stack), then the rest of the window from its top
+ * down.  Each page is its own piece of the read, so the kernel copies
+ * them in this order.  The pages planned. */
+static int plan_pages_inner_first(py_proc *p, const pymemo *m)
 {
     uint64_t pages[PLAN_PAGES];
     int n = 0;
@@ -124,16 +134,7 @@ static int plan_pages(py_proc *p, const pymemo *m)
         if (m->hi - m->lo > 4096)
             plan_page(p, pages, &n, m->hi - 4097, m->lo, m->hi);
     }
-    /* before 3.11 the newest frame of this sample is most likely one
-     * near the last leaf or one of the others the thread cycled
-     * through, deeper down: their pages come first, as the newest
-     * frame's copy should follow the thread state's closely */
-    int near = !p->L.frame_objects ? m->nframes : m->nchain < NEAR_LEAF ? m->nchain : NEAR_LEAF;
-    for (int i = 0; i < near; i++)
-        plan_frame(p, m, pages, &n, m->frames[i]);
-    for (int i = m->nchain; i < m->nframes; i++)
-        plan_frame(p, m, pages, &n, m->frames[i]);
-    for (int i = near; i < m->nchain && i < m->nframes && p->L.frame_objects; i++)
+    for (int i = 0; i < m->nframes; i++)
         plan_frame(p, m, pages, &n, m->frames[i]);
     for (uint64_t a = m->hi; a > m->lo; a = pysnap_page(a - 1))
         plan_page(p, pages, &n, a - 1, m->lo, m->hi);
@@ -141,8 +142,10 @@ static int plan_pages(py_proc *p, const pymemo *m)
 }
 
 /* The read order (py_snap.h): code objects, then the current frame
- * pointer (pyplan_ts_place) and the frames from the innermost out (see
- * the top of py_walk.c).  Returns about how many bytes that is. */
+ * pointer where pyplan_ts_place says and the frames in the order the
+ * layout wants (see the top of py_walk.c): before 3.11 frames from the
+ * outermost in, the pointer after them; from 3.11 the pointer first and
+ * frames from the innermost out.  Returns about how many bytes that is. */
 uint64_t pyplan_stack(py_proc *p, const pymemo *m, uint64_t tstate)
 {
     for (int i = 0; i < m->ncodes; i++) {
@@ -152,7 +155,7 @@ uint64_t pyplan_stack(py_proc *p, const pymemo *m, uint64_t tstate)
     if (m->cframe)
         pysnap_plan_at(&p->snap, m->cframe + p->L.cf_current_frame, 8, pyplan_ts_place(p));
     pysnap_plan_at(&p->snap, tstate, p->ts_len, pyplan_ts_place(p));
-    int pages = plan_pages(p, m);
+    int pages = p->L.frame_objects ? plan_pages_outer_first(p, m) : plan_pages_inner_first(p, m);
     return (uint64_t)pages * 4096 + (uint64_t)m->ncodes * p->co_len;
 }
 
@@ -199,19 +202,20 @@ static void add_missing(uint64_t *set, int *n, int cap, const uint64_t *add, int
 }
 
 /* Before 3.11: the frame objects m knew that w's chain lacks, kept
- * after it (planned after the chain's own, plan_pages).  A returning
- * frame goes to its code object's spare (zombie) frame or to a LIFO
- * free list, and a call takes it back from there, so a thread recursing
- * within one outermost call keeps cycling through the same few dozen
- * frame objects, though not each depth through the same one.  Planning
- * them all puts the newest frames of a sample deeper than the last one
- * in the batched read instead of on demand after it, when the thread
- * has moved on (the leaf then reads as freed and the sample is torn;
- * the deeper the stack, the likelier: a shallow lean).  Each frame may
+ * after it (planned first, plan_pages_outer_first reading the list
+ * from its end).  A returning frame goes to its code object's spare
+ * (zombie) frame or to a LIFO free list, and a call takes it back from
+ * there, so a thread recursing within one outermost call keeps cycling
+ * through the same few dozen frame objects, though not each depth
+ * through the same one.  Planning them all puts the newest frames of a
+ * sample deeper than the last one in the batched read, before the
+ * thread state, instead of on demand after it, when the thread has
+ * moved on (the leaf then reads as freed and the sample is torn; the
+ * deeper the stack, the likelier: a shallow lean).  Each frame may
  * cost a page of the read, so the memo grows only with the stack: no
  * more frames than it held or the chain has (so about the deepest
  * stack seen lately), at most KNOWN_FRAMES; m->frames is in the order
- * last seen, so the frames unseen longest go last.  A new outermost
+ * last seen, so the frames unseen longest go first.  A new outermost
  * call starts over. */
 static void keep_known(const py_proc *p, const pymemo *m, pywalk *w)
 {
@@ -224,7 +228,6 @@ static void keep_known(const py_proc *p, const pymemo *m, pywalk *w)
 
 void pyplan_commit(const py_proc *p, pymemo *m, pywalk *w)
 {
-    w->next.nchain = w->next.nframes;
     keep_known(p, m, w);
     w->next.bottom = w->bottom;
     if (w->fhi > w->flo) {

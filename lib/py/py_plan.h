@@ -12,7 +12,7 @@
 pymemo *pyplan_memo(py_proc *p, uint64_t tstate);
 
 /* Where in a batched read (py_snap.h) a thread state goes: before its
- * frames (py_walk.c says why). */
+ * frames from 3.11, after them before (py_walk.c says why). */
 int pyplan_ts_place(const py_proc *p);
 
 /* Plans the reads of tstate's stack that memo m holds, in the order the

@@ -51,8 +51,7 @@ void pysnap_reset(pysnap *s);
 
 /* Adds [addr, addr+len) to the next fetch.  Silently ignored when the
  * plan is full or the range is absurd (the walker then reads on demand).
- * Plan between pysnap_reset and pysnap_fetch, or after a fetch for a
- * further one (its ranges are then the newest copies).  Cannot fail. */
+ * Plan only between pysnap_reset and pysnap_fetch.  Cannot fail. */
 void pysnap_plan(pysnap *s, uint64_t addr, size_t len);
 
 /* When a planned range is read within its batch (pysnap_plan_at): a

@@ -30,17 +30,15 @@
  *    first and the frames after it: a frame that returned meanwhile
  *    still reads as it was when the pointer was copied.
  *  - before 3.11: frames are heap objects, and one that returns is
- *    marked done and freed at once (to a free list, or its code
- *    object's one spare frame, that the next call takes it back from).
- *    The thread state is copied first here too, and the frames after
- *    it from the innermost out: the leaf is copied right after the
- *    pointer to it, and a frame that returned meanwhile reads as freed
- *    (torn) or, taken by a new call, as that call's running frame, a
- *    stack the thread had a moment later.  The other order (frames
- *    first, the pointer last) tore whenever a call was made between
- *    the copy of the new leaf's page and the copy of the pointer, which
- *    short calls, deep in library-like code, make most often: the
- *    stacks that passed leaned shallow.
+ *    marked done and freed at once (to a free list any call may take
+ *    from).  So the frames are copied first, from the outermost in,
+ *    and the thread state last: what the walk reaches from that
+ *    pointer was in place when its bytes were copied, or reads as
+ *    freed and fails the checks below.  (The other order, the thread
+ *    state first and the frames newest first, tore less often on many
+ *    short calls but made a recursion read beside it lean shallow by 2
+ *    to 6 frames: a frame freed and taken back by a shallower call
+ *    reads running, and the chain through it comes out short.)
  * A walk that fails a check is tried again at once, up to PY_STACK_TRIES
  * times, each with what the last one found planned into its one read;
  * a stack that is never read whole is dropped, never cut short.  Before 3.11 a frame that returns goes to a free
@@ -327,15 +325,12 @@ static int walk_frames(py_proc *p, pywalk *w, uint64_t frame)
              * instruction yet is such a call, a true stack (a frozen or
              * preempted thread caught there would fail every retry).
              * Every other frame must be running: a frame object read a
-             * moment before or after the thread state named it may hold
-             * a freed frame's code and instruction. */
+             * moment before the thread state named it may still hold a
+             * freed frame's code and instruction. */
             if (!running && !w->leaf && lasti == -1 && prev)
                 running = 1;
-            if (pysnap_u64(fr, L->ob_type) != p->frame_type || !running) {
-                if (!w->leaf)
-                    w->stale_leaf = frame;
+            if (pysnap_u64(fr, L->ob_type) != p->frame_type || !running)
                 return py_fail(p, PY_ERR_IO);   /* freed, reused or not running */
-            }
             int r = emit(p, w, frame, code, lasti);
             if (r < 0)
                 return -1;
@@ -426,10 +421,8 @@ static int unchanged(py_proc *p, uint64_t tstate, const pywalk *w)
     return code == w->leaf_code && prev == w->leaf_prev;
 }
 
-/* One walk of tstate's stack from what the snapshot holds (the newest
- * copy of each range).  See pywalk_stack. */
-static int walk_once(py_proc *p, const pymemo *m, uint64_t tstate, const py_frame_info **frames,
-                     int max, int trunc_ok, pywalk *w)
+int pywalk_stack(py_proc *p, const pymemo *m, uint64_t tstate, const py_frame_info **frames,
+                 int max, int trunc_ok, pywalk *w)
 {
     const py_layout *L = &p->L;
 
@@ -487,29 +480,4 @@ static int walk_once(py_proc *p, const pymemo *m, uint64_t tstate, const py_fram
             return py_fail(p, same < 0 ? py_snap_status(p) : PY_ERR_IO);
     }
     return w->depth;
-}
-
-/* Before 3.11 the leaf the thread state names is copied right after
- * it, and still reads as freed when its call returned in between (in
- * library-like code short calls, deep down, are most of all calls).
- * That leaf alone is read again, and the walk redone from the new copy:
- * a call takes a freed frame back at once (its code object's spare
- * frame, or the free list's last freed), so it most often reads
- * running again, as the frame of the thread's next call, with its
- * callers, read running in the batched read, a stack the thread had at
- * that moment; not running, it is torn as before.  Once: one more small
- * read instead of a whole retry, which would read a later moment
- * whatever the depth. */
-int pywalk_stack(py_proc *p, const pymemo *m, uint64_t tstate, const py_frame_info **frames,
-                 int max, int trunc_ok, pywalk *w)
-{
-    int n = walk_once(p, m, tstate, frames, max, trunc_ok, w);
-    uint64_t leaf = w->stale_leaf;
-
-    if (n >= 0 || !leaf || !p->L.frame_objects || p->last != PY_ERR_IO)
-        return n;
-    pysnap_plan(&p->snap, leaf, p->fr_len);
-    if (pysnap_fetch(&p->snap) != 0 && p->snap.hard_errno)
-        return py_fail(p, py_snap_status(p));
-    return walk_once(p, m, tstate, frames, max, trunc_ok, w);
 }

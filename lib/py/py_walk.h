@@ -26,7 +26,6 @@ typedef struct pywalk {
     int vn;
     int32_t tlbc_index;   /* free-threaded 3.14+: the frame's bytecode copy */
     int frames_failed;    /* the walk of the frames failed (not a check after it) */
-    uint64_t stale_leaf;  /* before 3.11: the leaf the thread state named read as not running */
     /* last: walk_start clears only its head (see memo_clear) */
     pymemo next;          /* what this sample touched, for the next plan */
 } pywalk;

@@ -6,10 +6,7 @@
  * newest frames in the batched read), never more of them than the memo
  * or the chain held; a new outermost call, a stack cut short, or 3.11+
  * (frames in the data stack, planned through the chunk window) keep
- * only the chain.  And the order of the planned read: the thread state
- * first, then the frames' pages from the innermost out, for frame
- * objects too (py_walk.c says why), the frames of earlier, deeper
- * stacks right after the last chain's innermost few.
+ * only the chain.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -130,58 +127,12 @@ static void test_only_the_chain(void **state)
     assert_int_equal(m.frames[0], 0x1000u * 10);
 }
 
-static void test_read_order(void **state)
-{
-    (void)state;
-    static py_proc p;
-    pymemo m;
-
-    memset(&p, 0, sizeof p);
-    memset(&m, 0, sizeof m);
-    p.L.frame_objects = 1;
-    p.ts_len = 256;
-    p.fr_len = 400;
-    pysnap_init(&p.snap, &p.mem);
-    /* a chain of 10 frame objects, each on a page of its own, innermost
-     * first, and a known frame of an earlier, deeper stack: the
-     * thread state, the chain's 8 innermost frames, the known frame,
-     * the rest of the chain */
-    for (int i = 0; i < 10; i++)
-        m.frames[i] = 0x100100u - 0x1000u * (uint64_t)i;
-    m.frames[10] = 0x200100;
-    m.nframes = 11;
-    m.nchain = 10;
-    pyplan_stack(&p, &m, 0x9000);
-    assert_int_equal(p.snap.n, 12);
-    uint64_t want[12] = { 0x9000 };
-    for (int i = 0; i < 8; i++)
-        want[1 + i] = 0x100000u - 0x1000u * (uint64_t)i;
-    want[9] = 0x200000;
-    want[10] = 0x100000u - 0x1000u * 8;
-    want[11] = 0x100000u - 0x1000u * 9;
-    /* read in this order (the ranges' order keys; py_snap.c sorts by them) */
-    uint32_t last = 0;
-    for (int i = 0; i < 12; i++) {
-        int at = -1;
-        for (int j = 0; j < p.snap.n; j++)
-            if (p.snap.r[j].addr == want[i])
-                at = j;
-        assert_true(at >= 0);
-        if (i > 0)
-            assert_true(p.snap.r[at].order > last);
-        last = p.snap.r[at].order;
-    }
-    assert_int_equal(pyplan_ts_place(&p), PYSNAP_EARLY);
-    pysnap_cleanup(&p.snap);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_frames_kept),
         cmocka_unit_test(test_no_growth_past_the_stack),
         cmocka_unit_test(test_only_the_chain),
-        cmocka_unit_test(test_read_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
