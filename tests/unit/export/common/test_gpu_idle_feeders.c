@@ -63,7 +63,7 @@ static void launch(trc_writer *w, uint32_t thread, uint32_t corr, int ms, uint32
 {
     int64_t t = CONV_START_NS + ms * CONV_MS;
     trc_api_call a = {thread, t, t + 5000, TRC_API_RUNTIME, "cudaLaunchKernel", corr, stack, 0,
-                      TRC_API_LAUNCH | (stack ? 0 : TRC_API_NO_PYTHON), 0};
+                      TRC_API_LAUNCH | (stack ? 0 : TRC_API_NO_PYTHON), 0, 0, 0};
     assert_int_equal(trc_writer_api_call(w, &a), TRC_OK);
 }
 
