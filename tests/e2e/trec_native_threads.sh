@@ -14,13 +14,21 @@ command -v cc >/dev/null || { echo "no C compiler (cc) to build the fixture's li
 LIB="$TMPD/native_threads.so"
 cc -O1 -shared -fPIC -pthread -o "$LIB" "$FIX/native_threads.c" || { echo "cannot build $LIB"; exit 1; }
 
+# All on-CPU samples against the process's CPU time: at least 98 % of it
+# (native_check.py).  The part never sampled is the process's start-up
+# before trec first reads it and each thread's life before trec lists it,
+# some 20 ms and 10 ms; under a sanitizer build trec starts and lists
+# threads several times slower, and 97.5-97.9 % was seen there: 95 %.
+LOW=0.98
+[ -z "${TRC_ASAN:-}" ] || LOW=0.95
+
 run_case() {
   local py=$1 out=$2 rc=0
   shift 2
   env "$@" timeout 120 "$TREC" -q -o "$out" "$py" "$FIX/trec_native_threads.py" "$LIB" 1.2 "$out.json" || rc=$?
   [ $rc -eq 0 ] || { echo "trec exited $rc"; return 1; }
   dump_trace "$out" || return 1
-  "$CHECK_PY" "$TRC_ROOT/tests/e2e/lib/native_check.py" "$out.txt" "$out.json"
+  "$CHECK_PY" "$TRC_ROOT/tests/e2e/lib/native_check.py" "$out.txt" "$out.json" "$LOW" 1.15
 }
 
 one() {
