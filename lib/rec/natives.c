@@ -125,18 +125,8 @@ static int sample_native(rec_target *t, rec_tick_ctx *ctx, rec_thread *th, trc_s
         *st = rec_sample_quiet(t, ctx, th, &no_gil);
         return 0;
     }
-    int running = 0, by_records = 0;
-    if (th->sw.fd >= 0) {
-        uint64_t h;
-        char k = rec_switches_look(&th->sw, th->sw_first, &h);
-        by_records = k != 0;
-        if (k) {
-            state = k == 'S' ? 'S' : 'R';
-            running = rec_switches_running(k);
-        } else if (!by_proc) {
-            state = rec_thread_state(th);
-        }
-    }
+    int running;
+    int by_records = rec_thread_look(th, by_proc, &state, &running);
     *st = rec_thread_define(th, ctx->w, t->pid);
     if (*st == TRC_OK && !th->native_stack)
         *st = rec_native_stack(ctx->w, th->name, &th->native_stack);

@@ -431,6 +431,12 @@ rec_thread *rec_threads_task(rec_threads *t, pid_t pid, pid_t tid, int64_t now_n
 /* th's scheduler state from its /proc file (syscall or stat): 'R'
  * runnable, else another letter; 0 when it cannot be read (ended). */
 char rec_thread_state(const rec_thread *th);
+/* The thread's state for this tick's sample: by its switch records when
+ * they know (returns 1; *running: switched in at this instant), else,
+ * unless by_proc says *state was just read from /proc, from its /proc
+ * file (returns 0, *running 0).  *state is left as it is when neither
+ * tells. */
+int rec_thread_look(const rec_thread *th, int by_proc, char *state, int *running);
 /* Writes th's THREAD definition if not done yet (th->wid then != 0). */
 trc_status rec_thread_define(rec_thread *th, trc_writer *w, pid_t pid);
 /* With t->nested: our id of the thread the target calls ns_tid, -1 if

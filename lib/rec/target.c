@@ -636,18 +636,8 @@ static trc_status read_samples(rec_target *t, rec_tick_ctx *ctx)
                 return st;
             continue;
         }
-        int running = 0, by_records = 0;
-        if (th->sw.fd >= 0) {
-            uint64_t h;
-            char k = rec_switches_look(&th->sw, th->sw_first, &h);
-            by_records = k != 0;
-            if (k) {
-                state = k == 'S' ? 'S' : 'R';
-                running = rec_switches_running(k);
-            } else if (!by_proc && th->state_fd >= 0) {
-                state = rec_thread_state(th);
-            }
-        }
+        int running;
+        int by_records = rec_thread_look(th, by_proc, &state, &running);
         char before = rec_stopper_state(ctx->stopper, (pid_t)th->tid);
         if (before) {
             state = before; /* what /proc says now is the stop's doing */

@@ -258,6 +258,23 @@ char rec_thread_state(const rec_thread *th)
     return th->state_is_stat ? rec_fd_state(th->state_fd) : rec_fd_syscall_state(th->state_fd);
 }
 
+int rec_thread_look(const rec_thread *th, int by_proc, char *state, int *running)
+{
+    *running = 0;
+    if (th->sw.fd < 0)
+        return 0;
+    uint64_t h;
+    char k = rec_switches_look(&th->sw, th->sw_first, &h);
+    if (k) {
+        *state = k == 'S' ? 'S' : 'R';
+        *running = rec_switches_running(k);
+        return 1;
+    }
+    if (!by_proc && th->state_fd >= 0)
+        *state = rec_thread_state(th);
+    return 0;
+}
+
 trc_status rec_thread_define(rec_thread *th, trc_writer *w, pid_t pid)
 {
     if (th->wid)
