@@ -34,6 +34,20 @@
  * open descriptor.  Where schedstat cannot be read (a kernel without
  * CONFIG_SCHED_INFO, descriptors running short) the state at the
  * instant is used: switched in, else /proc's 'R' (then meaning runnable).
+ *
+ * Before the first sample: a thread is seen some time after it began,
+ * up to the 10 ms between two listings of the process's tasks
+ * (natives.c), and the main thread of a program trec started only once
+ * the interpreter can be read; the CPU time of its first reading is what
+ * it used meanwhile.  When the thread began during the recording
+ * (c->born: a program trec started, or a thread that appeared after the
+ * first task listing; not one of a process attached to, whose CPU time
+ * so far is mostly from before), that time is given out later, a period
+ * at a time, in samples whose thread ran in their period but for less
+ * than half of it: never in a sample of a thread that did not run at
+ * all, so no sleeping thread is shown on CPU; what a thread busy all the
+ * time cannot spend so stays unseen.  Its first sample, when the instant
+ * says running, is paid from it too.
  */
 #include "lib/rec/rec_int.h"
 
@@ -78,6 +92,8 @@ void rec_oncpu_close(rec_oncpu *c)
     c->ran_ns = 0;
     c->at_ns = 0;
     c->owed_ns = 0;
+    c->born = 0;
+    c->before_ns = 0;
 }
 
 int rec_oncpu_decide(rec_oncpu *c, uint64_t ran_ns, int64_t now_ns, int64_t period_ns,
@@ -90,6 +106,14 @@ int rec_oncpu_decide(rec_oncpu *c, uint64_t ran_ns, int64_t now_ns, int64_t peri
         c->ran_ns = ran_ns;
         c->at_ns = now_ns;
         c->owed_ns = 0;
+        if (c->born) {
+            /* what it used before trec saw it: once (a reading lost
+             * later must not give it again) */
+            c->born = 0;
+            c->before_ns = (int64_t)ran_ns;
+        }
+        if (instant && period_ns > 0)
+            c->before_ns = c->before_ns > period_ns ? c->before_ns - period_ns : 0;
         return instant;
     }
     int64_t gap = now_ns - c->at_ns;
@@ -103,6 +127,16 @@ int rec_oncpu_decide(rec_oncpu *c, uint64_t ran_ns, int64_t now_ns, int64_t peri
     c->ran_ns = ran_ns;
     c->at_ns = now_ns;
     int on = 2 * c->owed_ns >= period_ns;
+    if (!on && ran > 0 && c->before_ns > 0 && 2 * (c->owed_ns + c->before_ns) >= period_ns) {
+        /* it ran in this period, not enough for half of it: the CPU time
+         * it used before its first sample makes up the rest */
+        int64_t take = period_ns - c->owed_ns;
+        if (take > c->before_ns)
+            take = c->before_ns;
+        c->owed_ns += take;
+        c->before_ns -= take;
+        on = 1;
+    }
     if (on)
         c->owed_ns -= period_ns;
     /* a bounded credit: a figure the kernel brought up to date late is

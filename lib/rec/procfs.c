@@ -105,6 +105,9 @@ int rec_stat_parse(const char *text, size_t len, rec_stat *out)
         case 4:
             out->ppid = (pid_t)strtol(p, &num_end, 10);
             break;
+        case 20:
+            out->num_threads = strtol(p, &num_end, 10);
+            break;
         case 22:
             v = strtoull(p, &num_end, 10);
             out->starttime = v;

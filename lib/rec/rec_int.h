@@ -37,6 +37,7 @@ extern const char rec_truncated_name[];
 typedef struct rec_stat {
     char state;              /* 'R', 'S', 'D', 'Z', ... */
     pid_t ppid;
+    long num_threads;        /* field 20: the process's threads */
     uint64_t starttime;      /* clock ticks after boot (field 22) */
     uint64_t startstack;     /* field 28: changes on exec (ASLR) */
     int exit_code;           /* field 52, a wait status; -1 if absent */
@@ -323,6 +324,9 @@ typedef struct rec_oncpu {
     uint64_t ran_ns;         /* the thread's CPU time at its last sample */
     int64_t at_ns;           /* that sample's tick */
     int64_t owed_ns;         /* CPU time not yet given out as on-CPU samples */
+    int born;                /* began during the recording: the CPU time of its
+                              * first reading is the recording's (set after open) */
+    int64_t before_ns;       /* of that, what is not yet given out (oncpu.c) */
 } rec_oncpu;
 
 /* How late the kernel may bring a running thread's CPU time up to date:
@@ -337,7 +341,9 @@ void rec_oncpu_close(rec_oncpu *c);
 /* The decision alone: the thread's CPU time is ran_ns at now_ns, a
  * sample weighs period_ns (the tick period).  1 when the sample is on
  * CPU; instant (its state at this instant) for the first reading, which
- * has no period behind it. */
+ * has no period behind it.  With c->born, the CPU time of the first
+ * reading (what the thread used before trec saw it) is given out later,
+ * only in samples whose thread ran meanwhile. */
 int rec_oncpu_decide(rec_oncpu *c, uint64_t ran_ns, int64_t now_ns, int64_t period_ns,
                      int instant);
 /* Reads the thread's CPU time and decides; instant (the state at this
@@ -409,6 +415,9 @@ typedef struct rec_threads {
     uint32_t tasks_gen;      /* task lists read */
     pid_t *tasks;            /* scratch for the task list */
     int tasks_cap;
+    long tasks_n;            /* tasks in the last list (natives.c) */
+    int born;                /* threads opened from now on began during the
+                              * recording (their CPU time so far is its own) */
 } rec_threads;
 
 /* Find the thread (ti->tid as lib/py gives it, or tstate), adding it

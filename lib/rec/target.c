@@ -87,6 +87,7 @@ int rec_target_init(rec_target *t, pid_t pid, int is_root, int launched, int64_t
     t->rank = -1;
     t->is_root = is_root;
     t->launched = launched;
+    t->threads.born = launched; /* all its threads began under trec */
     t->state = REC_T_WAITING;
     t->found_ns = now_ns;
     t->attach_since_ns = now_ns;
@@ -706,6 +707,10 @@ static trc_status read_samples(rec_target *t, rec_tick_ctx *ctx)
             return st;
     }
     rec_threads_prune(&t->threads, t->gen);
+    /* threads opened after the first task listing began during the
+     * recording (oncpu.c: their CPU time before their first sample) */
+    if (t->threads.tasks_gen)
+        t->threads.born = 1;
     return TRC_OK;
 }
 

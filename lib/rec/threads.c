@@ -130,6 +130,7 @@ static int open_state(rec_threads *t, rec_thread *th, pid_t pid)
         st = rec_fd_state(th->state_fd);
     }
     rec_oncpu_open(&th->cpu, pid, (pid_t)th->tid);
+    th->cpu.born = t->born;
     th->sw_first = st;
     th->sw_head = 0;
     return 0;

@@ -14,13 +14,11 @@ command -v cc >/dev/null || { echo "no C compiler (cc) to build the fixture's li
 LIB="$TMPD/native_threads.so"
 cc -O1 -shared -fPIC -pthread -o "$LIB" "$FIX/native_threads.c" || { echo "cannot build $LIB"; exit 1; }
 
-# All on-CPU samples against the process's CPU time: at least 99 % of it
-# less the part never sampled by design, the process's start-up before
-# trec first reads it and each thread's life before trec lists it (some
-# 20 ms and 10 ms each: native_check.py); under a sanitizer build trec
-# starts and lists threads several times slower, and 97.5-97.9 % was
-# seen there: 95 %.
-LOW=0.99
+# All on-CPU samples against the process's CPU time: at least 98 % of it
+# (what a thread used before its first sample included: native_check.py);
+# under a sanitizer build trec starts and lists threads several times
+# slower, and 97.5-97.9 % was seen there: 95 %.
+LOW=0.98
 [ -z "${TRC_ASAN:-}" ] || LOW=0.95
 
 run_case() {

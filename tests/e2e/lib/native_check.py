@@ -23,13 +23,11 @@ started (1.18x for one that lost none).  The tolerances:
 10 % of a thread's time plus 30 ms below its CPU time (sampling noise,
 the 10 ms before trec lists a new thread), 15 % above its runnable time;
 all on-CPU samples together at least LOW times the process's CPU time
-(scaled for skipped ticks) less what trec cannot see by design, and, as
-taken (not scaled), at most HIGH times it (default 0.99 and 1.15).  What
-trec cannot see is a fixed amount, not a share: the process's start-up
-before trec can read the interpreter (some 20 ms, 30 allowed) and each
-thread's life before trec lists it (some 10 ms each): on a loaded CI
-machine these were 2.1-2.3 % of a 3.3 s run, so a share alone (98 %)
-failed there while nothing was lost.
+(scaled for skipped ticks), and, as taken (not scaled), at most HIGH
+times it (default 0.98 and 1.15).  What a thread used before its first
+sample (the process's start-up, a thread's first moments) is in the
+samples too: trec finds a new thread within a tick and gives that time
+out in later samples (lib/rec/natives.c, lib/rec/oncpu.c).
 On a machine busy with other work a runnable thread waits for a CPU,
 so runnable time may be several times the CPU time: HIGH is what tells
 CPU time from runnable time there.
@@ -42,7 +40,7 @@ FLAG_ON_CPU = 1
 
 def main():
     trace, truth_path = sys.argv[1:3]
-    low, high = (float(a) for a in sys.argv[3:5]) if len(sys.argv) >= 5 else (0.99, 1.15)
+    low, high = (float(a) for a in sys.argv[3:5]) if len(sys.argv) >= 5 else (0.98, 1.15)
     with open(truth_path, encoding="utf-8") as f:
         truth = json.load(f)
     names, samples, period, skipped, spans = {}, [], None, 0, {}
@@ -140,10 +138,8 @@ def main():
     print("all threads: %.3f s on CPU in samples (%.3f s as taken); process CPU %.3f s "
           "(%.1f %%, %.1f %% as taken), runnable %.3f s"
           % (total, taken_on, cpu, 100 * total / cpu, 100 * taken_on / cpu, runnable))
-    unseen = 0.03 + 0.01 * len(names)
-    expect(total >= low * cpu - unseen, "on-CPU samples account for %.1f %% of the process's CPU"
-           " time (at least %.0f %% of it less %.0f ms unseen by design expected)"
-           % (100 * total / cpu, 100 * low, 1000 * unseen))
+    expect(total >= low * cpu, "on-CPU samples account for %.1f %% of the process's CPU"
+           " time (at least %.0f %% expected)" % (100 * total / cpu, 100 * low))
     expect(taken_on <= high * cpu, "on-CPU samples as taken account for %.1f %% of the "
            "process's CPU time (at most %.0f %% expected)" % (100 * taken_on / cpu, 100 * high))
     expect(total <= 1.15 * runnable + 0.05, "on-CPU samples %.3f s, runnable %.3f s" % (total, runnable))

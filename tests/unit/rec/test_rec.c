@@ -31,13 +31,14 @@ static void stat_parse_odd_names(void **state)
 {
     /* a command name with spaces and ')' must not shift the fields */
     const char *text =
-        "4242 (a) b) (c) S 17 4242 4242 0 -1 4194304 119 0 0 0 0 0 0 0 20 0 1 0 52017 "
+        "4242 (a) b) (c) S 17 4242 4242 0 -1 4194304 119 0 0 0 0 0 0 0 20 0 3 0 52017 "
         "3133440 376 18446744073709551615 1 2 140734472816432 0 0 0 0 0 0 0 0 0 17 1 0 0 0 "
         "0 0 3 4 5 6 7 8 9 256\n";
     rec_stat s;
     assert_int_equal(rec_stat_parse(text, strlen(text), &s), 0);
     assert_int_equal(s.state, 'S');
     assert_int_equal(s.ppid, 17);
+    assert_int_equal(s.num_threads, 3); /* what makes trec list the tasks at once */
     assert_int_equal(s.starttime, 52017);
     assert_int_equal(s.startstack, 140734472816432ULL);
     assert_int_equal(s.exit_code, 256);

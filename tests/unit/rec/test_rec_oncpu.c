@@ -163,6 +163,54 @@ static void skipped_ticks_are_lost(void **state)
     assert_in_range(on, 99, 101);
 }
 
+static void before_first_sample(void **state)
+{
+    (void)state;
+    /* a thread trec saw after it had run 5 ms (born in the recording):
+     * its first sample has no period behind it, and it is asleep */
+    rec_oncpu c = {.fd = -1, .born = 1};
+    int64_t t = 0;
+    uint64_t ran = 5 * MS;
+    assert_int_equal(rec_oncpu_decide(&c, ran, t, MS, 0), 0);
+    /* asleep: the 5 ms never make a sample of it on CPU */
+    assert_int_equal(on_samples(&c, 50, 0.0, &t, &ran), 0);
+    /* at a quarter of a CPU: 10 of 40 samples for what it gets now, and
+     * the 5 ms before in samples where it ran, 5 more */
+    assert_in_range(on_samples(&c, 40, 0.25, &t, &ran), 14, 16);
+    /* given out once: a lost reading (a new first one) gives nothing again */
+    c.set = 0;
+    assert_int_equal(rec_oncpu_decide(&c, ran, t, MS, 0), 0);
+    assert_in_range(on_samples(&c, 40, 0.25, &t, &ran), 9, 11);
+
+    /* the same thread not born in the recording (a process attached to):
+     * its CPU time so far is from before, never given out */
+    rec_oncpu old = {.fd = -1};
+    t = 0;
+    ran = 5 * MS;
+    assert_int_equal(rec_oncpu_decide(&old, ran, t, MS, 0), 0);
+    assert_in_range(on_samples(&old, 40, 0.25, &t, &ran), 9, 11);
+
+    /* a first sample on CPU by its instant is paid from that time: 4 ms
+     * are left to give */
+    rec_oncpu first = {.fd = -1, .born = 1};
+    t = 0;
+    ran = 5 * MS;
+    assert_int_equal(rec_oncpu_decide(&first, ran, t, MS, 1), 1);
+    assert_in_range(on_samples(&first, 40, 0.25, &t, &ran), 13, 15);
+
+    /* busy all the time: every sample is on CPU already, and the time
+     * before cannot add a sample its thread did not have */
+    rec_oncpu busy = {.fd = -1, .born = 1};
+    t = 0;
+    ran = 5 * MS;
+    rec_oncpu_decide(&busy, ran, t, MS, 0);
+    assert_int_equal(on_samples(&busy, 40, 1.0, &t, &ran), 40);
+    /* closing forgets it (the id may name another thread next) */
+    rec_oncpu_close(&busy);
+    assert_int_equal(busy.born, 0);
+    assert_true(busy.before_ns == 0);
+}
+
 static int64_t mono_ns(void)
 {
     struct timespec ts;
@@ -229,6 +277,7 @@ int main(void)
         cmocka_unit_test(share_of_samples),
         cmocka_unit_test(kernel_lag),
         cmocka_unit_test(skipped_ticks_are_lost),
+        cmocka_unit_test(before_first_sample),
         cmocka_unit_test(from_schedstat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
