@@ -146,7 +146,7 @@ static int sample_native(rec_target *t, rec_tick_ctx *ctx, rec_thread *th, trc_s
     th->sw_head = th->pre_head;
     th->pre_set = 0;
     /* on CPU as a Python thread's sample is (oncpu.c) */
-    int on_cpu = rec_oncpu_sample(&th->cpu, ctx->now_ns, rec_oncpu_period(ctx->cfg),
+    int on_cpu = rec_oncpu_sample(&th->cpu, rec_oncpu_at(ctx), rec_oncpu_period(ctx->cfg),
                                   by_records ? running : state == 'R');
     *st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, th->native_stack,
                             rec_sample_flags(ctx, &no_gil, on_cpu), 0);

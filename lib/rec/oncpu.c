@@ -13,7 +13,7 @@
  *
  * How: the first field of /proc/PID/task/TID/schedstat is the nanoseconds
  * the thread has run (one pread of a file opened once, about 1 us).  Its
- * advance since the previous sample (its share of one period, when trec
+ * advance since the previous sample (its share of one tick, when trec
  * skipped ticks in between: those are counted as lost) is owed to the
  * thread; a sample is on CPU when at least half a period is owed, and an
  * on-CPU sample pays back the whole period.  So the on-CPU samples times
@@ -120,9 +120,14 @@ int rec_oncpu_decide(rec_oncpu *c, uint64_t ran_ns, int64_t now_ns, int64_t peri
     int64_t ran = (int64_t)(ran_ns - c->ran_ns);
     /* the sample weighs one period (spec: R-SAMPLE-2), the ticks trec
      * skipped in a longer gap are counted as lost: the thread's share of
-     * the gap is what it owes for this sample */
-    if (gap > period_ns)
-        ran = (int64_t)((double)ran * (double)period_ns / (double)gap);
+     * the ticks is what it owes for this sample.  Ticks, not time: on
+     * the pacer's grid (rec_oncpu_at) a gap is a whole number of periods
+     * give or take the jitter, and one taken late is no tick skipped
+     * (its lateness comes back as a shorter gap after it, so the time
+     * alone lost the CPU time of every late tick's overhang) */
+    int64_t ticks = (gap + period_ns / 2) / period_ns;
+    if (ticks > 1)
+        ran /= ticks;
     c->owed_ns += ran;
     c->ran_ns = ran_ns;
     c->at_ns = now_ns;
@@ -173,6 +178,11 @@ int rec_oncpu_idle(rec_oncpu *c, int64_t now_ns, int64_t period_ns)
     if (!c->set)
         return 0; /* not running (its records say), nothing known of before */
     return rec_oncpu_decide(c, c->ran_ns, now_ns, period_ns, 0);
+}
+
+int64_t rec_oncpu_at(const rec_tick_ctx *ctx)
+{
+    return ctx->grid_ns ? ctx->grid_ns : ctx->now_ns;
 }
 
 int64_t rec_oncpu_period(const rec_config *cfg)

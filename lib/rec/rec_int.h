@@ -355,6 +355,11 @@ int rec_oncpu_sample(rec_oncpu *c, int64_t now_ns, int64_t period_ns, int instan
 int rec_oncpu_idle(rec_oncpu *c, int64_t now_ns, int64_t period_ns);
 /* The tick period of a recording: what each sample weighs. */
 int64_t rec_oncpu_period(const rec_config *cfg);
+/* The time to judge a tick's samples at: its deadline on the pacer's
+ * grid, so that the periods between two samples are the ticks between
+ * them (a tick taken late is not a tick skipped), else its time. */
+struct rec_tick_ctx;
+int64_t rec_oncpu_at(const struct rec_tick_ctx *ctx);
 
 /* ------------------------------------------------------------------ */
 /* threads.c — the threads of one process                               */
@@ -553,6 +558,8 @@ typedef struct rec_target {
 typedef struct rec_tick_ctx {
     trc_writer *w;
     int64_t now_ns;
+    int64_t grid_ns;         /* the grid point the tick stands for, its deadline
+                              * past the ticks it skipped (0: now_ns); oncpu.c's clock */
     int gil;
     int no_gil;              /* --gil, and the target being sampled has no GIL (py_proc_no_gil) */
     uint64_t samples;        /* thread samples written (added to) */

@@ -291,7 +291,11 @@ static void tick(session *s, const rec_tick *tk, int chld)
             return;
         }
     }
-    rec_tick_ctx ctx = {.w = s->w, .now_ns = now, .gil = s->cfg->gil, .stopper = s->stopper,
+    /* the grid point the tick stands for: its deadline, moved on past
+     * the ticks it skipped (pace.c) */
+    int64_t grid = now - tk->lateness_ns + (int64_t)tk->missed * s->pacer.period_ns;
+    rec_tick_ctx ctx = {.w = s->w, .now_ns = now, .grid_ns = grid,
+                        .gil = s->cfg->gil, .stopper = s->stopper,
                         .targets = &s->targets, .cfg = s->cfg};
     int64_t cpu0 = s->cost.hist ? rec_thread_cpu_ns() : 0;
     if (s->cfg->subprocesses)

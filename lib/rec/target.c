@@ -493,7 +493,7 @@ trc_status rec_sample_quiet(rec_target *t, rec_tick_ctx *ctx, rec_thread *th,
 {
     /* it has not run since its last sample: on CPU only for what its
      * CPU time still owed then (oncpu.c), nothing read */
-    int on_cpu = rec_oncpu_idle(&th->cpu, ctx->now_ns, rec_oncpu_period(ctx->cfg));
+    int on_cpu = rec_oncpu_idle(&th->cpu, rec_oncpu_at(ctx), rec_oncpu_period(ctx->cfg));
     uint32_t flags = rec_sample_flags(ctx, ti, on_cpu);
     trc_status st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, th->last_stack, flags, 0);
     if (st != TRC_OK)
@@ -678,7 +678,7 @@ static trc_status read_samples(rec_target *t, rec_tick_ctx *ctx)
         th->pre_set = 0;
         /* on CPU: by the CPU time it got since its last sample
          * (oncpu.c), else by its state at this instant */
-        int on_cpu = rec_oncpu_sample(&th->cpu, ctx->now_ns, rec_oncpu_period(ctx->cfg),
+        int on_cpu = rec_oncpu_sample(&th->cpu, rec_oncpu_at(ctx), rec_oncpu_period(ctx->cfg),
                                       by_records ? running : state == 'R');
         st = trc_writer_sample(ctx->w, ctx->now_ns, th->wid, stack, rec_sample_flags(ctx, ti, on_cpu), 0);
         if (st != TRC_OK)
