@@ -11,11 +11,12 @@
  * finds a new thread within a tick, where the listing alone missed up
  * to TASKS_NS of its CPU time (a thread busy from its start has no idle
  * sample to show it in later, oncpu.c); the listing stays for a thread
- * that ends as another begins.  Sampled at every tick like a Python thread, idle or
- * not (wall-clock views): its state from its switch records or /proc
- * file, on CPU by the CPU time it got (oncpu.c) as a Python thread is,
- * and a one-frame stack "[native thread NAME]" (stacks.c).  One
- * that has not run since its last sample is repeated from its switch
+ * that ends as another begins.  Sampled at every tick like a Python
+ * thread, idle or not (wall-clock views): its state from its switch
+ * records or /proc file, on CPU by the CPU time it got (oncpu.c) as a
+ * Python thread is, and a one-frame stack "[native thread NAME]"
+ * (stacks.c).  One that has not run since its last sample is repeated
+ * from its switch
  * records alone, as an idle Python thread is: a look at shared memory
  * and a sample.  Nothing is read from the target's memory.
  *
