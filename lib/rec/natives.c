@@ -16,9 +16,8 @@
  * records or /proc file, on CPU by the CPU time it got (oncpu.c) as a
  * Python thread is, and a one-frame stack "[native thread NAME]"
  * (stacks.c).  One that has not run since its last sample is repeated
- * from its switch
- * records alone, as an idle Python thread is: a look at shared memory
- * and a sample.  Nothing is read from the target's memory.
+ * from its switch records alone, as an idle Python thread is: a look at
+ * shared memory and a sample.  Nothing is read from the target's memory.
  *
  * Told apart from Python threads by the kernel ids lib/py reads, so the
  * caller samples them only in ticks where it has those (target.c).  A
