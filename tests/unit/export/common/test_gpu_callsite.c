@@ -162,6 +162,51 @@ static void test_api_then_activity(void **state)
     world_close(&w);
 }
 
+/* kernel() on a device */
+static trc_event kernel_on(uint32_t device, int64_t pid, uint32_t corr, const char *name,
+                           int64_t dur)
+{
+    trc_event e = kernel(pid, corr, name, dur);
+    e.u.kernel.where.device = device;
+    return e;
+}
+
+/* Each hit carries its activity's device, whichever way it was matched:
+ * waiting for its call, after it (at once, then through the cache of
+ * recent calls), and without one. */
+static void test_hit_device(void **state)
+{
+    world w;
+    got g = {0};
+    world_open(&w);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
+    feed(c, &w, kernel_on(2, PID_A, 5, "pending", 10));
+    feed(c, &w, api(w.ta, 5, 42, LAUNCH));
+    feed(c, &w, kernel_on(5, PID_A, 5, "recent", 20));
+    feed(c, &w, api(w.ta, 6, 42, LAUNCH));
+    feed(c, &w, kernel_on(1, PID_A, 6, "at once", 30));
+    feed(c, &w, kernel_on(4, PID_A, 0, "no call", 40));
+    assert_int_equal(exp_gpu_callsite_finish(c), TRC_OK);
+    assert_int_equal(g.n, 4);
+    static const char *const names[4] = {"pending", "recent", "at once", "no call"};
+    static const uint32_t devs[4] = {2, 5, 1, 4};
+    for (int i = 0; i < 4; i++) {
+        assert_string_equal(g.h[i].name, names[i]);
+        assert_int_equal(g.h[i].device, devs[i]);
+    }
+    exp_gpu_callsite_stats st;
+    exp_gpu_callsite_get_stats(c, &st);
+    assert_int_equal(st.n_dev, 4);
+    assert_int_equal(st.dev[0].device, 1);
+    assert_int_equal(st.dev[0].direct_ns, 30);
+    assert_int_equal(st.dev[3].device, 5);
+    assert_int_equal(st.dev[3].direct_ns, 20);
+    assert_int_equal(st.dev[2].device, 4);
+    assert_int_equal(st.dev[2].none_ns, 40);
+    exp_gpu_callsite_free(c);
+    world_close(&w);
+}
+
 static void test_activity_before_api(void **state)
 {
     world w;
@@ -1115,6 +1160,7 @@ int main(void)
         cmocka_unit_test(test_via_a_waiting_thread),
         cmocka_unit_test(test_share_line),
         cmocka_unit_test(test_share_per_device),
+        cmocka_unit_test(test_hit_device),
         cmocka_unit_test(test_wait_runs_follow_stack_changes),
         cmocka_unit_test(test_no_gpu_segment_keeps_no_runs),
         cmocka_unit_test(test_long_launch_stream),
