@@ -15,9 +15,13 @@
 #    launching API call's Python stack (same pid and correlation id), then
 #    the activity's name as the leaf, or <no Python stack> / <unknown launch>;
 #    a launch without Python frames goes to the stack of a thread of its
-#    process whose samples cover the launch (off CPU first, then the first
-#    thread defined) with a [via thread TID NAME] frame (docs/gpu.md);
-#  - the share of GPU time with a Python line (direct, via, none) that
+#    process whose samples or sync call cover the launch (known to wait
+#    first: in a sync call or sampled off CPU in a waiting function; then
+#    off CPU; then on CPU; then the first thread defined) with a
+#    [via thread TID NAME] frame (docs/gpu.md "Which line launched this
+#    kernel?");
+#  - the share of GPU time with a Python line (direct, via, none), and
+#    per device when there are several, that
 #    trc-stats --gpu, --gpu-callsites and trc2nvvp print, trc2collapsed
 #    --gpu notes on stderr, trc2flamegraph --gpu ends its subtitle with,
 #    trc2speedscope ends the file's name with and trc2chrome puts on each
@@ -123,9 +127,17 @@ def frames(st):
 calls, acts = {}, []
 # the waiting-thread rule (docs/gpu.md), read from the samples: per
 # thread in definition order, its samples with a stack as (from, to,
-# stack, on_cpu), a run lasting one period after its last sample
-order, names, runs = {}, {}, defaultdict(list)
-for line in open(base + ".events", encoding="utf-8"):
+# stack, on_cpu, line number), a run lasting one period after its last
+# sample; and its sync calls with a Python stack as (from, to, stack,
+# line number).  What counts for a launch is what was read before the
+# later of the launch call and its activity (the converters read once).
+WAITING = {"backward", "run_backward", "join", "_wait_for_tstate_lock", "wait", "acquire",
+           "synchronize"}
+order, names, runs, syncs = {}, {}, defaultdict(list), defaultdict(list)
+def leaf_function(st):
+    m = re.findall(r'"((?:[^"\\]|\\.)*)"@', st)
+    return m[-1] if m else None
+for at, line in enumerate(open(base + ".events", encoding="utf-8")):
     kind = line.split(" ", 1)[0]
     f = dict(re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)', line))
     if kind == "thread":
@@ -137,21 +149,35 @@ for line in open(base + ".events", encoding="utf-8"):
         if st != "-":
             t0 = ns(f["time"])
             runs[f["thread"]].append((t0, t0 + int(f["span_ns"]) + int(f["weight_ns"]), st,
-                                      int(f["flags"], 16) & 1))
+                                      int(f["flags"], 16) & 1, at))
     elif kind == "api_call":
         pid = f["thread"].split("/")[0]
         corr = int(f["correlation"])
         st = re.search(r" stack=(.*?) result=", line).group(1)
         flags = int(f["flags"], 16)
         if corr and (flags & 2 or st != "-"):
-            calls.setdefault((pid, corr), (st, flags, f["thread"], ns(f["start"])))
+            calls.setdefault((pid, corr), (st, flags, f["thread"], ns(f["start"]), at))
+        if flags & 4 and not flags & 1 and st != "-" and ns(f["end"]) > ns(f["start"]):
+            syncs[f["thread"]].append((ns(f["start"]), ns(f["end"]), st, at))
     elif kind in ("gpu_kernel", "gpu_memcpy", "gpu_memset"):
         name = (f["name"][1:-1] if kind == "gpu_kernel" else
                 copy.get(int(f["copy_kind"]), "[CUDA memcpy]") if kind == "gpu_memcpy" else "[CUDA memset]")
-        acts.append((f["pid"], int(f["correlation"]), name, ns(f["end"]) - ns(f["start"])))
+        acts.append((f["pid"], int(f["correlation"]), name, ns(f["end"]) - ns(f["start"]),
+                     int(f["device"]), at))
 want_ns, want_n = defaultdict(int), defaultdict(int)
 share = [0, 0, 0]  # ns: direct, via a waiting thread, none
-for pid, corr, name, d in acts:
+dev_share = defaultdict(lambda: [0, 0, 0])  # the same per device
+def wait_rank(th, t, seen):
+    # 0 known to wait, 1 off CPU, 2 on CPU, None not a candidate; and the stack
+    for y in syncs[th]:
+        if y[3] < seen and y[0] <= t < y[1]:
+            return 0, y[2]
+    cover = [r for r in runs[th] if r[4] < seen and r[0] <= t < r[1]]
+    if not cover:
+        return None, None
+    r = max(cover, key=lambda r: r[0])
+    return (2 if r[3] else 0 if leaf_function(r[2]) in WAITING else 1), r[2]
+for pid, corr, name, d, dev, at in acts:
     c = calls.get((pid, corr))
     how = 2
     if c is None:
@@ -159,15 +185,12 @@ for pid, corr, name, d in acts:
     elif c[1] & 1 or c[0] == "-":
         root = ["<no Python stack>"]
         best = None
-        for th, rs in runs.items():
+        for th in set(runs) | set(syncs):
             if th.split("/")[0] != pid or th == c[2]:
                 continue
-            cover = [r for r in rs if r[0] <= c[3] < r[1]]
-            if cover:
-                r = max(cover, key=lambda r: r[0])
-                rank = (r[3], order[th])
-                if best is None or rank < best[0]:
-                    best = (rank, r[2])
+            rank, st = wait_rank(th, c[3], max(at, c[4]))
+            if rank is not None and (best is None or (rank, order[th]) < best[0]):
+                best = ((rank, order[th]), st)
         if best:
             tid = c[2].split("/")[1]
             root = frames(best[1]) + ["[via thread %s %s]" % (tid, names[c[2]])]
@@ -177,6 +200,7 @@ for pid, corr, name, d in acts:
         how = 0
     key = ";".join(root + [name])
     share[how] += d
+    dev_share[dev][how] += d
     want_ns[key] += d
     want_n[key] += 1
 total_ns = sum(want_ns.values())
@@ -199,12 +223,17 @@ if gpu:
     open(base + ".rows", "w").write(repr([(r[7], round(float(r[2]) * 1000), int(r[3])) for r in gpu]))
 open(base + ".total", "w").write(str(total_ns))
 # the share line every GPU view prints: hundredths of a percent, half up
-bp = lambda part: (part * 10000 + total_ns // 2) // total_ns
-pc = lambda part: "%d.%02d%%" % divmod(bp(part), 100)
+def pcs(sh):
+    all_ns = sum(sh)
+    pc = lambda part: "%d.%02d%%" % divmod((part * 10000 + all_ns // 2) // all_ns, 100)
+    return (pc(sh[0] + sh[1]), pc(sh[0]), pc(sh[1]), pc(sh[2]))
 open(base + ".via", "w").write(str(share[1]))
-open(base + ".share", "w").write(
-    "%s of GPU time has a Python line (direct %s, via a waiting thread %s, none %s)\n"
-    % (pc(share[0] + share[1]), pc(share[0]), pc(share[1]), pc(share[2])))
+line = "%s of GPU time has a Python line (direct %s, via a waiting thread %s, none %s)" % pcs(share)
+# several devices: each one's, by device number
+if len(dev_share) > 1:
+    for dev in sorted(dev_share):
+        line += "; device %d: %s (direct %s, via a waiting thread %s, none %s)" % ((dev,) + pcs(dev_share[dev]))
+open(base + ".share", "w").write(line + "\n")
 print("ok", len(us), "lines,", total_ns, "ns")
 EOF
   local total
@@ -304,6 +333,22 @@ if [ -x "$BUILD/tests/nvvp-gen" ]; then
   a=$(awk '{s+=$NF} END {print s+0}' "$tmp/nv_thr.out") b=$(awk '{s+=$NF} END {print s+0}' "$tmp/nv_main.out")
   t=$(awk '{s+=$NF} END {print s+0}' "$tmp/nv.us.out")
   [ $((a + b)) = "$t" ] || bad "--thread split $a + $b != $t"
+  # two devices and threads competing to be the waiting one
+  # (tests/support/nvvp_traces.h, nvvp_trace_write_two_devices): the
+  # derivation above, and what the construction says in words
+  "$BUILD/tests/nvvp-gen" --write two-devices "$tmp/two.trc" > /dev/null || bad "nvvp generator (two devices)"
+  check "$tmp/two.trc" two
+  # device 0: 1000 us direct, 300 us via; device 1: 200 direct, 600 via, 200 none
+  want='91.30% of GPU time has a Python line (direct 52.17%, via a waiting thread 39.13%, none 8.70%); device 0: 100.00% (direct 76.92%, via a waiting thread 23.08%, none 0.00%); device 1: 80.00% (direct 20.00%, via a waiting thread 60.00%, none 20.00%)'
+  [ "$(cat "$tmp/two.share" 2>/dev/null)" = "$want" ] || bad "two devices: derived share $(cat "$tmp/two.share" 2>/dev/null), want $want"
+  # at 5 ms both the loader (defined first) and the main thread are off
+  # CPU: the main thread, in backward, is known to wait, so the autograd
+  # launch is its (the rule without "known to wait" gives the loader)
+  grep -qx '<module> (/home/ada/proj/train.py:88);main (/home/ada/proj/train.py:80);backward (/home/ada/proj/train.py:60);\[via thread 4250 pt_autograd_0\];void relu_kernel<float>(float\*, int) 600' "$tmp/two.us.out" ||
+    bad "two devices: the backward launch is not via the main thread: $(grep via "$tmp/two.us.out")"
+  # at 1.5 ms the main thread is on CPU and the loader off CPU: the loader
+  grep -qx 'run (/home/ada/proj/data.py:30);next_batch (/home/ada/proj/data.py:12);\[via thread 4250 pt_autograd_0\];elementwise_add(float\*, float const\*, int) 300' "$tmp/two.us.out" ||
+    bad "two devices: the forward-time launch is not via the loader: $(grep via "$tmp/two.us.out")"
 else
   echo "note: $BUILD/tests/nvvp-gen not built; synthetic trace skipped"
 fi

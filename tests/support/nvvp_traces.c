@@ -144,13 +144,13 @@ static void g_api(gen *g, uint32_t thread, trc_api_domain dom, const char *name,
     note_time(g, e);
 }
 
-static void g_kernel(gen *g, uint32_t stream, uint32_t corr, const char *name, int64_t s,
-                     int64_t e, const uint32_t grid[3], const uint32_t block[3], uint32_t regs,
-                     uint32_t ssmem, uint32_t dsmem)
+static void g_kernel_on(gen *g, uint32_t device, uint32_t stream, uint32_t corr,
+                        const char *name, int64_t s, int64_t e, const uint32_t grid[3],
+                        const uint32_t block[3], uint32_t regs, uint32_t ssmem, uint32_t dsmem)
 {
     trc_gpu_kernel k;
     memset(&k, 0, sizeof k);
-    k.where = where(0, stream, corr);
+    k.where = where(device, stream, corr);
     k.start_ns = s;
     k.end_ns = e;
     k.name = name;
@@ -163,6 +163,13 @@ static void g_kernel(gen *g, uint32_t stream, uint32_t corr, const char *name, i
     g->info->kernels++;
     g->info->kernel_ns += (uint64_t)(e - s);
     note_time(g, e);
+}
+
+static void g_kernel(gen *g, uint32_t stream, uint32_t corr, const char *name, int64_t s,
+                     int64_t e, const uint32_t grid[3], const uint32_t block[3], uint32_t regs,
+                     uint32_t ssmem, uint32_t dsmem)
+{
+    g_kernel_on(g, 0, stream, corr, name, s, e, grid, block, regs, ssmem, dsmem);
 }
 
 static void g_memcpy(gen *g, uint32_t stream, uint32_t corr, trc_copy_kind kind,
@@ -364,6 +371,69 @@ trc_status nvvp_trace_write_fixture(int fd, nvvp_trace_info *info)
 
 /* ------------------------------------------------------------------ */
 
+trc_status nvvp_trace_write_two_devices(int fd, nvvp_trace_info *info)
+{
+    static const char cmd[] = "python3 train.py --devices 2";
+    static const uint32_t grid[3] = {64, 1, 1}, block[3] = {256, 1, 1};
+    nvvp_trace_info local;
+    gen g;
+    memset(&g, 0, sizeof g);
+    g_open(&g, fd, info ? info : &local, cmd);
+    if (!g.tb.w)
+        return g.tb.st;
+    g_process(&g, cmd);
+    g_device(&g, 0);
+    g_device(&g, 1);
+    /* the loader first: the lowest reader id, which the rule without
+     * "known to wait" would prefer among threads off CPU alike */
+    uint32_t load_t = g_thread(&g, PID + 1, "loader");
+    uint32_t main_t = g_thread(&g, PID, "MainThread");
+    uint32_t grad_t = g_thread(&g, PID + 8, "pt_autograd_0");
+    uint32_t f_mod = g_frame(&g, TRC_FRAME_PYTHON, "<module>", "/home/ada/proj/train.py", 88, 1);
+    uint32_t f_main = g_frame(&g, TRC_FRAME_PYTHON, "main", "/home/ada/proj/train.py", 80, 70);
+    uint32_t f_fwd = g_frame(&g, TRC_FRAME_PYTHON, "Model.forward", "/home/ada/proj/model.py", 17, 12);
+    uint32_t f_bwd = g_frame(&g, TRC_FRAME_PYTHON, "backward", "/home/ada/proj/train.py", 60, 58);
+    uint32_t f_run = g_frame(&g, TRC_FRAME_PYTHON, "run", "/home/ada/proj/data.py", 30, 28);
+    uint32_t f_next = g_frame(&g, TRC_FRAME_PYTHON, "next_batch", "/home/ada/proj/data.py", 12, 10);
+    uint32_t s_main = g_stack(&g, g_stack(&g, 0, f_mod), f_main);
+    uint32_t s_fwd = g_stack(&g, s_main, f_fwd);
+    uint32_t s_bwd = g_stack(&g, s_main, f_bwd);
+    uint32_t s_load = g_stack(&g, g_stack(&g, 0, f_run), f_next);
+    g.info->kernel_names = 4;
+
+    /* 0-4 ms: the main thread on CPU in forward; 4-10 ms off CPU in
+     * backward (known to wait); the loader off CPU in next_batch all
+     * along (off CPU, but not known to wait) */
+    for (int64_t t = T0; t < T0 + 10000 * US; t += 500 * US) {
+        int fwd = t < T0 + 4000 * US;
+        TB_DO(&g.tb, trc_writer_sample, t, main_t, fwd ? s_fwd : s_bwd,
+              fwd ? TRC_SAMPLE_ON_CPU : 0u, 500 * US);
+        TB_DO(&g.tb, trc_writer_sample, t, load_t, s_load, 0u, 500 * US);
+        g.info->samples += 2;
+        note_time(&g, t + 500 * US);
+    }
+    /* the samples ahead of the launches, as in trec's files (the
+     * waiting-thread rule reads the samples fed before) */
+    if (g.tb.st == TRC_OK)
+        g.tb.st = trc_writer_flush(g.tb.w);
+    g_api(&g, main_t, TRC_API_RUNTIME, "cudaLaunchKernel", T0 + 1000 * US, T0 + 1010 * US, 1, s_fwd, TRC_API_LAUNCH);
+    g_api(&g, grad_t, TRC_API_RUNTIME, "cudaLaunchKernel", T0 + 1500 * US, T0 + 1510 * US, 2, 0, TRC_API_LAUNCH | TRC_API_NO_PYTHON);
+    g_api(&g, main_t, TRC_API_RUNTIME, "cudaLaunchKernel", T0 + 3000 * US, T0 + 3010 * US, 3, s_fwd, TRC_API_LAUNCH);
+    g_api(&g, grad_t, TRC_API_RUNTIME, "cudaLaunchKernel", T0 + 5000 * US, T0 + 5010 * US, 4, 0, TRC_API_LAUNCH | TRC_API_NO_PYTHON);
+    /* device 0: 1000 us direct, 300 us via the loader (the main thread
+     * is on CPU then); device 1: 200 us direct, 600 us via the main
+     * thread in backward, 200 us with no launch call */
+    g_kernel_on(&g, 0, 7, 1, K_GEMM, T0 + 1100 * US, T0 + 2100 * US, grid, block, 64, 0, 0);
+    g_kernel_on(&g, 0, 7, 2, K_ADD, T0 + 2100 * US, T0 + 2400 * US, grid, block, 16, 0, 0);
+    g_kernel_on(&g, 1, 21, 3, K_SOFTMAX, T0 + 3000 * US, T0 + 3200 * US, grid, block, 32, 0, 0);
+    g_kernel_on(&g, 1, 21, 4, K_RELU, T0 + 5000 * US, T0 + 5600 * US, grid, block, 12, 0, 0);
+    g_kernel_on(&g, 1, 21, 0, K_RELU, T0 + 6000 * US, T0 + 6200 * US, grid, block, 12, 0, 0);
+    g_loss(&g, 3, T0 + 9000 * US, T0 + 9100 * US);
+    return g_close(&g);
+}
+
+/* ------------------------------------------------------------------ */
+
 static uint64_t xorshift(uint64_t *s)
 {
     uint64_t x = *s;
@@ -459,6 +529,7 @@ trc_status nvvp_trace_write_big(int fd, uint64_t n, nvvp_trace_info *info)
  * e2e tests, the converter goldens and bench/nvvp.sh:
  *   nvvp-gen --write fixture FILE     the small fixture trace
  *   nvvp-gen --write big N FILE       N GPU activities
+ *   nvvp-gen --write two-devices FILE nvvp_trace_write_two_devices
  * prints the generator's totals as "key=value" lines on stdout. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -470,7 +541,7 @@ int main(int argc, char **argv)
     nvvp_trace_info info;
     trc_status st;
     if (argc < 4 || strcmp(argv[1], "--write") != 0) {
-        fprintf(stderr, "usage: %s --write fixture FILE | --write big N FILE\n", argv[0]);
+        fprintf(stderr, "usage: %s --write fixture FILE | --write big N FILE | --write two-devices FILE\n", argv[0]);
         return 2;
     }
     const char *path = argv[argc - 1];
@@ -481,10 +552,12 @@ int main(int argc, char **argv)
     }
     if (argc == 4 && strcmp(argv[2], "fixture") == 0)
         st = nvvp_trace_write_fixture(fd, &info);
+    else if (argc == 4 && strcmp(argv[2], "two-devices") == 0)
+        st = nvvp_trace_write_two_devices(fd, &info);
     else if (argc == 5 && strcmp(argv[2], "big") == 0)
         st = nvvp_trace_write_big(fd, strtoull(argv[3], NULL, 10), &info);
     else {
-        fprintf(stderr, "usage: %s --write fixture FILE | --write big N FILE\n", argv[0]);
+        fprintf(stderr, "usage: %s --write fixture FILE | --write big N FILE | --write two-devices FILE\n", argv[0]);
         close(fd);
         return 2;
     }

@@ -43,6 +43,20 @@ typedef struct nvvp_trace_info {
  * Writes a complete trace to fd (not closed).  info may be NULL. */
 trc_status nvvp_trace_write_fixture(int fd, nvvp_trace_info *info);
 
+/* GPU time of known attribution on two devices, for the share of GPU
+ * time with a Python line per device and the waiting-thread rule:
+ * threads "loader" (defined first, off CPU in next_batch all along),
+ * MainThread (on CPU in Model.forward for 0-4 ms, then off CPU in
+ * backward, a function known to wait) and pt_autograd_0 (launches
+ * without Python frames).  Device 0: 1000 us launched by MainThread,
+ * 300 us by pt_autograd_0 at 1.5 ms (charged via the loader: off CPU
+ * beats on CPU); device 1: 200 us by MainThread, 600 us by
+ * pt_autograd_0 at 5 ms (via MainThread: known to wait beats merely off
+ * CPU, although the loader comes first), 200 us with correlation 0.
+ * One GPU_DROPPED loss of 3 records.  Writes a complete trace to fd (not
+ * closed).  info may be NULL. */
+trc_status nvvp_trace_write_two_devices(int fd, nvvp_trace_info *info);
+
 /* A large trace: n GPU activities (90% kernels of 8 functions over 4
  * streams, some concurrent; 8% copies; 2% memsets), one runtime API call
  * per activity, CPU samples every millisecond and a gpu.util counter

@@ -147,7 +147,7 @@ static void print_header(const ctx *c, trc_reader *r, FILE *out)
         fprintf(out, "launched:   %" PRIu64 " with a Python stack (%" PRIu64 " a waiting thread's), %" PRIu64
                 " without (" EXP_GPU_NO_PYTHON_ROOT "), %" PRIu64 " unmatched (" EXP_GPU_UNKNOWN_ROOT
                 ")\n", g.python, g.via, g.no_python, g.unknown);
-        char share[160];
+        char share[EXP_GPU_SHARE_MAX];
         fprintf(out, "lines:      %s\n", exp_gpu_share_str(&g, share, sizeof share));
     } else {
         fprintf(out, "samples:    %" PRIu64 " (%s%s), %.3f s sampled\n", t->samples,

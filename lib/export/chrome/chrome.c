@@ -591,7 +591,7 @@ static trc_status write_end(chrome *c, const trc_reader *r)
         jsonw_i64(out, c->wall_ns);
     }
     if (c->lines.python + c->lines.no_python + c->lines.unknown) {
-        char share[160];
+        char share[EXP_GPU_SHARE_MAX];
         jsonw_raw(out, ",\"gpu_python_lines\":");
         jsonw_str(out, exp_gpu_share_str(&c->lines, share, sizeof share));
     }

@@ -315,7 +315,7 @@ static void write_share(chrome *c, int64_t pid)
 {
     if (!(c->lines.python + c->lines.no_python + c->lines.unknown))
         return;
-    char share[160];
+    char share[EXP_GPU_SHARE_MAX];
     exp_gpu_share_str(&c->lines, share, sizeof share);
     chr_write_meta(c, "process_labels", pid, 0);
     jsonw_raw(&c->w, "\"labels\":");

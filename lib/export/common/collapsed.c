@@ -248,7 +248,7 @@ trc_status exp_collapsed_add_sync(exp_collapsed *c, const trc_reader *r, const e
     /* a GPU hit whose "activity" is the call: its API name as the leaf,
      * the host time it blocked as its duration */
     exp_gpu_hit g = {h->pid, h->thread, h->stack, h->origin, EXP_GPU_KERNEL,
-                     h->name_id, h->name, h->blocked_ns, 0, 0};
+                     h->name_id, h->name, h->blocked_ns, 0, 0, 0};
     return exp_collapsed_add_gpu(c, r, &g);
 }
 

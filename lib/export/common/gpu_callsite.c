@@ -61,6 +61,7 @@ typedef struct pact {
     uint32_t name_id;
     uint32_t next;            /* next pending activity of the entry / free list */
     uint32_t graph;           /* CUDA graph of a kernel, 0 = none */
+    uint32_t device;
     uint8_t kind;
 } pact;
 
@@ -249,7 +250,7 @@ static void drop_entry(exp_gpu_callsite *c, entry *e)
 }
 
 static trc_status add_pact(exp_gpu_callsite *c, entry *e, exp_gpu_kind kind, uint32_t name_id,
-                           uint64_t dur_ns, uint32_t graph)
+                           uint64_t dur_ns, uint32_t graph, uint32_t device)
 {
     uint32_t idx;
     if (c->free_acts) {
@@ -268,6 +269,7 @@ static trc_status add_pact(exp_gpu_callsite *c, entry *e, exp_gpu_kind kind, uin
     a->dur_ns = dur_ns;
     a->name_id = name_id;
     a->graph = graph;
+    a->device = device;
     a->kind = (uint8_t)kind;
     a->next = NIL;
     if (e->acts_tail)
@@ -495,15 +497,42 @@ trc_status exp_gpu_callsite_note_wait(exp_gpu_callsite *c, const trc_reader *r,
 
 /* ---- emitting ------------------------------------------------------- */
 
+/* h's device's entry in s, made when new: kept sorted by device number
+ * (a handful of devices: a linear search is enough). */
+static exp_gpu_device_share *device_share(exp_gpu_callsite_stats *s, uint32_t device)
+{
+    uint32_t i = 0;
+    while (i < s->n_dev && s->dev[i].device < device)
+        i++;
+    if (i < s->n_dev && s->dev[i].device == device)
+        return &s->dev[i];
+    if (s->n_dev >= EXP_GPU_SHARE_DEVICES) {
+        /* past the devices kept one by one: all together, last */
+        exp_gpu_device_share *o = &s->dev[EXP_GPU_SHARE_DEVICES];
+        if (s->n_dev == EXP_GPU_SHARE_DEVICES) {
+            *o = (exp_gpu_device_share){.device = EXP_GPU_OTHER_DEVICES};
+            s->n_dev++;
+        }
+        return o;
+    }
+    memmove(&s->dev[i + 1], &s->dev[i], (s->n_dev - i) * sizeof *s->dev);
+    s->dev[i] = (exp_gpu_device_share){.device = device};
+    s->n_dev++;
+    return &s->dev[i];
+}
+
 void exp_gpu_stats_add(exp_gpu_callsite_stats *s, const exp_gpu_hit *h)
 {
+    exp_gpu_device_share *d = device_share(s, h->device);
     if (h->origin == EXP_GPU_PYTHON) {
         s->python++;
         if (h->waiter) {
             s->via++;
             s->via_ns += h->dur_ns;
+            d->via_ns += h->dur_ns;
         } else {
             s->direct_ns += h->dur_ns;
+            d->direct_ns += h->dur_ns;
         }
     } else {
         if (h->origin == EXP_GPU_NO_PYTHON)
@@ -511,6 +540,7 @@ void exp_gpu_stats_add(exp_gpu_callsite_stats *s, const exp_gpu_hit *h)
         else
             s->unknown++;
         s->none_ns += h->dur_ns;
+        d->none_ns += h->dur_ns;
     }
     s->gpu_ns += h->dur_ns;
 }
@@ -522,29 +552,56 @@ static unsigned long long basis_points(uint64_t part, uint64_t all)
     return (unsigned long long)(((unsigned __int128)part * 10000u + all / 2) / all);
 }
 
+/* "W% <words>(direct D%, via a waiting thread V%, none N%)" into buf
+ * (n > 0); returns the length written, at most n - 1. */
+static size_t share_of(uint64_t direct_ns, uint64_t via_ns, uint64_t none_ns, const char *words,
+                       char *buf, size_t n)
+{
+    uint64_t all = direct_ns + via_ns + none_ns;
+    unsigned long long d = basis_points(direct_ns, all), v = basis_points(via_ns, all);
+    unsigned long long no = basis_points(none_ns, all);
+    unsigned long long with = basis_points(direct_ns + via_ns, all);
+    int len = snprintf(buf, n,
+                       "%llu.%02llu%% %s(direct %llu.%02llu%%, via a "
+                       "waiting thread %llu.%02llu%%, none %llu.%02llu%%)",
+                       with / 100, with % 100, words, d / 100, d % 100, v / 100, v % 100,
+                       no / 100, no % 100);
+    return len < 0 ? 0 : (size_t)len < n ? (size_t)len : n - 1;
+}
+
 const char *exp_gpu_share_str(const exp_gpu_callsite_stats *s, char *buf, size_t n)
 {
-    uint64_t all = s->direct_ns + s->via_ns + s->none_ns;
-    if (!all) {
+    if (!n)
+        return buf;
+    if (!(s->direct_ns + s->via_ns + s->none_ns)) {
         snprintf(buf, n, "no GPU time to give a Python line");
         return buf;
     }
-    unsigned long long d = basis_points(s->direct_ns, all), v = basis_points(s->via_ns, all);
-    unsigned long long no = basis_points(s->none_ns, all);
-    unsigned long long with = basis_points(s->direct_ns + s->via_ns, all);
-    snprintf(buf, n,
-             "%llu.%02llu%% of GPU time has a Python line (direct %llu.%02llu%%, via a "
-             "waiting thread %llu.%02llu%%, none %llu.%02llu%%)",
-             with / 100, with % 100, d / 100, d % 100, v / 100, v % 100, no / 100, no % 100);
+    size_t at = share_of(s->direct_ns, s->via_ns, s->none_ns, "of GPU time has a Python line ",
+                         buf, n);
+    /* one device: the line above is that device's (and reads as before
+     * there were several) */
+    for (uint32_t i = 0; s->n_dev > 1 && i < s->n_dev && at + 1 < n; i++) {
+        const exp_gpu_device_share *d = &s->dev[i];
+        if (!(d->direct_ns + d->via_ns + d->none_ns))
+            continue;
+        int len = d->device == EXP_GPU_OTHER_DEVICES
+                      ? snprintf(buf + at, n - at, "; other devices: ")
+                      : snprintf(buf + at, n - at, "; device %u: ", d->device);
+        if (len < 0 || (size_t)len >= n - at)
+            break;
+        at += (size_t)len;
+        at += share_of(d->direct_ns, d->via_ns, d->none_ns, "", buf + at, n - at);
+    }
     return buf;
 }
 
 static trc_status emit_graph(exp_gpu_callsite *c, int64_t pid, uint32_t thread, uint32_t stack,
                              exp_gpu_origin origin, exp_gpu_kind kind, uint32_t name_id,
-                             uint64_t dur_ns, int64_t start, uint32_t graph)
+                             uint64_t dur_ns, int64_t start, uint32_t graph, uint32_t device)
 {
     exp_gpu_hit h = {pid, thread, origin == EXP_GPU_PYTHON ? stack : 0, origin, kind, name_id,
-                     name_pool_str(&c->names, name_id), dur_ns, 0, graph};
+                     name_pool_str(&c->names, name_id), dur_ns, 0, graph, device};
     if (origin == EXP_GPU_UNKNOWN)
         h.thread = 0;
     if (origin == EXP_GPU_NO_PYTHON && c->n_lines) {
@@ -562,9 +619,9 @@ static trc_status emit_graph(exp_gpu_callsite *c, int64_t pid, uint32_t thread, 
 /* An activity not of a CUDA graph. */
 static trc_status emit(exp_gpu_callsite *c, int64_t pid, uint32_t thread, uint32_t stack,
                        exp_gpu_origin origin, exp_gpu_kind kind, uint32_t name_id,
-                       uint64_t dur_ns, int64_t start)
+                       uint64_t dur_ns, int64_t start, uint32_t device)
 {
-    return emit_graph(c, pid, thread, stack, origin, kind, name_id, dur_ns, start, 0);
+    return emit_graph(c, pid, thread, stack, origin, kind, name_id, dur_ns, start, 0, device);
 }
 
 static exp_gpu_origin origin_of(uint32_t stack)
@@ -594,7 +651,7 @@ static trc_status emit_pending(exp_gpu_callsite *c, const entry *e)
     for (uint32_t i = e->acts; i; i = c->acts[i - 1].next) {
         const pact *a = &c->acts[i - 1];
         trc_status st = emit_graph(c, e->pid, e->thread, e->stack, o, (exp_gpu_kind)a->kind,
-                                   a->name_id, a->dur_ns, e->start, a->graph);
+                                   a->name_id, a->dur_ns, e->start, a->graph, a->device);
         if (st != TRC_OK)
             return st;
         if (e->has_api)
@@ -698,11 +755,11 @@ static trc_status on_activity(exp_gpu_callsite *c, const trc_gpu_where *w, exp_g
     if (st != TRC_OK)
         return st;
     if (w->correlation == 0)
-        return emit(c, w->pid, 0, 0, EXP_GPU_UNKNOWN, kind, name_id, dur, start);
+        return emit(c, w->pid, 0, 0, EXP_GPU_UNKNOWN, kind, name_id, dur, start, w->device);
     entry *e = find(c, w->pid, w->correlation);
     if (e && e->has_api) {
         st = emit_graph(c, e->pid, e->thread, e->stack, origin_of(e->stack), kind, name_id, dur,
-                        e->start, graph);
+                        e->start, graph, w->device);
         remember(c, e->pid, e->corr, e->thread, e->stack, e->start);
         remember_graph(c, graph, e->pid, e->corr, e->thread, e->stack, e->start);
         drop_entry(c, e);
@@ -717,13 +774,13 @@ static trc_status on_activity(exp_gpu_callsite *c, const trc_gpu_where *w, exp_g
         if (s->corr == w->correlation && s->pid == w->pid) {
             remember_graph(c, graph, s->pid, s->corr, s->thread, s->stack, s->start);
             return emit_graph(c, s->pid, s->thread, s->stack, origin_of(s->stack), kind,
-                              name_id, dur, s->start, graph);
+                              name_id, dur, s->start, graph, w->device);
         }
         st = new_entry(c, w->pid, w->correlation, &e);
         if (st != TRC_OK)
             return st;
     }
-    return add_pact(c, e, kind, name_id, dur, graph);
+    return add_pact(c, e, kind, name_id, dur, graph, w->device);
 }
 
 trc_status exp_gpu_callsite_event(exp_gpu_callsite *c, trc_reader *r, const trc_event *ev)

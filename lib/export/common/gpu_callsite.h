@@ -87,12 +87,27 @@ typedef struct exp_gpu_hit {
                               * the launcher having none (origin is PYTHON) */
     uint32_t graph;          /* a kernel's CUDA graph (GPU_KERNEL.graph), 0 = none;
                               * where it was captured: gpu_graph.h */
+    uint32_t device;         /* the activity's device (where.device) */
 } exp_gpu_hit;
 
 /* Called once per activity counted, with the reader last fed.  A status
  * other than TRC_OK stops the correlator and is returned by the call that
  * emitted. */
 typedef trc_status (*exp_gpu_emit_fn)(void *ctx, trc_reader *r, const exp_gpu_hit *hit);
+
+/* GPU time of one device by attribution (exp_gpu_callsite_stats.dev). */
+typedef struct exp_gpu_device_share {
+    uint32_t device;                     /* EXP_GPU_OTHER_DEVICES: every device
+                                          * past the first EXP_GPU_SHARE_DEVICES */
+    uint64_t direct_ns, via_ns, none_ns;
+} exp_gpu_device_share;
+
+/* The share is kept device by device for this many distinct devices (a
+ * machine's GPUs: 8 or 16 at most today); the time of any further one is
+ * kept together under EXP_GPU_OTHER_DEVICES, so that the stats stay a
+ * plain value a sink can copy. */
+#define EXP_GPU_SHARE_DEVICES 16
+#define EXP_GPU_OTHER_DEVICES UINT32_MAX
 
 typedef struct exp_gpu_callsite_stats {
     uint64_t activities, api_calls;      /* fed in */
@@ -101,6 +116,8 @@ typedef struct exp_gpu_callsite_stats {
     uint64_t via;                        /* of `python`, charged via a waiting thread */
     uint64_t direct_ns, via_ns, none_ns; /* gpu_ns by attribution: own Python stack,
                                           * a waiting thread's, none */
+    uint32_t n_dev;                      /* the same per device, by device number */
+    exp_gpu_device_share dev[EXP_GPU_SHARE_DEVICES + 1];
     uint64_t live, peak_live;            /* map entries now / at most */
     uint64_t retired;                    /* entries given up unmatched */
 } exp_gpu_callsite_stats;
@@ -153,8 +170,14 @@ void exp_gpu_stats_add(exp_gpu_callsite_stats *s, const exp_gpu_hit *hit);
  * thread 25.00%, none 25.00%)" (each of direct_ns, via_ns, none_ns of
  * their sum, rounded half up to 0.01 on its own, so they may add up to
  * 100 +- 0.02; "no GPU time to give a Python line" when the sum is 0).
+ * When the hits counted came from several devices, the same for each
+ * device follows, by device number: "; device 0: 100.00% (direct
+ * 100.00%, via a waiting thread 0.00%, none 0.00%); device 1: ..."
+ * ("other devices" for EXP_GPU_OTHER_DEVICES); one device: nothing more.
  * The same words in every view, so that the views can be compared.
- * Writes at most n bytes, NUL included; returns buf. */
+ * Writes at most n bytes, NUL included (EXP_GPU_SHARE_MAX holds every
+ * case); returns buf. */
+#define EXP_GPU_SHARE_MAX (160 + (EXP_GPU_SHARE_DEVICES + 1) * 96)
 const char *exp_gpu_share_str(const exp_gpu_callsite_stats *s, char *buf, size_t n);
 
 /* Counters so far.  Cannot fail. */

@@ -145,7 +145,7 @@ static trc_status flame_finish(void *self, trc_reader *r, FILE *out)
         /* --gpu: the share of GPU time with a Python line ends the
          * subtitle, in the words of every GPU view (exp_gpu_share_str) */
         exp_flame_options o = f->opt;
-        char sub[400], share[160];
+        char sub[240 + EXP_GPU_SHARE_MAX], share[EXP_GPU_SHARE_MAX];
         if (f->gpu && f->lines.python + f->lines.no_python + f->lines.unknown) {
             snprintf(sub, sizeof sub, "%s%s%s", o.subtitle ? o.subtitle : "",
                      o.subtitle ? "; " : "", exp_gpu_share_str(&f->lines, share, sizeof share));

@@ -70,7 +70,7 @@ static trc_status collapsed_gpu_finish(void *self, trc_reader *r, FILE *out)
     collapsed_gpu *g = self;
     trc_status st = exp_collapsed_write(g->c, r, out);
     if (st == TRC_OK && g->share) {
-        char line[160];
+        char line[EXP_GPU_SHARE_MAX];
         g->share(exp_gpu_share_str(&g->lines, line, sizeof line));
     }
     return st;

@@ -218,7 +218,7 @@ static trc_status to_pstats(void *ctx, const trc_reader *r, const exp_sync_hit *
 {
     pstats_syncs *p = ctx;
     exp_gpu_hit g = {h->pid, h->thread, h->stack, h->origin, EXP_GPU_KERNEL,
-                     h->name_id, h->name, h->blocked_ns, 0, 0};
+                     h->name_id, h->name, h->blocked_ns, 0, 0, 0};
     return exp_stats_add_gpu(p->stats, r, &g);
 }
 

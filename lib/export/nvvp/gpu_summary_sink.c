@@ -55,7 +55,7 @@ static trc_status summary_hit(void *self, trc_reader *r, const exp_gpu_hit *hit)
 
 trc_status nvvp_print_share(const exp_gpu_callsite_stats *lines, FILE *out)
 {
-    char share[160];
+    char share[EXP_GPU_SHARE_MAX];
     if (!lines->gpu_ns)
         return TRC_OK;
     exp_gpu_share_str(lines, share, sizeof share);

@@ -427,7 +427,7 @@ static trc_status write_document(sscope *s, const trc_reader *r, jsonw *out)
         /* the share of GPU time with a Python line, in the file's name:
          * the one field of speedscope's schema a viewer shows for the
          * whole file (its title) */
-        char share[160], *both = trc_malloc(strlen(name) + sizeof share + 2);
+        char share[EXP_GPU_SHARE_MAX], *both = trc_malloc(strlen(name) + sizeof share + 2);
         if (!both)
             return fail(s, TRC_ERR_NOMEM, "the file's name");
         sprintf(both, "%s: %s", name, exp_gpu_share_str(&s->lines, share, sizeof share));

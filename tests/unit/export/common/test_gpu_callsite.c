@@ -162,6 +162,51 @@ static void test_api_then_activity(void **state)
     world_close(&w);
 }
 
+/* kernel() on a device */
+static trc_event kernel_on(uint32_t device, int64_t pid, uint32_t corr, const char *name,
+                           int64_t dur)
+{
+    trc_event e = kernel(pid, corr, name, dur);
+    e.u.kernel.where.device = device;
+    return e;
+}
+
+/* Each hit carries its activity's device, whichever way it was matched:
+ * waiting for its call, after it (at once, then through the cache of
+ * recent calls), and without one. */
+static void test_hit_device(void **state)
+{
+    world w;
+    got g = {0};
+    world_open(&w);
+    exp_gpu_callsite *c = exp_gpu_callsite_new(0, collect, &g);
+    feed(c, &w, kernel_on(2, PID_A, 5, "pending", 10));
+    feed(c, &w, api(w.ta, 5, 42, LAUNCH));
+    feed(c, &w, kernel_on(5, PID_A, 5, "recent", 20));
+    feed(c, &w, api(w.ta, 6, 42, LAUNCH));
+    feed(c, &w, kernel_on(1, PID_A, 6, "at once", 30));
+    feed(c, &w, kernel_on(4, PID_A, 0, "no call", 40));
+    assert_int_equal(exp_gpu_callsite_finish(c), TRC_OK);
+    assert_int_equal(g.n, 4);
+    static const char *const names[4] = {"pending", "recent", "at once", "no call"};
+    static const uint32_t devs[4] = {2, 5, 1, 4};
+    for (int i = 0; i < 4; i++) {
+        assert_string_equal(g.h[i].name, names[i]);
+        assert_int_equal(g.h[i].device, devs[i]);
+    }
+    exp_gpu_callsite_stats st;
+    exp_gpu_callsite_get_stats(c, &st);
+    assert_int_equal(st.n_dev, 4);
+    assert_int_equal(st.dev[0].device, 1);
+    assert_int_equal(st.dev[0].direct_ns, 30);
+    assert_int_equal(st.dev[3].device, 5);
+    assert_int_equal(st.dev[3].direct_ns, 20);
+    assert_int_equal(st.dev[2].device, 4);
+    assert_int_equal(st.dev[2].none_ns, 40);
+    exp_gpu_callsite_free(c);
+    world_close(&w);
+}
+
 static void test_activity_before_api(void **state)
 {
     world w;
@@ -710,6 +755,8 @@ static void test_via_a_waiting_thread(void **state)
     assert_int_equal(mine.via_ns, st.via_ns);
     assert_int_equal(mine.none_ns, st.none_ns);
     assert_int_equal(mine.gpu_ns, st.gpu_ns);
+    assert_int_equal(mine.n_dev, st.n_dev);
+    assert_memory_equal(mine.dev, st.dev, st.n_dev * sizeof *st.dev);
     exp_gpu_callsite_free(c);
     trc_reader_free(r);
     fclose(f);
@@ -733,6 +780,55 @@ static void test_share_line(void **state)
     assert_string_equal(exp_gpu_share_str(&s, buf, sizeof buf),
                         "100.00% of GPU time has a Python line (direct 50.00%, via a waiting "
                         "thread 50.00%, none 0.00%)");
+}
+
+/* The share per device: kept by device number whatever the order the
+ * hits come in, printed after the whole only when there are several
+ * devices, devices past EXP_GPU_SHARE_DEVICES together, and a short
+ * buffer cut, never overrun. */
+static void test_share_per_device(void **state)
+{
+    char buf[EXP_GPU_SHARE_MAX];
+    exp_gpu_callsite_stats s = {0};
+    exp_gpu_hit h = {.origin = EXP_GPU_PYTHON, .dur_ns = 300, .device = 3};
+    exp_gpu_stats_add(&s, &h);
+    /* one device: the line of a single-device trace, nothing more */
+    assert_string_equal(exp_gpu_share_str(&s, buf, sizeof buf),
+                        "100.00% of GPU time has a Python line (direct 100.00%, via a waiting "
+                        "thread 0.00%, none 0.00%)");
+    h = (exp_gpu_hit){.origin = EXP_GPU_PYTHON, .waiter = 9, .dur_ns = 100, .device = 1};
+    exp_gpu_stats_add(&s, &h);
+    h = (exp_gpu_hit){.origin = EXP_GPU_UNKNOWN, .dur_ns = 100, .device = 3};
+    exp_gpu_stats_add(&s, &h);
+    assert_int_equal(s.n_dev, 2);
+    assert_int_equal(s.dev[0].device, 1);
+    assert_int_equal(s.dev[1].device, 3);
+    /* 300/500, 100/500, 100/500; device 1: 100 via; device 3: 300/400, 100/400 */
+    assert_string_equal(exp_gpu_share_str(&s, buf, sizeof buf),
+                        "80.00% of GPU time has a Python line (direct 60.00%, via a waiting "
+                        "thread 20.00%, none 20.00%); device 1: 100.00% (direct 0.00%, via a "
+                        "waiting thread 100.00%, none 0.00%); device 3: 75.00% (direct 75.00%, "
+                        "via a waiting thread 0.00%, none 25.00%)");
+    char small[40];
+    exp_gpu_share_str(&s, small, sizeof small);
+    assert_int_equal(strlen(small), sizeof small - 1);
+    assert_memory_equal(small, buf, sizeof small - 1);
+    /* devices 100..119: the first 16 one by one (with 1 and 3 kept,
+     * 100..113), the rest together, last */
+    for (uint32_t d = 100; d < 120; d++) {
+        h = (exp_gpu_hit){.origin = EXP_GPU_NO_PYTHON, .dur_ns = 10, .device = d};
+        exp_gpu_stats_add(&s, &h);
+    }
+    assert_int_equal(s.n_dev, EXP_GPU_SHARE_DEVICES + 1);
+    assert_int_equal(s.dev[EXP_GPU_SHARE_DEVICES - 1].device, 113);
+    assert_int_equal(s.dev[EXP_GPU_SHARE_DEVICES].device, EXP_GPU_OTHER_DEVICES);
+    assert_int_equal(s.dev[EXP_GPU_SHARE_DEVICES].none_ns, 60);
+    assert_int_equal(s.none_ns, 100 + 200);
+    const char *line = exp_gpu_share_str(&s, buf, sizeof buf);
+    assert_non_null(strstr(line, "; device 113: 0.00% (direct 0.00%, via a waiting thread 0.00%, "
+                                 "none 100.00%); other devices: 0.00% (direct 0.00%, via a "
+                                 "waiting thread 0.00%, none 100.00%)"));
+    assert_int_equal(line[strlen(line) - 1], ')'); /* whole: EXP_GPU_SHARE_MAX is enough */
 }
 
 /* The file trec writes: the main segment (m, the samples), then a side
@@ -1063,6 +1159,8 @@ int main(void)
         cmocka_unit_test(test_through_a_file),
         cmocka_unit_test(test_via_a_waiting_thread),
         cmocka_unit_test(test_share_line),
+        cmocka_unit_test(test_share_per_device),
+        cmocka_unit_test(test_hit_device),
         cmocka_unit_test(test_wait_runs_follow_stack_changes),
         cmocka_unit_test(test_no_gpu_segment_keeps_no_runs),
         cmocka_unit_test(test_long_launch_stream),

@@ -65,7 +65,7 @@ static void world_close(world *w)
 static exp_gpu_hit hit(uint32_t thread, uint32_t stack, exp_gpu_origin o, uint32_t name_id,
                        const char *name, uint64_t ns)
 {
-    exp_gpu_hit h = {10, thread, stack, o, EXP_GPU_KERNEL, name_id, name, ns, 0, 0};
+    exp_gpu_hit h = {10, thread, stack, o, EXP_GPU_KERNEL, name_id, name, ns, 0, 0, 0};
     return h;
 }
 

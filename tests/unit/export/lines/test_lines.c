@@ -92,11 +92,11 @@ static void world_open(world *w, int with_gpu)
     assert_int_equal(samples, 15);
     if (with_gpu) {
         exp_gpu_hit hs[] = {
-            {10, 1, w->stack[0], EXP_GPU_PYTHON, EXP_GPU_KERNEL, 1, "gemm", 500000, 0, 0},
+            {10, 1, w->stack[0], EXP_GPU_PYTHON, EXP_GPU_KERNEL, 1, "gemm", 500000, 0, 0, 0},
             /* launched by a thread without Python frames, charged via thread 1 */
-            {10, 2, w->stack[2], EXP_GPU_PYTHON, EXP_GPU_MEMCPY, 2, "[CUDA memcpy HtoD]", 7000, 1, 0},
-            {10, 1, 0, EXP_GPU_NO_PYTHON, EXP_GPU_KERNEL, 1, "gemm", 3000, 0, 0},
-            {10, 0, 0, EXP_GPU_UNKNOWN, EXP_GPU_KERNEL, 1, "gemm", 1000, 0, 0},
+            {10, 2, w->stack[2], EXP_GPU_PYTHON, EXP_GPU_MEMCPY, 2, "[CUDA memcpy HtoD]", 7000, 1, 0, 0},
+            {10, 1, 0, EXP_GPU_NO_PYTHON, EXP_GPU_KERNEL, 1, "gemm", 3000, 0, 0, 0},
+            {10, 0, 0, EXP_GPU_UNKNOWN, EXP_GPU_KERNEL, 1, "gemm", 1000, 0, 0, 0},
         };
         for (size_t i = 0; i < 4; i++)
             assert_int_equal(lines_agg_gpu(w->a, &hs[i]), TRC_OK);

@@ -256,8 +256,16 @@ static void test_gpu(void **state)
     char lines[8][TOP_LINE];
     size_t nh = top_format_header(&x.t, &v, &c, lines, 8);
     assert_int_equal(nh, 4);
+    /* two devices: each one's share follows, device 0's 1.1 ms all
+     * direct, device 1's 1 ms none */
+    assert_int_equal(x.t.gpu_lines.n_dev, 2);
+    assert_int_equal(x.t.gpu_lines.dev[0].direct_ns, 1100000);
+    assert_int_equal(x.t.gpu_lines.dev[1].none_ns, 1000000);
     assert_string_equal(lines[3], "GPU lines: 52.38% of GPU time has a Python line (direct "
-                                  "52.38%, via a waiting thread 0.00%, none 47.62%)");
+                                  "52.38%, via a waiting thread 0.00%, none 47.62%); device 0: "
+                                  "100.00% (direct 100.00%, via a waiting thread 0.00%, none "
+                                  "0.00%); device 1: 0.00% (direct 0.00%, via a waiting thread "
+                                  "0.00%, none 100.00%)");
     run_close(&x);
 }
 
