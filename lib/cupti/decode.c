@@ -486,7 +486,7 @@ static trc_status do_api(cupti_decoder *d, const CUpti_ActivityAPI *r)
     unsigned cls = cupti_names_class(d->names, dom, r->cbid);
     trc_api_call a;
     trc_status st;
-    uint32_t stack = 0, flags = 0, capture_ns = 0;
+    uint32_t stack = 0, flags = 0, capture_ns = 0, tid = 0;
 
     if (cls & CUPTI_NAME_NOISY) {
         d->st.filtered++;
@@ -495,12 +495,15 @@ static trc_status do_api(cupti_decoder *d, const CUpti_ActivityAPI *r)
     memset(&a, 0, sizeof a);
     if (!map_time(d, r->start, r->end, &a.start_ns, &a.end_ns))
         return TRC_OK;
+    if (d->launch &&
+        cupti_launch_take(d->launch, r->correlationId, &stack, &flags, &capture_ns, &tid))
+        d->st.launch_stacks++;
+    /* the launching thread's kernel id, parked at its callback, over the
+     * record's (a pthread handle where SetThreadIdType was refused) */
     st = cupti_decode_thread(d, r->processId ? (int64_t)r->processId : d->pid,
-                             (int64_t)r->threadId, &a.thread);
+                             tid ? (int64_t)tid : (int64_t)r->threadId, &a.thread);
     if (st != TRC_OK)
         return st;
-    if (d->launch && cupti_launch_take(d->launch, r->correlationId, &stack, &flags, &capture_ns))
-        d->st.launch_stacks++;
     a.domain = dom == CUPTI_CB_DOMAIN_RUNTIME_API ? TRC_API_RUNTIME : TRC_API_DRIVER;
     a.name = cupti_names_get(d->names, dom, r->cbid);
     a.correlation = r->correlationId;
