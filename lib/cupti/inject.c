@@ -732,6 +732,7 @@ static int enable_activity(void)
     if (!g.ts_callback)
         cupti_decoder_set_clock_offset(g.dec, measure_offset());
     r = g.api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    cupti_decoder_set_parked_tids(g.dec, r != CUPTI_SUCCESS);
     if (r != CUPTI_SUCCESS)
         warn("cuptiSetThreadIdType failed (%s): launch calls keep their threads, other API "
              "calls may not land on the threads the samples name", cupti_api_result(&g.api, r));
