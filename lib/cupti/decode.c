@@ -148,6 +148,7 @@ struct cupti_decoder {
     cupti_demangler *dm;
     cupti_launch *launch;
     int thread_names;
+    int parked_tids;         /* record thread ids are pthread handles: prefer the parked tid */
     tid_ent *tids;           /* threads already defined, found through tid_index */
     size_t tid_cap;
     uint32_t tid_used;
@@ -201,6 +202,11 @@ void cupti_decoder_free(cupti_decoder *d)
 void cupti_decoder_set_clock_offset(cupti_decoder *d, int64_t offset_ns)
 {
     d->offset = offset_ns;
+}
+
+void cupti_decoder_set_parked_tids(cupti_decoder *d, int on)
+{
+    d->parked_tids = on;
 }
 
 void cupti_decode_get_stats(const cupti_decoder *d, cupti_decode_stats *out)
@@ -486,7 +492,7 @@ static trc_status do_api(cupti_decoder *d, const CUpti_ActivityAPI *r)
     unsigned cls = cupti_names_class(d->names, dom, r->cbid);
     trc_api_call a;
     trc_status st;
-    uint32_t stack = 0, flags = 0, capture_ns = 0;
+    uint32_t stack = 0, flags = 0, capture_ns = 0, tid = 0;
 
     if (cls & CUPTI_NAME_NOISY) {
         d->st.filtered++;
@@ -495,12 +501,16 @@ static trc_status do_api(cupti_decoder *d, const CUpti_ActivityAPI *r)
     memset(&a, 0, sizeof a);
     if (!map_time(d, r->start, r->end, &a.start_ns, &a.end_ns))
         return TRC_OK;
+    if (d->launch &&
+        cupti_launch_take(d->launch, r->correlationId, &stack, &flags, &capture_ns, &tid))
+        d->st.launch_stacks++;
+    /* where the record's thread id is a pthread handle, the launching
+     * thread's kernel id parked at its callback */
     st = cupti_decode_thread(d, r->processId ? (int64_t)r->processId : d->pid,
-                             (int64_t)r->threadId, &a.thread);
+                             d->parked_tids && tid ? (int64_t)tid : (int64_t)r->threadId,
+                             &a.thread);
     if (st != TRC_OK)
         return st;
-    if (d->launch && cupti_launch_take(d->launch, r->correlationId, &stack, &flags, &capture_ns))
-        d->st.launch_stacks++;
     a.domain = dom == CUPTI_CB_DOMAIN_RUNTIME_API ? TRC_API_RUNTIME : TRC_API_DRIVER;
     a.name = cupti_names_get(d->names, dom, r->cbid);
     a.correlation = r->correlationId;

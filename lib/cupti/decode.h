@@ -46,6 +46,11 @@ void cupti_decoder_free(cupti_decoder *d);
 /* Trace clock = CUPTI timestamp + offset. */
 void cupti_decoder_set_clock_offset(cupti_decoder *d, int64_t offset_ns);
 
+/* on: the API records' thread ids are not kernel tids (the thread id
+ * type was refused), so a launch's record takes the tid parked at its
+ * callback instead (cupti_launch_park).  Off by default. */
+void cupti_decoder_set_parked_tids(cupti_decoder *d, int on);
+
 /* Decode one record (borrowed; strings in it are copied as needed).
  * Returns TRC_OK or the writer's error. */
 trc_status cupti_decode_record(cupti_decoder *d, const CUpti_Activity *rec);

@@ -94,7 +94,7 @@ static struct {
 /* Per thread: a launch call nests another (cudaLaunchKernel calls
  * cuLaunchKernel): reuse the outer capture instead of walking again. */
 /* stack: the outer capture's ref (or, under a capture hook, its stack id) */
-static __thread struct { int depth; uint32_t stack, flags; } tls_launch;
+static __thread struct { int depth; uint32_t stack, flags, tid; } tls_launch;
 
 static int64_t (*volatile g_clock)(void) = trc_now_ns;
 
@@ -367,6 +367,18 @@ static uint32_t capture_ns_since(int64_t t0)
     return d <= 0 ? 0 : d >= UINT32_MAX ? UINT32_MAX : (uint32_t)d;
 }
 
+/* The calling thread's kernel id, asked once per thread (a system call
+ * otherwise); parked with the launch so that its API record lands on the
+ * thread the samples name even where cuptiActivitySetThreadIdType was
+ * refused and CUPTI's thread ids are pthread handles.  A forked child's
+ * one thread forgets it (atfork_child). */
+static uint32_t launch_tid(void)
+{
+    if (!tls_launch.tid)
+        tls_launch.tid = (uint32_t)gettid();
+    return tls_launch.tid;
+}
+
 static void on_launch_enter(CUpti_CallbackDomain dom, const CUpti_CallbackData *cb)
 {
     uint32_t ref = 0, flags = 0, capture_ns = 0;
@@ -389,7 +401,7 @@ static void on_launch_enter(CUpti_CallbackDomain dom, const CUpti_CallbackData *
                 tls_launch.stack = stack;
                 tls_launch.flags = flags;
             }
-            cupti_launch_put(g.launch, cb->correlationId, stack, flags, capture_ns);
+            cupti_launch_put(g.launch, cb->correlationId, stack, flags, capture_ns, launch_tid());
         }
         pthread_mutex_unlock(&g.mu);
     } else if (atomic_load(&g.state) == ST_RUNNING) {
@@ -403,7 +415,7 @@ static void on_launch_enter(CUpti_CallbackDomain dom, const CUpti_CallbackData *
             tls_launch.stack = ref;
             tls_launch.flags = flags;
         }
-        cupti_launch_park(g.launch, cb->correlationId, ref, flags, capture_ns);
+        cupti_launch_park(g.launch, cb->correlationId, ref, flags, capture_ns, launch_tid());
     }
     tls_launch.depth++;
 }
@@ -500,6 +512,7 @@ _Static_assert(N_KINDS <= sizeof g.kind_on, "kind_on holds a flag per kind");
 
 static void atfork_child(void)
 {
+    tls_launch.tid = 0;
     if (atomic_load(&g.state) == ST_RUNNING)
         atomic_store(&g.state, ST_CHILD);
 }
@@ -719,9 +732,10 @@ static int enable_activity(void)
     if (!g.ts_callback)
         cupti_decoder_set_clock_offset(g.dec, measure_offset());
     r = g.api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    cupti_decoder_set_parked_tids(g.dec, r != CUPTI_SUCCESS);
     if (r != CUPTI_SUCCESS)
-        warn("cuptiSetThreadIdType failed (%s): API calls may not land on the threads the "
-             "samples name", cupti_api_result(&g.api, r));
+        warn("cuptiSetThreadIdType failed (%s): launch calls keep their threads, other API "
+             "calls may not land on the threads the samples name", cupti_api_result(&g.api, r));
     r = g.api.ActivityRegisterCallbacks(buffer_request, buffer_complete);
     if (r != CUPTI_SUCCESS) {
         snprintf(why, sizeof why, "GPU recording off: cuptiActivityRegisterCallbacks failed: %s",
@@ -1014,7 +1028,7 @@ int trec_cupti_test_capture_stack(const char *path)
     cupti_launch *l = NULL;
     trc_status st;
     trc_api_call a;
-    uint32_t stack = 0, ref = 0, flags = 0, capture_ns = 0;
+    uint32_t stack = 0, ref = 0, flags = 0, capture_ns = 0, tid = 0;
     int fd, rc = -1;
     int64_t t;
 
@@ -1028,10 +1042,10 @@ int trec_cupti_test_capture_stack(const char *path)
     memset(&a, 0, sizeof a);
     t = trc_now_ns();
     cupti_launch_capture(l, &ref, &flags);
-    cupti_launch_park(l, 1, ref, flags, 0);
+    cupti_launch_park(l, 1, ref, flags, 0, 0);
     if (cupti_launch_resolve(l, w) != TRC_OK)
         goto out;
-    cupti_launch_take(l, 1, &stack, &flags, &capture_ns);
+    cupti_launch_take(l, 1, &stack, &flags, &capture_ns, &tid);
     if (trc_writer_thread(w, getpid(), gettid(), "", &a.thread) != TRC_OK)
         goto out;
     a.start_ns = t;

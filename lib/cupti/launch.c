@@ -41,6 +41,7 @@ typedef struct park_slot {
     uint32_t ref;                /* 1 + index into stacks, 0 = none */
     uint32_t flags;
     uint32_t capture_ns;         /* time the capture took inside the call */
+    uint32_t tid;                /* the launching thread's kernel id, 0 = unknown */
 } park_slot;
 
 typedef struct graph_slot {
@@ -337,29 +338,29 @@ trc_status cupti_launch_resolve(cupti_launch *l, trc_writer *w)
 }
 
 void cupti_launch_park(cupti_launch *l, uint32_t corr, uint32_t ref, uint32_t flags,
-                       uint32_t capture_ns)
+                       uint32_t capture_ns, uint32_t tid)
 {
     pthread_mutex_lock(&l->mu);
     park_slot *s = &l->park[corr & (PARK_SLOTS - 1)];
     if (s->corr && s->corr != corr)
         l->st.overwritten++;
-    *s = (park_slot){ corr, 0, ref, flags, capture_ns };
+    *s = (park_slot){ corr, 0, ref, flags, capture_ns, tid };
     pthread_mutex_unlock(&l->mu);
 }
 
 void cupti_launch_put(cupti_launch *l, uint32_t corr, uint32_t stack, uint32_t flags,
-                      uint32_t capture_ns)
+                      uint32_t capture_ns, uint32_t tid)
 {
     pthread_mutex_lock(&l->mu);
     park_slot *s = &l->park[corr & (PARK_SLOTS - 1)];
     if (s->corr && s->corr != corr)
         l->st.overwritten++;
-    *s = (park_slot){ corr, stack, 0, flags, capture_ns };
+    *s = (park_slot){ corr, stack, 0, flags, capture_ns, tid };
     pthread_mutex_unlock(&l->mu);
 }
 
 int cupti_launch_take(cupti_launch *l, uint32_t corr, uint32_t *stack, uint32_t *flags,
-                      uint32_t *capture_ns)
+                      uint32_t *capture_ns, uint32_t *tid)
 {
     int found = 0;
 
@@ -371,6 +372,7 @@ int cupti_launch_take(cupti_launch *l, uint32_t corr, uint32_t *stack, uint32_t 
         *stack = !s->ref ? s->stack : s->ref <= l->resolved ? l->stacks[s->ref - 1].id : 0;
         *flags = s->flags;
         *capture_ns = s->capture_ns;
+        *tid = s->tid;
         s->corr = 0;
         found = 1;
     }

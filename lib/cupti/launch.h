@@ -54,16 +54,18 @@ trc_status cupti_launch_resolve(cupti_launch *l, trc_writer *w);
 /* Park the result of a capture (park) or an interned stack id (put)
  * under a correlation id, with capture_ns, how long the capture took
  * inside the call (the API_CALL's capture field, spec §7.15; 0 when the
- * call reused an outer call's capture).  A slot is reused after 2^18
+ * call reused an outer call's capture), and tid, the kernel thread id of
+ * the launching thread (0 = unknown): the API record's own thread id is
+ * the kernel's only when cuptiActivitySetThreadIdType took.  A slot is reused after 2^18
  * newer launches (counted as overwritten).  cupti_launch_take returns 1
  * and fills the outputs when found (and forgets it), else 0; a captured
  * stack not resolved yet takes as 0.  Cannot fail. */
 void cupti_launch_park(cupti_launch *l, uint32_t corr, uint32_t ref, uint32_t flags,
-                       uint32_t capture_ns);
+                       uint32_t capture_ns, uint32_t tid);
 void cupti_launch_put(cupti_launch *l, uint32_t corr, uint32_t stack, uint32_t flags,
-                      uint32_t capture_ns);
+                      uint32_t capture_ns, uint32_t tid);
 int cupti_launch_take(cupti_launch *l, uint32_t corr, uint32_t *stack, uint32_t *flags,
-                      uint32_t *capture_ns);
+                      uint32_t *capture_ns, uint32_t *tid);
 
 /* The graph ids (spec [R-API-3]) of a call that ended a capture or
  * instantiated a graph, found at its exit, kept under its correlation id

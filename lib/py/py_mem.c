@@ -11,15 +11,21 @@
  * the snapshot is re-read, at most once per sample (~100 µs).
  * Device mappings (/dev/..., except /dev/zero and /dev/shm) and the
  * kernel's [vvar]/[vsyscall] pages are never considered readable: a GPU
- * driver's mapping may not tolerate CPU reads.  Limit: memcpy trusts the
- * snapshot, so a mapping removed after it would fault.  The walker
- * therefore uses memcpy only for what the calling thread's own live
- * stack references (its thread state, frames, code objects, names),
- * which cannot be unmapped while it runs; anything that may be freed
- * under us (other threads' states) is read in `careful` mode, by system
- * call.  Where process_vm_readv is forbidden (seccomp, gVisor), those
- * reads, and reads outside the snapshot, go through a pipe instead
- * (pipe_read): still never a fault.
+ * driver's mapping may not tolerate CPU reads.  The snapshot can be
+ * stale (an arena or frame chunk unmapped since), so before the first
+ * memcpy from a page in a sample the page is checked with mincore(2),
+ * which answers ENOMEM for an unmapped page without touching it (one
+ * system call per page per sample, remembered in a small table; where
+ * mincore is refused, the page is probed by a one-byte safe read).  The
+ * walker uses memcpy only for what the calling thread's own live stack
+ * references (its thread state, frames, code objects, names), which
+ * cannot be unmapped while that sample runs; anything that may be freed
+ * under us at any moment (other threads' states) is read in `careful`
+ * mode, by system call.  Where process_vm_readv is forbidden (seccomp,
+ * gVisor), those reads, and reads outside the snapshot, go through a
+ * pipe instead (pipe_read): still never a fault.  Limit: a page made
+ * PROT_NONE after the snapshot (not unmapped) passes mincore; CPython
+ * does not do that to its objects' memory.
  */
 #include "lib/py/py_mem.h"
 
@@ -31,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -193,32 +200,76 @@ static int pipe_read(pymem *m, uint64_t addr, void *buf, size_t len)
     return 0;
 }
 
-/* A local range outside the snapshot: a mapping made since (a new
- * frame chunk, a new thread's stack) or a bad pointer.  process_vm_readv
- * on ourselves answers without faulting; where it is forbidden, the pipe
- * does, and the snapshot is refreshed (at most once per sample) so that
- * the next reads of a new mapping are memcpy again.
- * Returns 0 with buf filled, or -1. */
-static int local_miss(pymem *m, uint64_t addr, void *buf, size_t len)
+/* Reads [addr, addr+len) of our own memory by system call, never a
+ * fault: process_vm_readv on ourselves, or where that is forbidden the
+ * pipe.  Returns 0 with buf filled, or -1. */
+static int safe_read(pymem *m, uint64_t addr, void *buf, size_t len)
 {
     if (!m->vm_blocked) {
         struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
         /* getpid(), not m->pid: after a fork we are the child */
         ssize_t got = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
-        if (got == (ssize_t)len) {
-            if (pymem_now_ns() - m->refreshed_ns >= REFRESH_NS)
-                refresh_local(m);   /* let the next reads of it be memcpy */
+        if (got == (ssize_t)len)
             return 0;
-        }
         if (got >= 0 || errno == EFAULT)
             return -1;
         m->vm_blocked = 1;
     }
-    if (pipe_read(m, addr, buf, len) != 0)
+    return pipe_read(m, addr, buf, len);
+}
+
+/* A local range outside the snapshot: a mapping made since (a new
+ * frame chunk, a new thread's stack) or a bad pointer.  Read by system
+ * call; the snapshot is then refreshed (at most every REFRESH_NS, or
+ * once per sample where process_vm_readv is forbidden and every miss
+ * costs the pipe) so that the next reads of a new mapping are memcpy
+ * again.  Returns 0 with buf filled, or -1. */
+static int local_miss(pymem *m, uint64_t addr, void *buf, size_t len)
+{
+    if (safe_read(m, addr, buf, len) != 0)
         return -1;
-    if (m->refreshed_epoch != m->epoch && refresh_local(m) == 0)
+    if (!m->vm_blocked) {
+        if (pymem_now_ns() - m->refreshed_ns >= REFRESH_NS)
+            refresh_local(m);
+    } else if (m->refreshed_epoch != m->epoch && refresh_local(m) == 0) {
         m->refreshed_epoch = m->epoch;
+    }
     return 0;
+}
+
+/* Is page number pg still mapped?  Asked once per page per sample: the
+ * answer is kept in a direct-mapped table tagged with the sample. */
+static int page_live(pymem *m, uint64_t pg)
+{
+    size_t slot = (size_t)(pg % (sizeof m->live_page / sizeof m->live_page[0]));
+
+    if (m->live_page[slot] == pg + 1 && m->live_epoch[slot] == m->epoch)
+        return 1;
+    if (!m->mincore_blocked) {
+        unsigned char v;
+        if (mincore((void *)(uintptr_t)(pg << 12), 4096, &v) != 0) {
+            if (errno == ENOMEM)
+                return 0;
+            m->mincore_blocked = 1;   /* refused, or pages not 4 KiB */
+        }
+    }
+    if (m->mincore_blocked) {
+        char c;
+        if (safe_read(m, pg << 12, &c, 1) != 0)
+            return 0;
+    }
+    m->live_page[slot] = pg + 1;
+    m->live_epoch[slot] = m->epoch;
+    return 1;
+}
+
+/* Every page of [addr, addr+len) still mapped (len > 0, range covered). */
+static int pages_live(pymem *m, uint64_t addr, size_t len)
+{
+    for (uint64_t pg = addr >> 12, last = (addr + len - 1) >> 12; pg <= last; pg++)
+        if (!page_live(m, pg))
+            return 0;
+    return 1;
 }
 
 /* Pages [addr, addr+len) lies on. */
@@ -238,7 +289,9 @@ int pymem_readv(pymem *m, const struct iovec *local, const struct iovec *remote,
             size_t len = remote[i].iov_len;
             if (len > local[i].iov_len)
                 return i;
-            if (covered(m, a, len) && !m->careful)
+            if (len == 0)
+                continue;
+            if (!m->careful && covered(m, a, len) && pages_live(m, a, len))
                 memcpy(local[i].iov_base, remote[i].iov_base, len);
             else if (local_miss(m, a, local[i].iov_base, len) != 0)
                 return i;

@@ -6,7 +6,8 @@
  *
  * Neither reader ever faults: a remote read of a bad address fails with
  * EFAULT; a local read of an address outside every readable mapping
- * fails the same way without touching it.
+ * fails the same way without touching it, and so does one of a page
+ * unmapped since the snapshot (each page is checked once per sample).
  */
 #ifndef TRC_LIB_PY_MEM_H
 #define TRC_LIB_PY_MEM_H
@@ -28,6 +29,9 @@ typedef struct pymem {
     uint64_t refreshed_ns;  /* local: when ranges were last read */
     uint64_t epoch, refreshed_epoch; /* local: one forced refresh per sample */
     int vm_blocked;         /* local: process_vm_readv on ourselves refused */
+    int mincore_blocked;    /* local: mincore refused (seccomp): pages are probed by reading */
+    uint64_t live_page[64]; /* local: pages seen mapped in this sample (page number + 1; 0 = none) */
+    uint64_t live_epoch[64];/* local: the sample each live_page entry was checked in */
     int careful;            /* local: read by system call even inside the snapshot
                              * (memory that may be freed under us) */
     int pipe_fd[2];         /* local, vm_blocked: the pipe reads go through */

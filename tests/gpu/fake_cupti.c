@@ -745,7 +745,11 @@ void fake_cupti_api_record(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, u
     a.start = start;
     a.end = start + dur;
     a.processId = fake_cupti_pid();
-    a.threadId = tid ? tid : (uint32_t)gettid();
+    /* CUPTI's default thread id is the pthread handle; the kernel's only
+     * once cuptiActivitySetThreadIdType(SYSTEM) took */
+    a.threadId = tid                          ? tid
+                 : F.opts.fail_thread_id_type ? (uint32_t)(uintptr_t)pthread_self()
+                                              : (uint32_t)gettid();
     a.correlationId = corr;
     /* disabled at the source, as CUPTI would */
     if (domain >= CUPTI_CB_DOMAIN_SIZE || cbid >= MAX_CBID || !F.api_disabled[domain][cbid])

@@ -519,8 +519,8 @@ static void test_decode_api(void **state)
     assert_int_equal(trc_writer_frame(e.w, TRC_FRAME_PYTHON, "forward", "model.py", 42, 40, &fr),
                      TRC_OK);
     assert_int_equal(trc_writer_stack(e.w, st1, fr, &st2), TRC_OK);
-    cupti_launch_put(e.launch, 41, st2, 0, 0);
-    cupti_launch_put(e.launch, 44, 0, TRC_API_NO_PYTHON, 0);
+    cupti_launch_put(e.launch, 41, st2, 0, 0, 0);
+    cupti_launch_put(e.launch, 44, 0, TRC_API_NO_PYTHON, 0, 0);
 
     api_rec(&e, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 41,
             1234, T0 + 10);

@@ -487,6 +487,53 @@ static void test_refused_callbacks_warn(void **state)
     unlink(path);
 }
 
+/* cuptiActivitySetThreadIdType refused: CUPTI's API records then carry
+ * pthread handles (the fake does as CUPTI does), yet each launch lands
+ * on the kernel thread id of the thread that made it, parked at its
+ * callback: the main thread's and a second thread's. */
+static pid_t second_tid;
+static uint32_t second_corr;
+
+static void *second_launcher(void *arg)
+{
+    second_tid = gettid();
+    second_corr = fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                                  fake_cupti_now(), 1000, 0);
+    return arg;
+}
+
+static void test_thread_id_type_refused(void **state)
+{
+    char path[128];
+    cupti_api api;
+    fake_cupti_opts o;
+    pthread_t th;
+    tc_trace t;
+
+    gput_tmp_path(path, sizeof path, "inject", "tidtype");
+    memset(&o, 0, sizeof o);
+    o.fail_thread_id_type = 1;
+    fake_cupti_table(&api, &o);
+    trec_cupti_config cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    assert_int_equal(n_warnings, 1);
+    assert_non_null(strstr(warnings, "cuptiSetThreadIdType failed"));
+    uint32_t corr = fake_cupti_call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                                    fake_cupti_now(), 1000, 0);
+    assert_int_equal(pthread_create(&th, NULL, second_launcher, NULL), 0);
+    pthread_join(th, NULL);
+    trec_cupti_shutdown();
+    assert_int_equal(tc_load(path, &t), TRC_OK);
+    assert_int_equal(tc_count(&t, TRC_EV_API_CALL), 2);
+    const tc_event *a = tc_api_by_corr(&t, corr), *b = tc_api_by_corr(&t, second_corr);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(a->tid, gettid());
+    assert_int_equal(b->tid, second_tid);
+    tc_free(&t);
+    unlink(path);
+}
+
 /* A capture that names each call's stack after how many captures came
  * before it, so the trace shows which capture a launch got. */
 static int n_captures;
@@ -992,6 +1039,7 @@ int main(void)
         cmocka_unit_test_teardown(test_launch_not_blocked_by_flush, shutdown_after),
         cmocka_unit_test_teardown(test_other_client_takes_over, shutdown_after),
         cmocka_unit_test_teardown(test_failed_setup_undone, shutdown_after),
+        cmocka_unit_test_teardown(test_thread_id_type_refused, shutdown_after),
         cmocka_unit_test_teardown(test_refused_callbacks_warn, shutdown_after),
         cmocka_unit_test_teardown(test_nested_launch, shutdown_after),
         cmocka_unit_test_teardown(test_sync_calls, shutdown_after),

@@ -3,7 +3,9 @@
  * where process_vm_readv on ourselves is refused, as under gVisor or a
  * seccomp filter: this program defines process_vm_readv itself (it
  * answers EPERM, or ENOSYS), which the reader, linked in, calls instead
- * of libc's.  Careful reads of memory unmapped since the snapshot, reads
+ * of libc's; it defines mincore too, refused in the ENOSYS case, so that
+ * plain reads check their pages by a one-byte read through the pipe.
+ * Careful and plain reads of memory unmapped since the snapshot, reads
  * of wild pointers, of PROT_NONE pages, across a page end: refused
  * without a fault; good memory still read, also after a fork.  Prints
  * the cost of one careful read there (ns).
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -27,6 +30,16 @@
 
 static int refuse_errno = EPERM;
 static unsigned refused;
+static int refuse_mincore;
+
+int mincore(void *addr, size_t len, unsigned char *vec)
+{
+    if (refuse_mincore) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return (int)syscall(SYS_mincore, addr, len, vec);
+}
 
 ssize_t process_vm_readv(pid_t pid, const struct iovec *local, unsigned long nlocal,
                          const struct iovec *remote, unsigned long nremote, unsigned long flags)
@@ -50,6 +63,7 @@ static void refused_reads(int err)
     char src[32] = "on our own stack", dst[8192];
 
     refuse_errno = err;
+    refuse_mincore = err == ENOSYS;
     refused = 0;
     char *page = map_pages(1);
     strcpy(page, "in the snapshot");
@@ -64,6 +78,15 @@ static void refused_reads(int err)
     munmap(page, 4096);
     assert_int_equal(pymem_read(&m, (uint64_t)(uintptr_t)page, dst, 8), -1);
     assert_int_equal(errno, EFAULT);
+    /* a plain read of it in a new sample: refused too, not a fault */
+    m.careful = 0;
+    pymem_new_sample(&m);
+    assert_int_equal(pymem_read(&m, (uint64_t)(uintptr_t)page, dst, 8), -1);
+    assert_int_equal(errno, EFAULT);
+    assert_int_equal(m.mincore_blocked, refuse_mincore);
+    assert_int_equal(pymem_read(&m, (uint64_t)(uintptr_t)src, dst, sizeof src), 0);
+    assert_string_equal(dst, "on our own stack");
+    m.careful = 1;
     /* wild pointers, careful or not */
     assert_int_equal(pymem_read(&m, 16, dst, 8), -1);
     assert_int_equal(pymem_read(&m, UINT64_MAX - 4, dst, 8), -1);
