@@ -118,12 +118,19 @@ static int plan_pages_outer_first(py_proc *p, const pymemo *m)
     return n;
 }
 
-/* 3.11+: the pages a stack lies on, from the newest frames to the
- * oldest: the top of the data-stack window (where new calls go), the
- * last chain's frames innermost first (data stack, generators, entry
- * frames on the C stack), then the rest of the window from its top
- * down.  Each page is its own piece of the read, so the kernel copies
- * them in this order.  The pages planned. */
+/* 3.11+: the pages a stack lies on, read as soon after the thread state
+ * as what they hold may change: the top of the data-stack window (where
+ * new calls go, so the newest frame); the frames outside the data stack
+ * (generators, records on the C stack: keep_outside), rewritten as soon
+ * as their call from C returns; the last chain's frames in the data
+ * stack, innermost first; then the rest of the window from its top
+ * down (a frame there that returned reads as it was until a new call
+ * overwrites it).  Each page is its own piece of the read, so the
+ * kernel copies them in this order.  (The frames outside the data stack
+ * first, before the window's top, failed 22 % of the tries instead of
+ * 13 % on 3.12 in one pair of runs of the many-calls workload of
+ * tests/e2e/trec_fidelity.sh, and as many on 3.13.)  The pages
+ * planned. */
 static int plan_pages_inner_first(py_proc *p, const pymemo *m)
 {
     uint64_t pages[PLAN_PAGES];
@@ -135,10 +142,60 @@ static int plan_pages_inner_first(py_proc *p, const pymemo *m)
             plan_page(p, pages, &n, m->hi - 4097, m->lo, m->hi);
     }
     for (int i = 0; i < m->nframes; i++)
+        if (m->frames[i] < m->chunk || m->frames[i] >= m->chunk_end)
+            plan_frame(p, m, pages, &n, m->frames[i]);
+    for (int i = 0; i < m->nframes; i++)
         plan_frame(p, m, pages, &n, m->frames[i]);
     for (uint64_t a = m->hi; a > m->lo; a = pysnap_page(a - 1))
         plan_page(p, pages, &n, a - 1, m->lo, m->hi);
     return n;
+}
+
+/* 3.11+: what of a stack lies outside the thread's data stack, kept in
+ * the memo beyond the chain that last walked it.  A Python function
+ * called from C (a class's __init__ under type.__call__, a generator
+ * resumed by tuple() or a for loop in C) sits in a generator object or
+ * below an entry frame that the interpreter keeps on the C stack
+ * (3.12+), and 3.11-3.12 point the thread state at the frames through a
+ * record on the C stack too (the cframe, m->cframe).  None of that is
+ * in the chunk window, and a call from C is often over within a
+ * microsecond: read on demand after the batched read, its frames have
+ * returned and are being rewritten, the walk fails its checks, and the
+ * retry that passes is more often one taken outside such a call (a
+ * shallow lean, the function called from C missing).  The addresses
+ * recur: the C stack holds the same record at the same address for the
+ * same C call depth, and a new generator is most often allocated where
+ * one of the same size was just freed.  So the addresses the last walks
+ * met there are kept, newest first, after the chain (m->frames,
+ * planned by plan_pages_inner_first: their pages come in the same read
+ * as the thread state), up to KEPT_OUTSIDE of them; the pages they
+ * share are planned once. */
+#define KEPT_OUTSIDE 48
+
+static void add_missing(uint64_t *set, int *n, int cap, const uint64_t *add, int nadd);
+
+static int outside_chunk(const pywalk *w, uint64_t f)
+{
+    return f < w->chunk_data || f >= w->chunk_end;
+}
+
+static void keep_outside(const py_proc *p, const pymemo *m, pywalk *w)
+{
+    uint64_t add[KEPT_OUTSIDE + 1];
+    int n = 0;
+
+    if (p->L.frame_objects || !w->chunk_data)
+        return;   /* no chunk known: nothing to tell outside from in */
+    if (w->next.cframe)
+        add[n++] = w->next.cframe;
+    for (int i = 0; i < m->nframes && n < KEPT_OUTSIDE; i++)
+        if (outside_chunk(w, m->frames[i]))
+            add[n++] = m->frames[i];
+    int kept = 0;
+    for (int i = 0; i < w->next.nframes; i++)
+        kept += outside_chunk(w, w->next.frames[i]);
+    int cap = w->next.nframes + (KEPT_OUTSIDE > kept ? KEPT_OUTSIDE - kept : 0);
+    add_missing(w->next.frames, &w->next.nframes, cap < PYMEMO_FRAMES ? cap : PYMEMO_FRAMES, add, n);
 }
 
 /* The read order (py_snap.h): code objects, then the current frame
@@ -236,6 +293,7 @@ void pyplan_commit(const py_proc *p, pymemo *m, pywalk *w)
         w->next.lo = lo;
         w->next.hi = hi;
     }
+    keep_outside(p, m, w);
     memo_commit(m, &w->next);
 }
 
