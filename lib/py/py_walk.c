@@ -60,6 +60,8 @@
  */
 #include "lib/py/py_walk.h"
 
+#include "lib/py/py_rejects.h"
+
 #include "lib/util/alloc.h"
 
 #include <errno.h>
@@ -293,14 +295,18 @@ static int walk_frames(py_proc *p, pywalk *w, uint64_t frame)
     w->flo = UINT64_MAX;
     w->fhi = 0;
     while (frame) {
-        if (frame == saved || ++steps > limit || (frame & 7))
+        if (frame == saved || ++steps > limit || (frame & 7)) {
+            w->rej = PYREJ_CHAIN;
             return py_fail(p, PY_ERR_IO);   /* cycle, runaway or garbage */
+        }
         if (++lam == power) {
             saved = frame;
             power *= 2;
             lam = 0;
         }
         const uint8_t *fr = pysnap_get(&p->snap, frame, p->fr_len);
+        int batched = fr != NULL;
+        w->rej = PYREJ_UNREADABLE;
         if (!fr && !(fr = frame_need(p, w, frame)))
             return py_fail(p, py_snap_status(p));
         if (w->chunk_data && frame >= w->chunk_data && frame < w->top) {
@@ -329,14 +335,20 @@ static int walk_frames(py_proc *p, pywalk *w, uint64_t frame)
              * freed frame's code and instruction. */
             if (!running && !w->leaf && lasti == -1 && prev)
                 running = 1;
-            if (pysnap_u64(fr, L->ob_type) != p->frame_type || !running)
+            if (pysnap_u64(fr, L->ob_type) != p->frame_type || !running) {
+                w->rej = pysnap_u64(fr, L->ob_type) != p->frame_type ? PYREJ_TYPE
+                         : w->leaf ? PYREJ_INNER : pysnap_u64(fr, 0) ? PYREJ_LEAF_ALIVE
+                         : batched ? PYREJ_LEAF_BATCH : PYREJ_LEAF_DEMAND;
                 return py_fail(p, PY_ERR_IO);   /* freed, reused or not running */
+            }
+            w->rej = PYREJ_CODE;
             int r = emit(p, w, frame, code, lasti);
             if (r < 0)
                 return -1;
             if (r > 0)
                 break;     /* truncated: frame and those beyond are not part of it */
         } else {
+            w->rej = PYREJ_LAYOUT;
             unsigned owner = fr[L->if_owner];
             if (owner > L->owner_max)
                 return py_fail(p, PY_ERR_IO);
@@ -445,8 +457,10 @@ int pywalk_stack(py_proc *p, const pymemo *m, uint64_t tstate, const py_frame_in
         int known = 0;
         for (int i = 0; i < p->lm.ninterp; i++)
             known |= p->lm.interp[i] == interp;
-        if (!known)
+        if (!known) {
+            pyrej_note(PYREJ_INTERP, -1);
             return py_fail(p, PY_ERR_IO);
+        }
     }
     uint64_t frame;
     if (!L->frame_objects)
@@ -461,6 +475,11 @@ int pywalk_stack(py_proc *p, const pymemo *m, uint64_t tstate, const py_frame_in
         return py_fail(p, PY_ERR_IO);
     if (walk_frames(p, w, frame) != 0) {
         w->frames_failed = 1;
+        if (w->rej == PYREJ_LEAF_BATCH)
+            for (int i = 0; i < m->nleaves; i++)
+                if (m->leaves[i] == w->next.frames[0])
+                    w->rej = PYREJ_LEAF_LATE;
+        pyrej_note(w->rej, w->depth);
         return -1;
     }
     /* 3.15+: every thread's frames end at its base frame; a walk that
@@ -476,8 +495,10 @@ int pywalk_stack(py_proc *p, const pymemo *m, uint64_t tstate, const py_frame_in
         return py_fail(p, PY_ERR_IO);
     if (w->bottom && w->bottom != m->bottom) {
         int same = unchanged(p, tstate, w);
-        if (same <= 0)
+        if (same <= 0) {
+            pyrej_note(same < 0 ? PYREJ_UNREADABLE : PYREJ_UNCHANGED, -1);
             return py_fail(p, same < 0 ? py_snap_status(p) : PY_ERR_IO);
+        }
     }
     return w->depth;
 }
