@@ -34,7 +34,10 @@
  *    from).  So the frames are copied first, from the outermost in,
  *    and the thread state last: what the walk reaches from that
  *    pointer was in place when its bytes were copied, or reads as
- *    freed and fails the checks below.  (The other order, the thread
+ *    freed and fails the checks below.  The newest frames of the last
+ *    reads are copied a second time between the pages and the thread
+ *    state (py_plan.c): that is where a short call's frame most often
+ *    is, and the later its copy the likelier it is current.  (The other order, the thread
  *    state first and the frames newest first, tore less often on many
  *    short calls but made a recursion read beside it lean shallow by 2
  *    to 6 frames: a frame freed and taken back by a shallower call
