@@ -281,6 +281,8 @@ void pyplan_commit(const py_proc *p, pymemo *m, pywalk *w)
 
 void pyplan_learn(pymemo *m, const pywalk *w)
 {
+    m->held = w->next.held;
+    memcpy(m->held_bytes, w->next.held_bytes, sizeof m->held_bytes);
     /* the newest frame a torn read met (planned before 3.11 only) */
     if (w->next.nframes > 0)
         note_leaf(m->leaves, &m->nleaves, w->next.frames[0]);

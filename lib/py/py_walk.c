@@ -338,6 +338,23 @@ static int walk_frames(py_proc *p, pywalk *w, uint64_t frame)
              * freed frame's code and instruction. */
             if (!running && !w->leaf && lasti == -1 && prev)
                 running = 1;
+            /* A newest frame that is referenced (ob_refcnt) but not
+             * running, with a caller, is a frame returning or a
+             * generator resuming or yielding (true stacks), or a stale
+             * copy of a frame a new call was setting up.  Read twice
+             * alike, from one try to the next, it is the former: a
+             * thread held there (preempted, or every try landing
+             * there); a new call sets a frame up before it is current,
+             * so a stale copy does not persist.  Once: kept for the
+             * next try. */
+            if (!running && !w->leaf && prev && pysnap_u64(fr, 0) && p->fr_len <= PY_FR_HELD) {
+                if (w->memo->held == frame && !memcmp(w->memo->held_bytes, fr, p->fr_len))
+                    running = 1;
+                else if (pysnap_u64(fr, L->ob_type) == p->frame_type) {
+                    w->next.held = frame;
+                    memcpy(w->next.held_bytes, fr, p->fr_len);
+                }
+            }
             if (pysnap_u64(fr, L->ob_type) != p->frame_type || !running) {
                 w->rej = pysnap_u64(fr, L->ob_type) != p->frame_type ? PYREJ_TYPE
                          : w->leaf ? PYREJ_INNER : pysnap_u64(fr, 0) ? PYREJ_LEAF_ALIVE
@@ -447,6 +464,7 @@ int pywalk_stack(py_proc *p, const pymemo *m, uint64_t tstate, const py_frame_in
     w->trunc_ok = trunc_ok;
     w->next.tstate = tstate;
     w->rs = w->next.rs = m->rs;
+    w->memo = m;
     /* A copy: later reads may move the snapshot's buffer. */
     uint8_t ts[PY_TS_MAX];
     const uint8_t *tsp = pysnap_need_exact(&p->snap, tstate, p->ts_len);

@@ -230,6 +230,47 @@ static void test_newest_frames_last(void **state)
     pysnap_cleanup(&p.snap);
 }
 
+/* Before 3.11 a torn read's newest frame that was referenced but not
+ * running is kept with its bytes for the next try (py_walk.c accepts it
+ * when read alike again: a frame caught returning or resuming); a good
+ * read forgets it. */
+static void test_held_frame_kept_for_the_next_try(void **state)
+{
+    (void)state;
+    static py_proc p;
+    static pywalk w;
+    pymemo m;
+
+    memset(&p, 0, sizeof p);
+    memset(&m, 0, sizeof m);
+    memset(&w, 0, sizeof w);
+    p.L.frame_objects = 1;
+    w.next.frames[0] = 0x5100;
+    w.next.nframes = 1;
+    w.next.held = 0x5100;
+    memset(w.next.held_bytes, 0xab, sizeof w.next.held_bytes);
+    pyplan_learn(&m, &w);
+    assert_int_equal(m.held, 0x5100);
+    assert_int_equal(m.held_bytes[0], 0xab);
+    assert_int_equal(m.held_bytes[PY_FR_HELD - 1], 0xab);
+    /* a torn read that held nothing: nothing held */
+    memset(&w, 0, sizeof w);
+    w.next.frames[0] = 0x5100;
+    w.next.nframes = 1;
+    pyplan_learn(&m, &w);
+    assert_int_equal(m.held, 0);
+    /* held again, then a good read */
+    w.next.held = 0x5100;
+    pyplan_learn(&m, &w);
+    assert_int_equal(m.held, 0x5100);
+    memset(&w, 0, sizeof w);
+    w.next.frames[0] = 0x5100;
+    w.next.nframes = 1;
+    w.leaf = w.bottom = 0x5100;
+    pyplan_commit(&p, &m, &w);
+    assert_int_equal(m.held, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -237,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_no_growth_past_the_stack),
         cmocka_unit_test(test_only_the_chain),
         cmocka_unit_test(test_newest_frames_last),
+        cmocka_unit_test(test_held_frame_kept_for_the_next_try),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
