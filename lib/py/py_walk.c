@@ -327,6 +327,8 @@ static int walk_frames(py_proc *p, pywalk *w, uint64_t frame)
             int state = (int8_t)fr[L->fo_state];
             int running = state == L->fo_state_run || state == L->fo_state_unwind;
             int32_t lasti = (int32_t)pysnap_u32(fr, L->fo_lasti);
+            /* ob_refcnt, the word before ob_type: 0 once freed */
+            uint64_t refs = L->ob_type >= 8 ? pysnap_u64(fr, L->ob_type - 8) : 0;
             code = pysnap_u64(fr, L->fo_code);
             prev = pysnap_u64(fr, L->fo_back);
             /* The interpreter names a new frame current a few steps
@@ -347,7 +349,7 @@ static int walk_frames(py_proc *p, pywalk *w, uint64_t frame)
              * there); a new call sets a frame up before it is current,
              * so a stale copy does not persist.  Once: kept for the
              * next try. */
-            if (!running && !w->leaf && prev && pysnap_u64(fr, 0) && p->fr_len <= PY_FR_HELD) {
+            if (!running && !w->leaf && prev && refs && p->fr_len <= PY_FR_HELD) {
                 if (w->memo->held == frame && !memcmp(w->memo->held_bytes, fr, p->fr_len))
                     running = 1;
                 else if (pysnap_u64(fr, L->ob_type) == p->frame_type) {
@@ -357,7 +359,7 @@ static int walk_frames(py_proc *p, pywalk *w, uint64_t frame)
             }
             if (pysnap_u64(fr, L->ob_type) != p->frame_type || !running) {
                 w->rej = pysnap_u64(fr, L->ob_type) != p->frame_type ? PYREJ_TYPE
-                         : w->leaf ? PYREJ_INNER : pysnap_u64(fr, 0) ? PYREJ_LEAF_ALIVE
+                         : w->leaf ? PYREJ_INNER : refs ? PYREJ_LEAF_ALIVE
                          : batched ? PYREJ_LEAF_BATCH : PYREJ_LEAF_DEMAND;
                 return py_fail(p, PY_ERR_IO);   /* freed, reused or not running */
             }
