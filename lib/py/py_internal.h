@@ -64,6 +64,8 @@ typedef struct pycode_cache {
 
 #define PYMEMO_FRAMES 128
 #define PYMEMO_CODES 64
+#define PY_FR_HELD 160     /* ≤3.10: bytes of a frame object compared (fr_len is less) */
+#define PYMEMO_LEAVES 8   /* ≤3.10: newest frames planned next to the thread state */
 
 /* How one depth of a thread's stack was resolved last time, so that a
  * frame still at the same place with the same code and instruction is
@@ -81,6 +83,15 @@ typedef struct pymemo {
     uint64_t cframe;                    /* 3.11–3.12 */
     uint64_t chunk, chunk_end, lo, hi;  /* 3.11+: frame window in the chunk */
     int idle;                           /* py_proc_set_idle: plan no stack read */
+    /* ≤3.10: the newest frames of the last reads, good or torn, the
+     * latest last (py_plan.c plans them apart, next to the thread state) */
+    uint64_t leaves[PYMEMO_LEAVES];
+    int nleaves;
+    /* ≤3.10: the last torn read's newest frame when it was referenced
+     * but not running, and its bytes (py_walk.c: read alike twice, it
+     * is a frame caught returning or resuming, not a stale copy) */
+    uint64_t held;
+    uint8_t held_bytes[PY_FR_HELD];
     uint64_t frames[PYMEMO_FRAMES];     /* ≤3.10: frame object addresses */
     uint64_t codes[PYMEMO_CODES];
     int nframes, ncodes;

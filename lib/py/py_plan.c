@@ -198,6 +198,25 @@ static void keep_outside(const py_proc *p, const pymemo *m, pywalk *w)
     add_missing(w->next.frames, &w->next.nframes, cap < PYMEMO_FRAMES ? cap : PYMEMO_FRAMES, add, n);
 }
 
+/* Before 3.11: the frames the thread's last reads found newest, each a
+ * piece of its own, copied last before the thread state, the latest
+ * nearest to it.  The newest frame is the one a read most often finds
+ * stale: a short call (a property's getter, an __init__ called from C)
+ * makes its frame current and marks it running after the batched read
+ * copied its page but before it copied the thread state, and the walk
+ * sees a frame not running (a torn read, tried again).  Such a call
+ * gets the same frame object nearly every time (its code object's
+ * spare frame, or the top of the free list), so the frames found newest
+ * before are where the next newest frame most likely is; copied again
+ * right before the thread state, that window shrinks from the whole
+ * read to a few pieces.  The copy from the page stays in the read; the
+ * walk finds the later one (pysnap_get: the newest copy). */
+static void plan_leaves(py_proc *p, const pymemo *m)
+{
+    for (int i = 0; i < m->nleaves; i++)
+        pysnap_plan_piece(&p->snap, m->leaves[i], p->fr_len, PYSNAP_LATE);
+}
+
 /* The read order (py_snap.h): code objects, then the current frame
  * pointer where pyplan_ts_place says and the frames in the order the
  * layout wants (see the top of py_walk.c): before 3.11 frames from the
@@ -209,6 +228,8 @@ uint64_t pyplan_stack(py_proc *p, const pymemo *m, uint64_t tstate)
         pysnap_plan_at(&p->snap, m->codes[i], p->co_len, PYSNAP_FIRST);
         pycode_plan(p, m->codes[i]);   /* the strings a cache hit checks */
     }
+    if (p->L.frame_objects)
+        plan_leaves(p, m);
     if (m->cframe)
         pysnap_plan_at(&p->snap, m->cframe + p->L.cf_current_frame, 8, pyplan_ts_place(p));
     pysnap_plan_at(&p->snap, tstate, p->ts_len, pyplan_ts_place(p));
@@ -283,9 +304,28 @@ static void keep_known(const py_proc *p, const pymemo *m, pywalk *w)
                 m->frames, m->nframes);
 }
 
+/* f becomes the latest of leaves[0..*n), moved there if it was one,
+ * else added, the oldest dropped when they are PYMEMO_LEAVES. */
+static void note_leaf(uint64_t *leaves, int *n, uint64_t f)
+{
+    int i = 0;
+    while (i < *n && leaves[i] != f)
+        i++;
+    if (i == *n && *n == PYMEMO_LEAVES)
+        i = 0;
+    else if (i == *n)
+        (*n)++;
+    memmove(leaves + i, leaves + i + 1, (size_t)(*n - 1 - i) * sizeof *leaves);
+    leaves[*n - 1] = f;
+}
+
 void pyplan_commit(const py_proc *p, pymemo *m, pywalk *w)
 {
     keep_known(p, m, w);
+    memcpy(w->next.leaves, m->leaves, sizeof m->leaves);
+    w->next.nleaves = m->nleaves;
+    if (p->L.frame_objects && w->leaf)
+        note_leaf(w->next.leaves, &w->next.nleaves, w->leaf);
     w->next.bottom = w->bottom;
     if (w->fhi > w->flo) {
         uint64_t hi = w->top + WINDOW_SLACK < w->chunk_end ? w->top + WINDOW_SLACK : w->chunk_end;
@@ -299,6 +339,11 @@ void pyplan_commit(const py_proc *p, pymemo *m, pywalk *w)
 
 void pyplan_learn(pymemo *m, const pywalk *w)
 {
+    m->held = w->next.held;
+    memcpy(m->held_bytes, w->next.held_bytes, sizeof m->held_bytes);
+    /* the newest frame a torn read met (planned before 3.11 only) */
+    if (w->next.nframes > 0)
+        note_leaf(m->leaves, &m->nleaves, w->next.frames[0]);
     add_missing(m->frames, &m->nframes, PYMEMO_FRAMES, w->next.frames, w->next.nframes);
     add_missing(m->codes, &m->ncodes, PYMEMO_CODES, w->next.codes, w->next.ncodes);
     if (w->fhi > w->flo && w->next.chunk == m->chunk) {

@@ -31,6 +31,7 @@ void pysnap_reset(pysnap *s)
     s->planned = 0;
     s->hard_errno = 0;
     s->batch = s->hint = 0;
+    s->overlap = 0;
     pymem_new_sample(s->mem);
 }
 
@@ -137,11 +138,14 @@ int pysnap_fetch(pysnap *s)
     int np = s->n - first;
     sort_ranges(p, np, 0);
     s->planned = 0;
+    s->overlap = 0;
     int w = 0;
     for (int i = 0; i < np; i++) {
         if (w > 0) {
             pysnap_range *last = &p[w - 1];
             uint64_t lend = last->addr + last->len, end = p[i].addr + p[i].len;
+            if (p[i].addr < lend && (last->whole || p[i].whole))
+                s->overlap = 1;   /* pieces are not merged: bytes read twice */
             /* Merge when the gap is under a page: every byte in between then
              * lies on a page that one of the two ranges touches. */
             if (!last->whole && !p[i].whole && p[i].addr <= lend + MERGE_GAP &&
@@ -205,6 +209,7 @@ const void *pysnap_need(pysnap *s, uint64_t addr, size_t len, uint64_t lo)
     s->r[s->n] = (pysnap_range){ .addr = lo, .len = (uint32_t)(addr + len - lo), .state = 0, .whole = 0, .off = s->used };
     s->used += s->r[s->n].len;
     s->batch = s->n;
+    s->overlap = 0;
     s->n++;
     if (read_ranges(s, s->n - 1) != 0)
         return NULL;

@@ -41,6 +41,7 @@ typedef struct pysnap {
     int hard_errno;   /* EPERM/ESRCH seen by the last read, else 0 */
     int batch;        /* first range of the newest read: [batch, n) are disjoint */
     int hint;         /* the range pysnap_get found last (a guess to check) */
+    int overlap;      /* the newest read copied some bytes twice (pieces) */
 } pysnap;
 
 void pysnap_init(pysnap *s, pymem *mem);
@@ -90,13 +91,15 @@ const void *pysnap_get_scan(const pysnap *s, uint64_t addr, size_t len);
  * (the newest such), else NULL.  Cannot fail.  The range found last is
  * tried first (a walk reads one range many times in a row): when it
  * belongs to the newest read, whose ranges are disjoint, no newer range
- * can hold addr, so the answer is the full scan's. */
+ * can hold addr, so the answer is the full scan's.  Pieces planned
+ * inside other pieces (py_plan.c's newest frames) make a read's ranges
+ * overlap; then the full scan finds the copy made last. */
 static inline const void *pysnap_get(const pysnap *s, uint64_t addr, size_t len)
 {
     uint64_t end = addr + len;
     int h = s->hint;
 
-    if (h >= s->batch && h < s->n && end >= addr) {
+    if (!s->overlap && h >= s->batch && h < s->n && end >= addr) {
         const pysnap_range *x = &s->r[h];
         if (x->state == 1 && x->addr <= addr && end <= x->addr + x->len)
             return s->buf + x->off + (addr - x->addr);

@@ -10,6 +10,7 @@
  * it; only this file calls them all.
  */
 #include "lib/py/py_plan.h"
+#include "lib/py/py_rejects.h"
 #include "lib/py/py_walk.h"
 
 #include "lib/util/alloc.h"
@@ -129,8 +130,12 @@ static int stack_locked(py_proc *p, uint64_t tstate, const py_frame_info **frame
 
     for (int t = 0; t < PY_STACK_TRIES; t++) {
         n = stack_once(p, tstate, frames, max, &full, trunc);
+        if (n >= 0)
+            pyrej_result(t);
         if (n >= 0 || full || p->last != PY_ERR_IO)
             break;
+        if (t == PY_STACK_TRIES - 1)
+            pyrej_result(-1);
         p->stats.torn_retries++;
         p->tick_valid = 0;   /* read afresh */
     }

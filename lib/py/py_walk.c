@@ -34,7 +34,10 @@
  *    from).  So the frames are copied first, from the outermost in,
  *    and the thread state last: what the walk reaches from that
  *    pointer was in place when its bytes were copied, or reads as
- *    freed and fails the checks below.  (The other order, the thread
+ *    freed and fails the checks below.  The newest frames of the last
+ *    reads are copied a second time between the pages and the thread
+ *    state (py_plan.c): that is where a short call's frame most often
+ *    is, and the later its copy the likelier it is current.  (The other order, the thread
  *    state first and the frames newest first, tore less often on many
  *    short calls but made a recursion read beside it lean shallow by 2
  *    to 6 frames: a frame freed and taken back by a shallower call
@@ -59,6 +62,8 @@
  *    meanwhile, like a sequence lock.
  */
 #include "lib/py/py_walk.h"
+
+#include "lib/py/py_rejects.h"
 
 #include "lib/util/alloc.h"
 
@@ -293,14 +298,18 @@ static int walk_frames(py_proc *p, pywalk *w, uint64_t frame)
     w->flo = UINT64_MAX;
     w->fhi = 0;
     while (frame) {
-        if (frame == saved || ++steps > limit || (frame & 7))
+        if (frame == saved || ++steps > limit || (frame & 7)) {
+            w->rej = PYREJ_CHAIN;
             return py_fail(p, PY_ERR_IO);   /* cycle, runaway or garbage */
+        }
         if (++lam == power) {
             saved = frame;
             power *= 2;
             lam = 0;
         }
         const uint8_t *fr = pysnap_get(&p->snap, frame, p->fr_len);
+        int batched = fr != NULL;
+        w->rej = PYREJ_UNREADABLE;
         if (!fr && !(fr = frame_need(p, w, frame)))
             return py_fail(p, py_snap_status(p));
         if (w->chunk_data && frame >= w->chunk_data && frame < w->top) {
@@ -318,6 +327,8 @@ static int walk_frames(py_proc *p, pywalk *w, uint64_t frame)
             int state = (int8_t)fr[L->fo_state];
             int running = state == L->fo_state_run || state == L->fo_state_unwind;
             int32_t lasti = (int32_t)pysnap_u32(fr, L->fo_lasti);
+            /* ob_refcnt, the word before ob_type: 0 once freed */
+            uint64_t refs = L->ob_type >= 8 ? pysnap_u64(fr, L->ob_type - 8) : 0;
             code = pysnap_u64(fr, L->fo_code);
             prev = pysnap_u64(fr, L->fo_back);
             /* The interpreter names a new frame current a few steps
@@ -329,14 +340,37 @@ static int walk_frames(py_proc *p, pywalk *w, uint64_t frame)
              * freed frame's code and instruction. */
             if (!running && !w->leaf && lasti == -1 && prev)
                 running = 1;
-            if (pysnap_u64(fr, L->ob_type) != p->frame_type || !running)
+            /* A newest frame that is referenced (ob_refcnt) but not
+             * running, with a caller, is a frame returning or a
+             * generator resuming or yielding (true stacks), or a stale
+             * copy of a frame a new call was setting up.  Read twice
+             * alike, from one try to the next, it is the former: a
+             * thread held there (preempted, or every try landing
+             * there); a new call sets a frame up before it is current,
+             * so a stale copy does not persist.  Once: kept for the
+             * next try. */
+            if (!running && !w->leaf && prev && refs && p->fr_len <= PY_FR_HELD) {
+                if (w->memo->held == frame && !memcmp(w->memo->held_bytes, fr, p->fr_len))
+                    running = 1;
+                else if (pysnap_u64(fr, L->ob_type) == p->frame_type) {
+                    w->next.held = frame;
+                    memcpy(w->next.held_bytes, fr, p->fr_len);
+                }
+            }
+            if (pysnap_u64(fr, L->ob_type) != p->frame_type || !running) {
+                w->rej = pysnap_u64(fr, L->ob_type) != p->frame_type ? PYREJ_TYPE
+                         : w->leaf ? PYREJ_INNER : refs ? PYREJ_LEAF_ALIVE
+                         : batched ? PYREJ_LEAF_BATCH : PYREJ_LEAF_DEMAND;
                 return py_fail(p, PY_ERR_IO);   /* freed, reused or not running */
+            }
+            w->rej = PYREJ_CODE;
             int r = emit(p, w, frame, code, lasti);
             if (r < 0)
                 return -1;
             if (r > 0)
                 break;     /* truncated: frame and those beyond are not part of it */
         } else {
+            w->rej = PYREJ_LAYOUT;
             unsigned owner = fr[L->if_owner];
             if (owner > L->owner_max)
                 return py_fail(p, PY_ERR_IO);
@@ -432,6 +466,7 @@ int pywalk_stack(py_proc *p, const pymemo *m, uint64_t tstate, const py_frame_in
     w->trunc_ok = trunc_ok;
     w->next.tstate = tstate;
     w->rs = w->next.rs = m->rs;
+    w->memo = m;
     /* A copy: later reads may move the snapshot's buffer. */
     uint8_t ts[PY_TS_MAX];
     const uint8_t *tsp = pysnap_need_exact(&p->snap, tstate, p->ts_len);
@@ -445,8 +480,10 @@ int pywalk_stack(py_proc *p, const pymemo *m, uint64_t tstate, const py_frame_in
         int known = 0;
         for (int i = 0; i < p->lm.ninterp; i++)
             known |= p->lm.interp[i] == interp;
-        if (!known)
+        if (!known) {
+            pyrej_note(PYREJ_INTERP, -1);
             return py_fail(p, PY_ERR_IO);
+        }
     }
     uint64_t frame;
     if (!L->frame_objects)
@@ -461,6 +498,11 @@ int pywalk_stack(py_proc *p, const pymemo *m, uint64_t tstate, const py_frame_in
         return py_fail(p, PY_ERR_IO);
     if (walk_frames(p, w, frame) != 0) {
         w->frames_failed = 1;
+        if (w->rej == PYREJ_LEAF_BATCH)
+            for (int i = 0; i < m->nleaves; i++)
+                if (m->leaves[i] == w->next.frames[0])
+                    w->rej = PYREJ_LEAF_LATE;
+        pyrej_note(w->rej, w->depth);
         return -1;
     }
     /* 3.15+: every thread's frames end at its base frame; a walk that
@@ -476,8 +518,10 @@ int pywalk_stack(py_proc *p, const pymemo *m, uint64_t tstate, const py_frame_in
         return py_fail(p, PY_ERR_IO);
     if (w->bottom && w->bottom != m->bottom) {
         int same = unchanged(p, tstate, w);
-        if (same <= 0)
+        if (same <= 0) {
+            pyrej_note(same < 0 ? PYREJ_UNREADABLE : PYREJ_UNCHANGED, -1);
             return py_fail(p, same < 0 ? py_snap_status(p) : PY_ERR_IO);
+        }
     }
     return w->depth;
 }

@@ -26,6 +26,8 @@ typedef struct pywalk {
     int vn;
     int32_t tlbc_index;   /* free-threaded 3.14+: the frame's bytecode copy */
     int frames_failed;    /* the walk of the frames failed (not a check after it) */
+    int rej;              /* which check failed it (py_rejects.h), when it did */
+    const pymemo *memo;   /* the thread's memo the walk was planned from */
     /* last: walk_start clears only its head (see memo_clear) */
     pymemo next;          /* what this sample touched, for the next plan */
 } pywalk;

@@ -228,6 +228,47 @@ static void test_remote(void **state)
     close(fd[1]);
 }
 
+/* A piece planned inside another (py_plan.c's newest frames, copied
+ * again next to the thread state) is read after it, and every lookup
+ * finds that later copy, even right after one served from the page. */
+static void test_snap_overlap(void **state)
+{
+    pymem m;
+    pysnap s;
+    static char page[8192] __attribute__((aligned(4096)));
+
+    (void)state;
+    assert_int_equal(pymem_init_local(&m), 0);
+    pysnap_init(&s, &m);
+    pysnap_reset(&s);
+    uint64_t base = (uint64_t)(uintptr_t)page;
+    pysnap_plan_at(&s, base + 300, 64, PYSNAP_LATE);
+    pysnap_plan_piece(&s, base + 100, 64, PYSNAP_LATE);
+    pysnap_plan_piece(&s, base, 4096, PYSNAP_MIDDLE);
+    assert_int_equal(pysnap_fetch(&s), 0);
+    assert_int_equal(s.n, 3);
+    assert_true(s.overlap);
+    /* read in the order asked for: the page, then the piece */
+    int piece = -1;
+    for (int i = 0; i < s.n; i++)
+        if (s.r[i].addr == base + 100)
+            piece = i;
+    assert_true(piece >= 0);
+    assert_int_equal(s.r[0].addr, base);
+    assert_true(piece > 0);
+    const char *late = (const char *)s.buf + s.r[piece].off;
+    assert_non_null(pysnap_get(&s, base + 2000, 8));   /* from the page: the hint */
+    assert_ptr_equal(pysnap_get(&s, base + 100, 64), late);
+    assert_ptr_equal(pysnap_get(&s, base + 120, 8), late + 20);
+    /* outside the piece: the page */
+    const char *g = pysnap_get(&s, base + 180, 8);
+    assert_ptr_equal(g, (const char *)s.buf + s.r[0].off + 180);
+    /* a read on demand is one range: no overlap */
+    assert_non_null(pysnap_need_exact(&s, base + 4096 + 8, 8));
+    assert_false(s.overlap);
+    pysnap_cleanup(&s);
+}
+
 static void test_snap_limits(void **state)
 {
     pymem m;
@@ -264,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_plain_read_cost),
         cmocka_unit_test(test_remote),
         cmocka_unit_test(test_snap_limits),
+        cmocka_unit_test(test_snap_overlap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
