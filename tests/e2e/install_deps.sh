@@ -7,8 +7,10 @@
 # records what it was asked, and no sudo (the fake `id` says root).
 set -u
 # Run under `make test` or not, the inner make must not see the outer
-# make's jobserver (it would warn, and the checks want silence).
-unset MAKEFLAGS MFLAGS MAKELEVEL
+# make's jobserver (it would warn, and the checks want silence), nor a
+# SKIP_DEPS=1 given to the outer make (a command-line variable reaches
+# recipes through the environment: the rule under test would do nothing).
+unset MAKEFLAGS MFLAGS MAKELEVEL SKIP_DEPS
 cd "${TRC_ROOT:-$(dirname "$0")/../..}"
 make=$(command -v make) || { echo "skip: no make"; exit 77; }
 tmp=$(mktemp -d)

@@ -281,8 +281,12 @@ static void from_schedstat(void **state)
     assert_in_range(on, 10, 52);
     assert_true(n >= on);
     /* asleep: once what the figure still owed is paid out, no sample is
-     * on CPU, though the instant's state is given as running */
-    for (int i = 0; i < 10; i++) {
+     * on CPU, though the instant's state is given as running.  What may
+     * still be owed is bounded by the credit's cap, twice the kernel's
+     * lag (oncpu.c), each on-CPU sample paying a period of it: so many
+     * samples and two more pay it all (10 were too few on a loaded
+     * machine, the busy part ending with more than 10 ms owed) */
+    for (int i = 0; i < 2 * REC_ONCPU_LAG_NS / MS + 2; i++) {
         usleep(1000);
         rec_oncpu_sample(&c, mono_ns(), MS, 1);
     }
