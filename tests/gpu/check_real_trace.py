@@ -1,12 +1,21 @@
 # tests/gpu/check_real_trace.py — checks a trace recorded by trec of
-# tests/gpu/real_torch_check.py against what the script measured itself
-#.  Input: `trc-dump -e` output of the
-# trace, the traced run's JSON, and optionally a bare run's JSON for the
-# overhead ratio.  Prints one line per check; exit 0 when all pass.
+# tests/gpu/real_torch_check.py against what the script measured itself.
+# Input: `trc-dump -e` output of the trace, the traced run's JSON, and
+# optionally a bare run's JSON for the overhead ratio; with --trace and
+# --bin, also what the converters make of the trace (docs/gpu.md, "The
+# real check"): the script's syncs found by `trc2collapsed --syncs` at the
+# lines it reported, the idle headline and top idle stacks of `trc-stats
+# --gpu`, and the share of GPU time with a Python line, whole and on the
+# training step (goal >= 99 %).  Prints one line per check (PASS/FAIL),
+# `info` and `note` lines; exit 0 when all pass.
 #
 # Usage: check_real_trace.py EVENTS.txt TRACED.json [BARE.json]
+#            [--trace RUN.trc --bin DIR]
+import argparse
 import json
+import os
 import re
+import subprocess
 import sys
 
 TOL = 0.05
@@ -58,7 +67,7 @@ def ns(s):
 
 def load(path):
     ev = {"api_call": [], "gpu_kernel": [], "gpu_memcpy": [], "gpu_memset": [], "marker": [],
-          "loss": []}
+          "loss": [], "segment": []}
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             kind, fl = fields(line.rstrip("\n"))
@@ -75,10 +84,110 @@ def check(ok, what):
     print(("PASS  " if ok else "FAIL  ") + what)
 
 
+def tool(bin_dir, name, *argv):
+    """A converter's standard output; it may exit 1 over recorded losses
+    and still print everything, so only an empty output is a note."""
+    p = subprocess.run([os.path.join(bin_dir, name)] + list(argv), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    if not p.stdout:
+        print("note  %s %s: exit %d, no output: %s"
+              % (name, " ".join(argv), p.returncode, p.stderr.strip()[:200]))
+    return p.stdout
+
+
+FOLDED_LINE = re.compile(r"\(([^()]*):(\d+)\)$")
+
+
+def sync_lines(bin_dir, trace, weight):
+    """{(file's base name, line): weight} over the stacks of
+    `trc2collapsed --syncs`, each stack counted once per line it holds."""
+    per = {}
+    argv = ["--syncs"] + (["--weight", "samples"] if weight == "calls" else []) + [trace]
+    for ln in tool(bin_dir, "trc2collapsed", *argv).splitlines():
+        stack, _, w = ln.rpartition(" ")
+        seen = set()
+        for fr in stack.split(";")[:-1]:   # the leaf is the API call's name
+            m = FOLDED_LINE.search(fr)
+            if m:
+                seen.add((os.path.basename(m.group(1)), int(m.group(2))))
+        for key in seen:
+            per[key] = per.get(key, 0) + int(w)
+    return per
+
+
+def check_syncs(bin_dir, trace, traced):
+    """Every sync the script reported is found at its line, at least as
+    many blocking calls as the line ran."""
+    if not traced.get("syncs"):
+        return
+    calls = sync_lines(bin_dir, trace, "calls")
+    us = sync_lines(bin_dir, trace, "us")
+    base = os.path.basename(traced["script"])
+    for sy in traced.get("syncs", []):
+        key = (base, sy["line"])
+        n = calls.get(key, 0)
+        check(n >= sy["calls"], "syncs: %s at %s:%d: %d blocking calls in trc2collapsed --syncs, "
+              "%.3f ms blocked (want >= %d calls)"
+              % (sy["what"], base, sy["line"], n, us.get(key, 0) / 1e3, sy["calls"]))
+
+
+SHARE = re.compile(r"([\d.]+)% of GPU time has a Python line \(direct ([\d.]+)%, via a "
+                   r"waiting thread ([\d.]+)%, none ([\d.]+)%\)")
+
+
+def share_line(stats):
+    """The share sentence of `trc-stats --gpu` output, or None."""
+    for ln in stats.splitlines():
+        if SHARE.match(ln):
+            return ln
+    return None
+
+
+def info_gpu(bin_dir, trace):
+    """info lines: the share of the whole run, each device's idle
+    headline and its top three idle stacks (trc-stats --gpu)."""
+    stats = tool(bin_dir, "trc-stats", "--gpu", trace)
+    print("info  share, whole run: %s" % (share_line(stats) or "no share line in trc-stats --gpu"))
+    n_dev = 0
+    top = 0
+    for ln in stats.splitlines():
+        if re.match(r"\s+GPU \d+: compute busy ", ln):
+            print("info  idle: %s" % ln.strip())
+            n_dev += 1
+            top = 0
+        elif n_dev and re.match(r"\s+[\d.]+% idle in ", ln) and top < 3:
+            top += 1
+            print("info  idle: top stack %d: %s" % (top, ln.strip()))
+    if not n_dev:
+        print("info  idle: no idle headline in trc-stats --gpu")
+
+
+def check_train_share(bin_dir, trace, start_ns, w):
+    """The share of the training step's GPU time (the activities in its
+    window, trc-stats --gpu --from/--to) with a Python line: >= 99 %."""
+    t0 = max(0, w["cpu_start_ns"] - start_ns) / 1e9
+    t1 = max(0, w["cpu_end_ns"] - start_ns) / 1e9
+    line = share_line(tool(bin_dir, "trc-stats", "--gpu", "--from", "%.9f" % t0,
+                           "--to", "%.9f" % max(t1, t0 + 1e-9), trace))
+    m = SHARE.match(line or "")
+    check(m is not None and float(m.group(1)) >= 99.0,
+          "%s: %s on the training step (%.6f s to %.6f s of the trace; want >= 99 %%)"
+          % (w["name"], line or "no share line in trc-stats --gpu", t0, t1))
+
+
 def main():
-    events = load(sys.argv[1])
-    traced = json.load(open(sys.argv[2]))
-    bare = json.load(open(sys.argv[3])) if len(sys.argv) > 3 else None
+    ap = argparse.ArgumentParser()
+    ap.add_argument("events")
+    ap.add_argument("traced")
+    ap.add_argument("bare", nargs="?")
+    ap.add_argument("--trace", help="the trace itself, for the converters' views")
+    ap.add_argument("--bin", help="where trc-stats and trc2collapsed are")
+    args = ap.parse_args()
+    events = load(args.events)
+    traced = json.load(open(args.traced))
+    bare = json.load(open(args.bare)) if args.bare else None
+    views = args.trace and args.bin
+    start_ns = ns(events["segment"][0]["start"]) if events["segment"] else 0
 
     api = {}
     for a in events["api_call"]:
@@ -140,6 +249,12 @@ def main():
                   "the %d expected, want >= 95 %%)"
                   % (traced["script"], traced["forward_line"], len(fwd),
                      100.0 * len(fwd) / want if want else 0, want))
+            if views:
+                check_train_share(args.bin, args.trace, start_ns, w)
+
+    if views:
+        check_syncs(args.bin, args.trace, traced)
+        info_gpu(args.bin, args.trace)
 
     if bare:
         ratio = traced["wall_s"] / bare["wall_s"]

@@ -10,8 +10,11 @@
 #   copies       host->device and device->host copies (pinned and pageable)
 #   train        a small MLP training step (forward, backward, SGD), with the
 #                forward call on a known line
-# and writes what it measured as JSON (--out).  The check against the
-# trace is tests/gpu/check_real_trace.py.
+#   syncs        N host waits for the GPU at known lines: a `.item()` and a
+#                `.cpu()` (a device-to-host copy into pageable memory)
+# and writes what it measured as JSON (--out), the lines of its syncs
+# included (each read from the frame, never written down by hand).  The
+# check against the trace is tests/gpu/check_real_trace.py.
 import argparse
 import inspect
 import json
@@ -96,6 +99,26 @@ def train_step(x, y):
     return loss
 
 
+SYNCS = []
+
+
+def next_line():
+    """The line after the caller's: where the sync it announces sits."""
+    return inspect.currentframe().f_back.f_lineno + 1
+
+
+def syncs(x, n):
+    item_line = cpu_line = 0
+    for _ in range(n):
+        x.add_(1.0)
+        item_line = next_line()
+        x.sum().item()
+        cpu_line = next_line()
+        x[:1024].cpu()
+    return [{"what": ".item()", "line": item_line, "calls": n},
+            {"what": ".cpu()", "line": cpu_line, "calls": n}]
+
+
 def train(n):
     x = torch.randn(256, 1024, device=dev)
     y = torch.randn(256, 1024, device=dev)
@@ -114,6 +137,7 @@ elementwise(big, 5)
 matmuls(a, b, 3)
 copies(host, pinned, 2)
 train(3)
+syncs(big, 2)
 torch.cuda.synchronize()
 
 start = time.perf_counter()
@@ -121,16 +145,20 @@ window("elementwise", lambda: elementwise(big, args.n), args.n, kernels_per_op=1
 window("matmul", lambda: matmuls(a, b, args.n // 4), args.n // 4)
 window("copies", lambda: copies(host, pinned, 20), 20)
 window("train", lambda: train(20), 20)
+window("syncs", lambda: SYNCS.extend(syncs(big, 50)), 50)
 wall = time.perf_counter() - start
 
 with open(args.out, "w") as f:
     json.dump({
         "script": os.path.abspath(__file__),
         "forward_line": FORWARD_LINE,
+        "syncs": SYNCS,
         "wall_s": wall,
         "device": torch.cuda.get_device_name(0),
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
         "windows": windows,
     }, f, indent=1)
+for s in SYNCS:
+    print("real_torch_check: %d %s calls at line %d" % (s["calls"], s["what"], s["line"]))
 print("real_torch_check: %.3f s of timed work on %s" % (wall, torch.cuda.get_device_name(0)))

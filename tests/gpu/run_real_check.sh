@@ -16,7 +16,10 @@
 #     torch.cuda.Event within 5 %, every activity correlated to its launch
 #     and none starting more than 2 us before it (the worst printed),
 #     >= 95 % of the forward kernels on the script's line, NVTX ranges, no
-#     dropped or bad-timestamp records, overhead <= 5 %);
+#     dropped or bad-timestamp records, overhead <= 5 %, the script's
+#     .item() and .cpu() found by trc2collapsed --syncs at the lines it
+#     reported, >= 99 % of the training step's GPU time with a Python
+#     line; info lines: idle %, top idle stacks, the whole run's share);
 #  3. the scenarios, tests/gpu/scenarios/*.py, each under trec and
 #     `timeout`, each judged by tests/gpu/check_scenario.py from the
 #     expectations on its first line; one that exits 77 says it cannot
@@ -24,10 +27,10 @@
 #
 # Every verdict is one line ("check ...", "scenario NAME: PASS|FAIL|SKIP
 # ...", and last "verdict: PASS|FAIL|SKIP ..."), also in OUT/verdict.txt.
-# OUT holds at most 5 files: summary.txt (everything printed),
-# verdict.txt, run.trc (the main traced run), nvvp.txt (trc2nvvp) and
-# stats.txt (trc-stats --gpu); the rest is kept in a temporary directory
-# removed at the end.
+# OUT holds at most 6 files: summary.txt (everything printed),
+# verdict.txt, run.trc (the main traced run), nvvp.txt (trc2nvvp),
+# stats.txt (trc-stats --gpu) and syncs.txt (trc-stats --syncs); the rest
+# is kept in a temporary directory removed at the end.
 #
 # Usage: tests/gpu/run_real_check.sh [OUT]   (default $OUT, else a new
 #        /tmp/trc-real-gpu-XXXXXX).  Run from anywhere; the tools are
@@ -156,8 +159,10 @@ main_check() {
   "$BIN/trc-dump" --check "$out/run.trc" || echo "note: trc-dump --check reported problems"
   "$BIN/trc-dump" -e "$out/run.trc" > "$work/run.events" || { verdict "check main: FAIL (trc-dump -e)"; return 1; }
   "$BIN/trc-stats" --gpu "$out/run.trc" > "$out/stats.txt" 2>&1 || true
+  "$BIN/trc-stats" --syncs "$out/run.trc" > "$out/syncs.txt" 2>&1 || true
   "$BIN/trc2nvvp" "$out/run.trc" > "$out/nvvp.txt" 2>&1 || true
-  if "$PY" "$here/check_real_trace.py" "$work/run.events" "$work/traced.json" "$work/bare.json"; then
+  if "$PY" "$here/check_real_trace.py" "$work/run.events" "$work/traced.json" "$work/bare.json" \
+       --trace "$out/run.trc" --bin "$BIN"; then
     verdict "check main: PASS (tests/gpu/check_real_trace.py)"
   else
     verdict "check main: FAIL (tests/gpu/check_real_trace.py, lines above)"
