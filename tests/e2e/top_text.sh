@@ -4,8 +4,8 @@
 # independently (lib/top_check.py; on-CPU, --idle, --gil, and --threads/
 # --pids as the converters' --thread/--pid); a GPU trace
 # has its device line, GPU column and the share of GPU time with a
-# Python line (trc-stats --gpu's line; per device on a two-device
-# trace, with the construction's figures); a trace piped
+# Python line (trc-stats --gpu's line; on a two-device trace each
+# device's on a line of its own, the construction's figures); a trace piped
 # from trec, a file read with --follow while trec writes it (or created
 # after trc-top started: waited for, at most --wait seconds) and a process
 # attached with --pid each show the program's hot function on top (and
@@ -69,16 +69,24 @@ for f in gpu gpu_window; do
 done
 echo "GPU trace: GPU lines as trc-stats --gpu says: $share"
 # Two devices (tests/support/nvvp_traces.h, two-devices): the share of
-# each follows, the figures those of the construction (device 0: 1000 us
-# direct, 300 us via a waiting thread; device 1: 200 us direct, 600 us
-# via, 200 us with no launch call).
+# each follows on a line of its own, the figures those of the
+# construction (device 0: 1000 us direct, 300 us via a waiting thread;
+# device 1: 200 us direct, 600 us via, 200 us with no launch call), and
+# the lines joined are trc-stats --gpu's one line.
 nvgen=$BUILD/tests/nvvp-gen
 if [ -x "$nvgen" ]; then
   "$nvgen" --write two-devices "$tmp/two.trc" > /dev/null || fail "nvvp-gen two-devices"
   "$top" --once --since-start --sort gpu "$tmp/two.trc" > "$tmp/two.txt" 2> /dev/null || fail "two devices: exit $?"
-  want='GPU lines: 91.30% of GPU time has a Python line (direct 52.17%, via a waiting thread 39.13%, none 8.70%); device 0: 100.00% (direct 76.92%, via a waiting thread 23.08%, none 0.00%); device 1: 80.00% (direct 20.00%, via a waiting thread 60.00%, none 20.00%)'
-  [ "$(grep '^GPU lines: ' "$tmp/two.txt")" = "$want" ] ||
-    { cat "$tmp/two.txt"; fail "two devices: GPU lines, want '$want'"; }
+  cat > "$tmp/two.want" <<'EOF'
+GPU lines: 91.30% of GPU time has a Python line (direct 52.17%, via a waiting thread 39.13%, none 8.70%)
+GPU lines: device 0: 100.00% (direct 76.92%, via a waiting thread 23.08%, none 0.00%)
+GPU lines: device 1: 80.00% (direct 20.00%, via a waiting thread 60.00%, none 20.00%)
+EOF
+  grep '^GPU lines: ' "$tmp/two.txt" | diff "$tmp/two.want" - ||
+    { cat "$tmp/two.txt"; fail "two devices: GPU lines"; }
+  joined=$(grep '^GPU lines: ' "$tmp/two.txt" | sed 's/^GPU lines: //' | awk '{ printf "%s%s", (NR > 1 ? "; " : ""), $0 }')
+  share2=$("$BIN/trc-stats" --gpu "$tmp/two.trc" 2> /dev/null | grep '% of GPU time has a Python line')
+  [ "$joined" = "$share2" ] || fail "two devices: GPU lines joined '$joined', trc-stats --gpu says '$share2'"
   grep -q '^GPU 0: busy' "$tmp/two.txt" && grep -q '^GPU 1: busy' "$tmp/two.txt" ||
     { cat "$tmp/two.txt"; fail "two devices: a device line missing"; }
   echo "two devices: GPU lines per device"

@@ -569,29 +569,61 @@ static size_t share_of(uint64_t direct_ns, uint64_t via_ns, uint64_t none_ns, co
     return len < 0 ? 0 : (size_t)len < n ? (size_t)len : n - 1;
 }
 
+const char *exp_gpu_share_part_str(const exp_gpu_callsite_stats *s, int part, char *buf,
+                                   size_t n)
+{
+    if (!n)
+        return buf;
+    *buf = 0;
+    if (part < 0) {
+        if (!(s->direct_ns + s->via_ns + s->none_ns))
+            snprintf(buf, n, "no GPU time to give a Python line");
+        else
+            share_of(s->direct_ns, s->via_ns, s->none_ns, "of GPU time has a Python line ", buf,
+                     n);
+        return buf;
+    }
+    if ((uint32_t)part >= s->n_dev || (uint32_t)part > EXP_GPU_SHARE_DEVICES)
+        return buf;
+    const exp_gpu_device_share *d = &s->dev[part];
+    if (!(d->direct_ns + d->via_ns + d->none_ns))
+        return buf;
+    int len = d->device == EXP_GPU_OTHER_DEVICES ? snprintf(buf, n, "other devices: ")
+                                                 : snprintf(buf, n, "device %u: ", d->device);
+    if (len < 0 || (size_t)len >= n)
+        return buf;
+    share_of(d->direct_ns, d->via_ns, d->none_ns, "", buf + len, n - (size_t)len);
+    return buf;
+}
+
+int exp_gpu_share_device_part(const exp_gpu_callsite_stats *s, uint32_t device)
+{
+    int other = -1;
+    for (uint32_t i = 0; i < s->n_dev && i <= EXP_GPU_SHARE_DEVICES; i++) {
+        if (s->dev[i].device == device)
+            return (int)i;
+        if (s->dev[i].device == EXP_GPU_OTHER_DEVICES)
+            other = (int)i;
+    }
+    return other;
+}
+
 const char *exp_gpu_share_str(const exp_gpu_callsite_stats *s, char *buf, size_t n)
 {
     if (!n)
         return buf;
-    if (!(s->direct_ns + s->via_ns + s->none_ns)) {
-        snprintf(buf, n, "no GPU time to give a Python line");
-        return buf;
-    }
-    size_t at = share_of(s->direct_ns, s->via_ns, s->none_ns, "of GPU time has a Python line ",
-                         buf, n);
+    exp_gpu_share_part_str(s, -1, buf, n);
+    size_t at = strlen(buf);
     /* one device: the line above is that device's (and reads as before
      * there were several) */
     for (uint32_t i = 0; s->n_dev > 1 && i < s->n_dev && at + 1 < n; i++) {
-        const exp_gpu_device_share *d = &s->dev[i];
-        if (!(d->direct_ns + d->via_ns + d->none_ns))
+        char part[EXP_GPU_SHARE_PART_MAX];
+        if (!*exp_gpu_share_part_str(s, (int)i, part, sizeof part))
             continue;
-        int len = d->device == EXP_GPU_OTHER_DEVICES
-                      ? snprintf(buf + at, n - at, "; other devices: ")
-                      : snprintf(buf + at, n - at, "; device %u: ", d->device);
+        int len = snprintf(buf + at, n - at, "; %s", part);
         if (len < 0 || (size_t)len >= n - at)
             break;
         at += (size_t)len;
-        at += share_of(d->direct_ns, d->via_ns, d->none_ns, "", buf + at, n - at);
     }
     return buf;
 }

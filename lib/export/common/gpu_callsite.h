@@ -180,6 +180,23 @@ void exp_gpu_stats_add(exp_gpu_callsite_stats *s, const exp_gpu_hit *hit);
 #define EXP_GPU_SHARE_MAX (160 + (EXP_GPU_SHARE_DEVICES + 1) * 96)
 const char *exp_gpu_share_str(const exp_gpu_callsite_stats *s, char *buf, size_t n);
 
+/* One part of exp_gpu_share_str, for views that show each device apart
+ * (trc-top's header, one line each; trc2chrome's GPU process labels, each
+ * its own device's): part -1 is the whole without the devices ("75.00% of
+ * GPU time has a Python line (...)", or "no GPU time to give a Python
+ * line"), part i >= 0 device s->dev[i]'s, in the words it has in the
+ * whole line ("device 1: 80.00% (direct 20.00%, via a waiting thread
+ * 60.00%, none 20.00%)", "other devices: ..."), "" when i >= s->n_dev or
+ * that device had no GPU time.  At most n bytes, NUL included
+ * (EXP_GPU_SHARE_PART_MAX holds every case); returns buf. */
+#define EXP_GPU_SHARE_PART_MAX 160
+const char *exp_gpu_share_part_str(const exp_gpu_callsite_stats *s, int part, char *buf,
+                                   size_t n);
+/* The part of s that holds device's share: the index of s->dev[] where it
+ * is kept (that of EXP_GPU_OTHER_DEVICES past the first
+ * EXP_GPU_SHARE_DEVICES), or -1 when its GPU time was not counted. */
+int exp_gpu_share_device_part(const exp_gpu_callsite_stats *s, uint32_t device);
+
 /* Counters so far.  Cannot fail. */
 void exp_gpu_callsite_get_stats(const exp_gpu_callsite *c, exp_gpu_callsite_stats *out);
 

@@ -58,10 +58,16 @@ size_t top_format_header(const top_table *t, const top_view *v, const top_contex
                  pct(d->busy_ns, d->span_ns), mem);
     }
     if (t->has_gpu && n < max) {
-        /* the words of trc-stats --gpu's "lines:", so the two compare */
-        char share[TOP_LINE - 16];
+        /* the words of trc-stats --gpu's "lines:", so the two compare;
+         * with several devices each one's share gets a line of its own,
+         * as the whole line of 16 devices would not fit one */
+        const exp_gpu_callsite_stats *g = &t->gpu_lines;
+        char share[EXP_GPU_SHARE_PART_MAX];
         snprintf(lines[n++], TOP_LINE, "GPU lines: %s",
-                 exp_gpu_share_str(&t->gpu_lines, share, sizeof share));
+                 exp_gpu_share_part_str(g, -1, share, sizeof share));
+        for (uint32_t i = 0; g->n_dev > 1 && i < g->n_dev && n < max; i++)
+            if (*exp_gpu_share_part_str(g, (int)i, share, sizeof share))
+                snprintf(lines[n++], TOP_LINE, "GPU lines: %s", share);
     }
     return n;
 }
@@ -100,8 +106,8 @@ void top_format_row(const top_table *t, const top_row *r, char *buf, size_t n)
 int top_write_snapshot(FILE *out, const top_table *t, const top_view *v, const top_context *c,
                        size_t max_rows)
 {
-    char lines[17][TOP_LINE], line[TOP_LINE];
-    size_t nh = top_format_header(t, v, c, lines, 17);
+    char lines[TOP_HEADER_MAX][TOP_LINE], line[TOP_LINE];
+    size_t nh = top_format_header(t, v, c, lines, TOP_HEADER_MAX);
     for (size_t i = 0; i < nh; i++)
         fprintf(out, "%s\n", lines[i]);
     top_format_titles(t, line, sizeof line);

@@ -37,8 +37,11 @@ extern const char top_key_help[];
 const char *top_sort_name(top_sort s);
 
 /* The header: the view line, the recorder's output line, then one line
- * per GPU device and the share of GPU time with a Python line.  Writes at
- * most max lines of TOP_LINE bytes; returns how many.  Cannot fail. */
+ * per GPU device and the share of GPU time with a Python line (and, with
+ * several devices, one line per device's share).  Writes at most max
+ * lines of TOP_LINE bytes; returns how many.  Cannot fail.
+ * TOP_HEADER_MAX holds it all for up to EXP_GPU_SHARE_DEVICES devices. */
+#define TOP_HEADER_MAX (3 + 2 * (EXP_GPU_SHARE_DEVICES + 1))
 size_t top_format_header(const top_table *t, const top_view *v, const top_context *c,
                          char (*lines)[TOP_LINE], size_t max);
 /* The column titles; the GPU column only when t->has_gpu. */

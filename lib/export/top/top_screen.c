@@ -39,10 +39,15 @@ static int on_key(int ch, top_view *v)
 
 static void draw(const top_table *t, const top_view *v, const top_context *c)
 {
-    char lines[9][TOP_LINE], line[TOP_LINE];
+    char lines[TOP_HEADER_MAX][TOP_LINE], line[TOP_LINE];
     int y = 0;
     erase();
-    size_t nh = top_format_header(t, v, c, lines, 9);
+    /* the header (a line per device and per device's share) takes at most
+     * half a tall screen, so that rows remain */
+    size_t max_header = LINES / 2 > 9 ? (size_t)(LINES / 2) : 9;
+    if (max_header > TOP_HEADER_MAX)
+        max_header = TOP_HEADER_MAX;
+    size_t nh = top_format_header(t, v, c, lines, max_header);
     for (size_t i = 0; i < nh && y < LINES; i++)
         mvaddnstr(y++, 0, lines[i], COLS);
     if (y < LINES) {

@@ -809,6 +809,24 @@ static void test_share_per_device(void **state)
                         "thread 20.00%, none 20.00%); device 1: 100.00% (direct 0.00%, via a "
                         "waiting thread 100.00%, none 0.00%); device 3: 75.00% (direct 75.00%, "
                         "via a waiting thread 0.00%, none 25.00%)");
+    /* the same words part by part, for the views that show each device
+     * apart (trc-top, trc2chrome's labels) */
+    char part[EXP_GPU_SHARE_PART_MAX];
+    assert_string_equal(exp_gpu_share_part_str(&s, -1, part, sizeof part),
+                        "80.00% of GPU time has a Python line (direct 60.00%, via a waiting "
+                        "thread 20.00%, none 20.00%)");
+    assert_string_equal(exp_gpu_share_part_str(&s, 0, part, sizeof part),
+                        "device 1: 100.00% (direct 0.00%, via a waiting thread 100.00%, none "
+                        "0.00%)");
+    assert_string_equal(exp_gpu_share_part_str(&s, 1, part, sizeof part),
+                        "device 3: 75.00% (direct 75.00%, via a waiting thread 0.00%, none "
+                        "25.00%)");
+    assert_string_equal(exp_gpu_share_part_str(&s, 2, part, sizeof part), "");
+    assert_string_equal(exp_gpu_share_part_str(&s, -1, part, 12), "80.00% of G");
+    assert_string_equal(exp_gpu_share_part_str(&s, 1, part, 8), "device ");
+    assert_int_equal(exp_gpu_share_device_part(&s, 1), 0);
+    assert_int_equal(exp_gpu_share_device_part(&s, 3), 1);
+    assert_int_equal(exp_gpu_share_device_part(&s, 2), -1);
     char small[40];
     exp_gpu_share_str(&s, small, sizeof small);
     assert_int_equal(strlen(small), sizeof small - 1);
@@ -829,6 +847,13 @@ static void test_share_per_device(void **state)
                                  "none 100.00%); other devices: 0.00% (direct 0.00%, via a "
                                  "waiting thread 0.00%, none 100.00%)"));
     assert_int_equal(line[strlen(line) - 1], ')'); /* whole: EXP_GPU_SHARE_MAX is enough */
+    /* a device past the first 16 is told by the part it is kept in */
+    assert_int_equal(exp_gpu_share_device_part(&s, 113), EXP_GPU_SHARE_DEVICES - 1);
+    assert_int_equal(exp_gpu_share_device_part(&s, 119), EXP_GPU_SHARE_DEVICES);
+    assert_string_equal(exp_gpu_share_part_str(&s, EXP_GPU_SHARE_DEVICES, part, sizeof part),
+                        "other devices: 0.00% (direct 0.00%, via a waiting thread 0.00%, none "
+                        "100.00%)");
+    assert_non_null(strstr(line, part));
 }
 
 /* The file trec writes: the main segment (m, the samples), then a side

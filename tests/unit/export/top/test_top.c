@@ -255,18 +255,70 @@ static void test_gpu(void **state)
     top_context c = {0.1, "", "", "", 0, 0};
     char lines[8][TOP_LINE];
     size_t nh = top_format_header(&x.t, &v, &c, lines, 8);
-    assert_int_equal(nh, 4);
-    /* two devices: each one's share follows, device 0's 1.1 ms all
-     * direct, device 1's 1 ms none */
+    assert_int_equal(nh, 6);
+    /* two devices: each one's share follows on a line of its own, device
+     * 0's 1.1 ms all direct, device 1's 1 ms none */
     assert_int_equal(x.t.gpu_lines.n_dev, 2);
     assert_int_equal(x.t.gpu_lines.dev[0].direct_ns, 1100000);
     assert_int_equal(x.t.gpu_lines.dev[1].none_ns, 1000000);
     assert_string_equal(lines[3], "GPU lines: 52.38% of GPU time has a Python line (direct "
-                                  "52.38%, via a waiting thread 0.00%, none 47.62%); device 0: "
-                                  "100.00% (direct 100.00%, via a waiting thread 0.00%, none "
-                                  "0.00%); device 1: 0.00% (direct 0.00%, via a waiting thread "
-                                  "0.00%, none 100.00%)");
+                                  "52.38%, via a waiting thread 0.00%, none 47.62%)");
+    assert_string_equal(lines[4], "GPU lines: device 0: 100.00% (direct 100.00%, via a waiting "
+                                  "thread 0.00%, none 0.00%)");
+    assert_string_equal(lines[5], "GPU lines: device 1: 0.00% (direct 0.00%, via a waiting "
+                                  "thread 0.00%, none 100.00%)");
     run_close(&x);
+}
+
+/* Many devices: every device's share whole on its own header line (one
+ * line holding them all would be cut at TOP_LINE bytes past the fourth
+ * or fifth), devices past EXP_GPU_SHARE_DEVICES together; the snapshot
+ * prints them all. */
+static void test_gpu_many_devices(void **state)
+{
+    top_table t = {0};
+    t.has_gpu = 1;
+    for (uint32_t d = 0; d < EXP_GPU_SHARE_DEVICES + 4; d++) {
+        /* device d: 100 us direct, d * 10 us via a waiting thread, 50 us none */
+        exp_gpu_hit h = {.origin = EXP_GPU_PYTHON, .dur_ns = 100000, .device = d};
+        exp_gpu_stats_add(&t.gpu_lines, &h);
+        h = (exp_gpu_hit){.origin = EXP_GPU_PYTHON, .waiter = 7, .dur_ns = d * 10000, .device = d};
+        exp_gpu_stats_add(&t.gpu_lines, &h);
+        h = (exp_gpu_hit){.origin = EXP_GPU_NO_PYTHON, .dur_ns = 50000, .device = d};
+        exp_gpu_stats_add(&t.gpu_lines, &h);
+    }
+    top_view v = {0, 0, 0, TOP_SORT_GPU};
+    top_context c = {0.1, "", "", "", 0, 0};
+    char lines[TOP_HEADER_MAX][TOP_LINE];
+    size_t nh = top_format_header(&t, &v, &c, lines, TOP_HEADER_MAX);
+    assert_int_equal(nh, 2 + EXP_GPU_SHARE_DEVICES + 1);
+    char want[TOP_LINE];
+    for (uint32_t d = 0; d < EXP_GPU_SHARE_DEVICES; d++) {
+        /* d * 10 us of 150 + d * 10 us via; 100 direct, 50 none */
+        double all = 150.0 + d * 10.0;
+        snprintf(want, sizeof want, "GPU lines: device %u: %.2f%% (direct %.2f%%, via a waiting "
+                 "thread %.2f%%, none %.2f%%)", d, 100.0 * (100 + d * 10) / all,
+                 100.0 * 100 / all, 100.0 * d * 10 / all, 100.0 * 50 / all);
+        assert_string_equal(lines[2 + d], want);
+    }
+    /* devices 16..19: 400 us direct, 700 us via, 200 us none */
+    assert_string_equal(lines[2 + EXP_GPU_SHARE_DEVICES],
+                        "GPU lines: other devices: 84.62% (direct 30.77%, via a waiting thread "
+                        "53.85%, none 15.38%)");
+    /* fewer lines allowed: cut whole lines, never one in half */
+    assert_int_equal(top_format_header(&t, &v, &c, lines, 5), 5);
+    assert_string_equal(lines[4], "GPU lines: device 2: 70.59% (direct 58.82%, via a waiting "
+                                  "thread 11.76%, none 29.41%)");
+
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    assert_int_equal(top_write_snapshot(out, &t, &v, &c, 0), 0);
+    fclose(out);
+    assert_non_null(strstr(text, "\nGPU lines: device 15: "));
+    assert_non_null(strstr(text, "\nGPU lines: other devices: 84.62% "));
+    free(text);
 }
 
 int main(void)
@@ -276,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_wall_and_gil),
         cmocka_unit_test(test_window_slides),
         cmocka_unit_test(test_gpu),
+        cmocka_unit_test(test_gpu_many_devices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
