@@ -24,8 +24,9 @@
 #    per device when there are several, that
 #    trc-stats --gpu, --gpu-callsites and trc2nvvp print, trc2collapsed
 #    --gpu notes on stderr, trc2flamegraph --gpu ends its subtitle with,
-#    trc2speedscope ends the file's name with and trc2chrome puts on each
-#    GPU process (label, instant event) and in otherData, and trc-lines'
+#    trc2speedscope ends the file's name with and trc2chrome puts in
+#    otherData and on each GPU process (label, instant event: with several
+#    devices, that device's own part of the line), and trc-lines'
 #    gpu_via_ns, equal that reading's;
 #  - selections: --thread keeps what those threads launched, --from/--to
 #    keep activities in the window even when their launch call is before
@@ -276,7 +277,12 @@ ev = d["traceEvents"]
 gpu = {e["pid"] for e in ev if e.get("ph") == "X" and e["pid"] >= 0x7fff0000}
 labels = {e["pid"]: e["args"]["labels"] for e in ev if e.get("name") == "process_labels"}
 marks = {e["pid"]: e["name"] for e in ev if e.get("ph") == "i" and e.get("cat") == "gpu"}
-assert gpu and labels == {p: share for p in gpu} and marks == labels, (gpu, labels, marks)
+# one device: the whole line; several: each device's own part of it
+parts = share.split("; ")
+want = ({p: share for p in gpu} if len(parts) == 1 else
+        {p: part for p in gpu for part in parts[1:]
+         if part.startswith("device %d: " % (p - 0x7fff0000))})
+assert gpu and labels == want and marks == labels, (gpu, labels, marks)
 assert d["otherData"]["gpu_python_lines"] == share, d["otherData"]
 EOF
   for p in "${pythons[@]}"; do

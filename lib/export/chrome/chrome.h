@@ -70,8 +70,9 @@ trc_status chrome_event(chrome *c, const trc_reader *r, const trc_event *ev, FIL
 /* Count one GPU activity with its launch site (the pipeline's call-site
  * stage, lib/export/common/gpu_callsite.h) for the share of GPU time
  * with a Python line (exp_gpu_share_str), written when any was counted:
- * as each GPU process's label (process_labels), as an instant event at
- * the start of each GPU process, and as otherData.gpu_python_lines.
+ * each device's share as its GPU process's label (process_labels) and
+ * as an instant event at the start of that process, the whole line as
+ * otherData.gpu_python_lines.
  * Cannot fail. */
 void chrome_gpu_hit(chrome *c, const exp_gpu_hit *h);
 

@@ -307,16 +307,23 @@ static int gpu_track_before(const gtrack *a, const gtrack *b)
     return a->kind < b->kind;
 }
 
-/* The share of GPU time with a Python line (of the whole trace, all
- * devices: the launch sites say nothing per device) on GPU process pid:
- * its label, shown under the process's name, and an instant event at the
- * trace start, which viewers that show no labels (Perfetto) draw. */
-static void write_share(chrome *c, int64_t pid)
+/* The share of device dev's GPU time with a Python line on its GPU
+ * process pid: its label, shown under the process's name, and an instant
+ * event at the trace start, which viewers that show no labels (Perfetto)
+ * draw.  One device: the whole trace's line, which is that device's;
+ * several: the device's own part of that line ("device 1: 80.00%
+ * (...)"), none for a device whose GPU time was not counted (NVML
+ * counters only).  The whole line is otherData.gpu_python_lines. */
+static void write_share(chrome *c, int64_t pid, uint32_t dev)
 {
     if (!(c->lines.python + c->lines.no_python + c->lines.unknown))
         return;
     char share[EXP_GPU_SHARE_MAX];
-    exp_gpu_share_str(&c->lines, share, sizeof share);
+    int part = exp_gpu_share_device_part(&c->lines, dev);
+    if (c->lines.n_dev <= 1)
+        exp_gpu_share_str(&c->lines, share, sizeof share);
+    else if (part < 0 || !*exp_gpu_share_part_str(&c->lines, part, share, sizeof share))
+        return;
     chr_write_meta(c, "process_labels", pid, 0);
     jsonw_raw(&c->w, "\"labels\":");
     jsonw_str(&c->w, share);
@@ -368,7 +375,7 @@ trc_status chr_gpu_write_meta(chrome *c, const trc_reader *r)
         jsonw_raw(&c->w, "\"sort_index\":");
         jsonw_u64(&c->w, (uint64_t)c->n_pids + d);
         jsonw_raw(&c->w, "}}");
-        write_share(c, pid);
+        write_share(c, pid, dev);
         for (uint32_t i = 0; i < g->n_tracks; i++) {
             const gtrack *t = &g->tracks[i];
             uint32_t j = n++;
