@@ -87,8 +87,12 @@ def check(ok, what):
 def tool(bin_dir, name, *argv):
     """A converter's standard output; it may exit 1 over recorded losses
     and still print everything, so only an empty output is a note."""
-    p = subprocess.run([os.path.join(bin_dir, name)] + list(argv), stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, universal_newlines=True)
+    try:
+        p = subprocess.run([os.path.join(bin_dir, name)] + list(argv), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True)
+    except OSError as e:
+        print("note  %s: cannot run: %s" % (name, e))
+        return ""
     if not p.stdout:
         print("note  %s %s: exit %d, no output: %s"
               % (name, " ".join(argv), p.returncode, p.stderr.strip()[:200]))
