@@ -420,7 +420,6 @@ typedef struct rec_threads {
     uint32_t tasks_gen;      /* task lists read */
     pid_t *tasks;            /* scratch for the task list */
     int tasks_cap;
-    long tasks_n;            /* tasks in the last list (natives.c) */
     int born;                /* threads opened from now on began during the
                               * recording (their CPU time so far is its own) */
 } rec_threads;
