@@ -150,8 +150,10 @@ struct exp_gpu_idle {
                                * without Python frames is charged to */
     uint32_t *order;          /* device indices by ordinal, after finish */
     int stream_order;         /* exp_gpu_idle_stream_order */
-    FILE *logf;               /* its logs' temporary file */
+    FILE *logf;               /* its logs' temporary file, in slots of LOG_BLOCK */
     int64_t logf_end;
+    int64_t *free_slots;      /* slots of dropped blocks, used again first */
+    size_t n_free, cap_free;
     exp_gpu_idle_stats st;
 };
 
@@ -190,6 +192,7 @@ void exp_gpu_idle_free(exp_gpu_idle *g)
     }
     if (g->logf)
         fclose(g->logf);
+    trc_free(g->free_slots);
     trc_free(g->devs);
     for (size_t i = 0; i < g->n_procs; i++)
         trc_free(g->procs[i].pend);
@@ -329,14 +332,24 @@ static trc_status add_buckets(const exp_gpu_idle *g, dev *d, int64_t s, int64_t 
     return TRC_OK;
 }
 
+/* Block b of a log is dropped: its slot in the file is free.  A slot
+ * is only dropped with room for it (log_add grows free_slots first). */
+static void slot_free(exp_gpu_idle *g, const logblk *b) { g->free_slots[g->n_free++] = b->off; }
+
 /* Appends x to log l of device d (stream_order), dropping the blocks
- * that are a horizon old (wholly before d's retired point). */
+ * that are a horizon old (wholly before d's retired point), so that the
+ * file holds at most the horizon's intervals. */
 static trc_status log_add(exp_gpu_idle *g, const dev *d, ivlog *l, ival x)
 {
     trc_status st;
     if (l->n_tail == LOG_BLOCK) {
+        /* every block a slot: room for all of them on the free list */
+        size_t slots = (size_t)(g->logf_end / (int64_t)(LOG_BLOCK * sizeof(ival)));
+        if ((st = trcu_grow((void **)&g->free_slots, &g->cap_free, slots, sizeof *g->free_slots)) !=
+            TRC_OK)
+            return st;
         while (l->head < l->n && l->b[l->head].last_e <= d->retired)
-            l->head++;
+            slot_free(g, &l->b[l->head++]);
         if (l->head && l->head * 2 >= l->n) {
             memmove(l->b, l->b + l->head, (l->n - l->head) * sizeof *l->b);
             l->n -= l->head;
@@ -346,11 +359,15 @@ static trc_status log_add(exp_gpu_idle *g, const dev *d, ivlog *l, ival x)
             return TRC_ERR_IO;
         if ((st = trcu_grow((void **)&l->b, &l->cap, l->n, sizeof *l->b)) != TRC_OK)
             return st;
-        if (fseeko(g->logf, g->logf_end, SEEK_SET) != 0 ||
+        int64_t off = g->n_free ? g->free_slots[g->n_free - 1] : g->logf_end;
+        if (fseeko(g->logf, off, SEEK_SET) != 0 ||
             fwrite(l->tail, sizeof *l->tail, l->n_tail, g->logf) != l->n_tail)
             return TRC_ERR_IO;
-        l->b[l->n++] = (logblk){g->logf_end, (uint32_t)l->n_tail, l->tail[l->n_tail - 1].e};
-        g->logf_end += (int64_t)(l->n_tail * sizeof *l->tail);
+        l->b[l->n++] = (logblk){off, (uint32_t)l->n_tail, l->tail[l->n_tail - 1].e};
+        if (g->n_free)
+            g->n_free--;
+        else
+            g->logf_end += (int64_t)(LOG_BLOCK * sizeof *l->tail);
         l->n_tail = 0;
     }
     if ((st = trcu_grow((void **)&l->tail, &l->cap_tail, l->n_tail, sizeof *l->tail)) != TRC_OK)
@@ -425,7 +442,7 @@ static trc_status iv_unretire(exp_gpu_idle *g, dev *d, ivset *v, ivlog *l, uint6
             l->b[l->n - 1].n = (uint32_t)keep;
             l->b[l->n - 1].last_e = from[keep - 1].e;
         } else {
-            l->n--;
+            slot_free(g, &l->b[--l->n]);
         }
     }
     /* back holds them newest first: into the set before what it holds */
