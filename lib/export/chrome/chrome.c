@@ -60,7 +60,7 @@ chrome *chrome_new(const chrome_options *opts)
     if (opts)
         c->opt = *opts;
     c->view = cpuview_new(c->opt.lines);
-    c->gpu = chr_gpu_new();
+    c->gpu = chr_gpu_new(c->opt.wait_mem);
     if (c->opt.busy.bucket_ns > 0 && (c->busy = exp_gpu_idle_new(&c->opt.busy)) != NULL)
         /* fed activities only: intervals retire as the device's
          * streams move past them, not after the horizon */
