@@ -83,6 +83,7 @@ typedef struct dev {
     ivset all, kern;
     dstream *streams;         /* with stream_order */
     size_t n_streams, cap_streams;
+    uint32_t since_scan;      /* stream_order: activities since the streams were scanned */
     int64_t held;             /* stream_order: memory holds intervals ending
                                * after it; those between retired and held
                                * are in the logs */
@@ -705,6 +706,11 @@ static trc_status stream_retire(exp_gpu_idle *g, dev *v, const trc_gpu_where *w,
     }
     if (s > x->latest)
         x->latest = s;
+    /* the scan below looks at every stream: once in 64 activities (64
+     * more intervals held at most) keeps it cheap */
+    if (++v->since_scan < 64)
+        return TRC_OK;
+    v->since_scan = 0;
     /* before the first segment the span's start is unknown: the buckets
      * of what is retired could not be placed */
     if (g->n_pending || !g->have_start)

@@ -263,7 +263,7 @@ static void feed_kernel(exp_gpu_idle *gi, uint32_t stream, int64_t s, int64_t e)
  * others reached has the logged intervals back and is not late. */
 static void test_stream_order(void **state)
 {
-    enum { STREAMS = 3, PER = 200 };
+    enum { STREAMS = 3, PER = 1000 };
     exp_gpu_idle *gi[2];
     exp_gpu_idle_stats st[2];
     unsigned seed = 7;
@@ -322,7 +322,7 @@ static void test_stream_order(void **state)
         assert_int_equal(b[1][i], b[0][i]);
     assert_int_equal(st[0].late + st[1].late, 0);
     assert_true(st[0].peak_intervals >= 2 * PER); /* all of them, both sets */
-    assert_true(st[1].peak_intervals <= 8);
+    assert_true(st[1].peak_intervals <= 2 * (64 + STREAMS)); /* scanned once in 64 */
     for (int m = 0; m < 2; m++)
         exp_gpu_idle_free(gi[m]);
 
