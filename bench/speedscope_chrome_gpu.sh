@@ -6,8 +6,9 @@
 # copies and memsets plus 1.9 N CUDA API calls (runtime calls around
 # driver calls), NVTX ranges, CPU samples and NVML counters.  BENCH_QUICK=1:
 # N = 200 k.  Printed side by side in one run: activities/s and CPU seconds
-# (user + system: writing the output is part of the cost), peak RSS, and
-# peak RSS at N/4 to show how memory grows with the input.
+# (user + system: writing the output is part of the cost), peak RSS,
+# peak RSS at N/4, and their ratio (1.00: memory does not grow with the
+# activities; docs/BENCHMARKS.md says what still does).
 # Under bench/run-all each figure also goes to $BENCH_RESULTS
 # (group speedscope_chrome_gpu).
 set -u
@@ -45,7 +46,7 @@ def run(args):
 print(f"input: {acts:,} GPU activities, {calls:,} API calls, "
       f"{os.path.getsize(f'{tmp}/gpu.trc') / 1e6:.1f} MB .trc")
 print("activities/s = GPU activities in the trace / CPU time of the whole run (one core), best of 3")
-print(f"{'tool':<16}{'activities/s':>14}{'cpu s':>8}{'peak RSS':>11}{'RSS @n/4':>10}{'output':>11}")
+print(f"{'tool':<16}{'activities/s':>14}{'cpu s':>8}{'peak RSS':>11}{'RSS @n/4':>10}{'n : n/4':>9}{'output':>11}")
 for tool in ("trc2speedscope", "trc2chrome"):
     exe = f"{bindir}/{tool}"
     cpu, rss = min(run([exe, "-o", f"{tmp}/{tool}.json", f"{tmp}/gpu.trc"]) for _ in range(3))
@@ -53,9 +54,10 @@ for tool in ("trc2speedscope", "trc2chrome"):
     out = os.path.getsize(f"{tmp}/{tool}.json")
     verdict = "ok" if cpu < 2.0 or acts < 1000000 else "over 2 s"
     print(f"{tool:<16}{acts / max(cpu, 0.01):>14,.0f}{cpu:>8.2f}{rss / 1024:>9.1f}Mi"
-          f"{rss_q / 1024:>8.1f}Mi{out / 1e6:>9.1f}MB  {verdict}")
+          f"{rss_q / 1024:>8.1f}Mi{rss / max(rss_q, 1):>8.2f}x{out / 1e6:>9.1f}MB  {verdict}")
     result("speedscope_chrome_gpu", tool, acts / max(cpu, 0.01), "activities/s", f"{acts} activities, CPU time, best of 3, {verdict}")
     result("speedscope_chrome_gpu", tool + ".cpu", cpu, "s", "budget 2 s at 1 M activities")
     result("speedscope_chrome_gpu", tool + ".rss", rss, "KiB")
     result("speedscope_chrome_gpu", tool + ".rss_n_4", rss_q, "KiB", "peak RSS at a quarter of the activities")
+    result("speedscope_chrome_gpu", tool + ".rss_growth", rss / max(rss_q, 1), "x", "peak RSS at n over peak RSS at n/4")
 EOF

@@ -60,9 +60,11 @@ chrome *chrome_new(const chrome_options *opts)
     if (opts)
         c->opt = *opts;
     c->view = cpuview_new(c->opt.lines);
-    c->gpu = chr_gpu_new();
-    if (c->opt.busy.bucket_ns > 0)
-        c->busy = exp_gpu_idle_new(&c->opt.busy);
+    c->gpu = chr_gpu_new(c->opt.wait_mem);
+    if (c->opt.busy.bucket_ns > 0 && (c->busy = exp_gpu_idle_new(&c->opt.busy)) != NULL)
+        /* fed activities only: intervals retire as the device's
+         * streams move past them, not after the horizon */
+        exp_gpu_idle_stream_order(c->busy);
     if (!c->view || !c->gpu || (c->opt.busy.bucket_ns > 0 && !c->busy)) {
         cpuview_free(c->view);
         chr_gpu_free(c->gpu);

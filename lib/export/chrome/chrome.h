@@ -55,6 +55,9 @@ typedef struct chrome_options {
      * (kernels)", the exact share of each bucket when a kernel ran
      * (lib/export/common/gpu_idle.h), over busy's window */
     exp_gpu_idle_options busy;
+    /* slices waiting for their flow partner kept in memory, 0 = 4096;
+     * older ones wait in an anonymous temporary file */
+    uint32_t wait_mem;
 } chrome_options;
 
 typedef struct chrome chrome;

@@ -5,7 +5,9 @@
  * which at least one kernel ran, from the union of the device's kernel
  * intervals (lib/export/common/gpu_idle.h), beside NVML's gpu.util track,
  * which says only whether a kernel ran at some time of its sample period
- * (docs/gpu.md, "Exact busy %").
+ * (docs/gpu.md, "Exact busy %").  The stage retires intervals as the
+ * device's streams move past them (exp_gpu_idle_stream_order), so its
+ * memory does not follow the 4 s horizon of kernel intervals.
  */
 #include "lib/export/chrome/chrome_int.h"
 

@@ -34,9 +34,10 @@
  * such a flow to exactly the slices carrying it, whatever else is open
  * there, which v1 "s"/"f" events (bound by timestamp) cannot promise.  A
  * slice is written once its partner is known, so a placed slice whose
- * partner has not arrived waits (memory: launches in flight, plus
- * launches or activities whose partner never comes, written unlinked at
- * the end or when more than WAIT_MAX wait, oldest first).  A launch call
+ * partner has not arrived waits (launches in flight, plus launches or
+ * activities whose partner never comes, written unlinked at the end or
+ * when more than WAIT_MAX wait, oldest first; beyond wait_mem of them
+ * the oldest wait in a temporary file, chrome_gpu_flows.c).  A launch call
  * inside another (the driver call a runtime launch makes, with an id of
  * its own) does not wait: the outer call is the one that links.  A flow
  * is only drawn when the call starts before the activity (Perfetto
@@ -196,14 +197,8 @@ trc_status chr_gpu_flush(chrome *c, const trc_reader *r)
             if ((st = chg_release_first(c, r, i)) != TRC_OK)
                 return st;
     }
-    for (uint32_t i = 0; i < g->n_wait; i++) { /* partners that never came */
-        const waiter *w = &g->wait[i];
-        if (!w->done &&
-            (st = chg_write_gslice(c, r, w->track, w->lane, &w->s, 0, 0)) != TRC_OK)
-            return st;
-    }
-    g->n_wait = g->n_done = g->oldest = 0;
-    trch_clear(&g->wait_index);
+    if ((st = chg_flush_waiters(c, r)) != TRC_OK) /* partners that never came */
+        return st;
     for (uint32_t i = 0; i < g->n_tracks; i++) {
         gtrack *t = &g->tracks[i];
         while (t->n_push) {

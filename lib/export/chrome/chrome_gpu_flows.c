@@ -4,6 +4,8 @@
  * process and correlation id) and releasing slices from the reorder
  * window to their lanes.  Design atop chrome_gpu.c ("Flows").
  */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "lib/util/alloc.h"
@@ -62,6 +64,65 @@ static int wrebuild(chr_gpu *g)
     return 0;
 }
 
+/* ---- waiters in the temporary file ------------------------------------
+ * A slice whose partner never comes (its record was dropped) waits until
+ * the end: their number grows with the trace.  Beyond wait_mem waiting in
+ * memory, the oldest moves to the temporary file, leaving its key and
+ * offset; it comes back when its partner arrives, when it gives up
+ * (WAIT_MAX), or at the end.  Those in the file are all older than
+ * those in memory, so taking them first keeps the order of placing. */
+
+/* A failure of the temporary file, in c->err; returns TRC_ERR_IO. */
+static trc_status chr_fail_io(chrome *c, const char *what)
+{
+    snprintf(c->err, sizeof c->err, "chrome: %s: %s", what, strerror(errno));
+    c->err_st = TRC_ERR_IO;
+    return TRC_ERR_IO;
+}
+
+/* Index of the spilled waiter (not done) with key, or TRCH_NONE. */
+static uint32_t spget(const chr_gpu *g, uint64_t key)
+{
+    trch_probe p;
+    for (uint32_t i = trch_first(&g->sp_index, trch_hash_u64(key), &p); i != TRCH_NONE;
+         i = trch_next(&g->sp_index, &p))
+        if (g->sp[i].key == key)
+            return i;
+    return TRCH_NONE;
+}
+
+/* Read spilled waiter i back into *w.  0, or -1 on a read error. */
+static int chg_spilled_read(chr_gpu *g, uint32_t i, waiter *w)
+{
+    if (fseeko(g->sp_file, g->sp[i].off, SEEK_SET) != 0 ||
+        fread(w, sizeof *w, 1, g->sp_file) != 1)
+        return -1;
+    return 0;
+}
+
+/* Spilled waiter i is done: drop the done ones once they are most. */
+static int sp_done(chr_gpu *g, uint32_t i)
+{
+    uint32_t n = 0;
+
+    g->sp[i].done = 1;
+    g->sp_done++;
+    trch_remove(&g->sp_index, trch_hash_u64(g->sp[i].key), i);
+    if (g->sp_done < 1024 || g->sp_done * 2 < g->n_sp)
+        return 0;
+    for (uint32_t k = 0; k < g->n_sp; k++)
+        if (!g->sp[k].done)
+            g->sp[n++] = g->sp[k];
+    g->n_sp = n;
+    g->sp_done = 0;
+    g->sp_oldest = 0;
+    trch_clear(&g->sp_index);
+    for (uint32_t k = 0; k < g->n_sp; k++)
+        if (trch_add(&g->sp_index, trch_hash_u64(g->sp[k].key), k))
+            return -1;
+    return 0;
+}
+
 /* Drop the waiters that are done once they are most of the array. */
 static int compact_waiters(chr_gpu *g)
 {
@@ -100,14 +161,18 @@ trc_status chg_release(chrome *c, const trc_reader *r, uint32_t ti, const gslice
         return chg_write_gslice(c, r, ti, (uint32_t)li, s, 0, 0);
     key = wkey(owner, corr);
     found = wget(g, key);
-    if (found != TRCH_NONE) {
+    uint32_t spilled = found == TRCH_NONE ? spget(g, key) : TRCH_NONE;
+    waiter back;
+    if (spilled != TRCH_NONE && chg_spilled_read(g, spilled, &back))
+        return chr_fail_io(c, "reading the temporary file");
+    if (found != TRCH_NONE || spilled != TRCH_NONE) {
         uint32_t wcorr;
         int64_t wowner;
         int wrole;
         const gslice *out, *in;
         uint64_t bind;
 
-        w = &g->wait[found];
+        w = found != TRCH_NONE ? &g->wait[found] : &back;
         wrole = flow_role(&w->s, &wcorr, &wowner);
         if (wrole == role) /* a second one with this id: write it unlinked */
             return chg_write_gslice(c, r, ti, (uint32_t)li, s, 0, 0);
@@ -117,6 +182,8 @@ trc_status chg_release(chrome *c, const trc_reader *r, uint32_t ti, const gslice
         if (chg_write_gslice(c, r, w->track, w->lane, &w->s, bind, wrole) ||
             chg_write_gslice(c, r, ti, (uint32_t)li, s, bind, role))
             return TRC_ERR_NOMEM;
+        if (spilled != TRCH_NONE)
+            return sp_done(g, spilled) ? chr_fail(c, "flow table") : TRC_OK;
         w->done = 1;
         g->n_done++;
         trch_remove(&g->wait_index, trch_hash_u64(key), found);
@@ -135,7 +202,17 @@ trc_status chg_release(chrome *c, const trc_reader *r, uint32_t ti, const gslice
     w->done = 0;
     (void)trch_add(&g->wait_index, trch_hash_u64(key), g->n_wait); /* reserved above */
     g->n_wait++;
-    if (g->n_wait - g->n_done > WAIT_MAX) { /* the oldest gives up: unlinked */
+    if (g->n_wait - g->n_done + g->n_sp - g->sp_done > WAIT_MAX) {
+        /* the oldest gives up: unlinked */
+        if (g->n_sp > g->sp_done) {
+            while (g->sp[g->sp_oldest].done)
+                g->sp_oldest++;
+            if (chg_spilled_read(g, g->sp_oldest, &back))
+                return chr_fail_io(c, "reading the temporary file");
+            if (chg_write_gslice(c, r, back.track, back.lane, &back.s, 0, 0))
+                return TRC_ERR_NOMEM;
+            return sp_done(g, g->sp_oldest) ? chr_fail(c, "flow table") : TRC_OK;
+        }
         while (g->wait[g->oldest].done)
             g->oldest++;
         w = &g->wait[g->oldest];
@@ -146,6 +223,56 @@ trc_status chg_release(chrome *c, const trc_reader *r, uint32_t ti, const gslice
         trch_remove(&g->wait_index, trch_hash_u64(w->key), g->oldest);
         return compact_waiters(g) ? chr_fail(c, "flow table") : TRC_OK;
     }
+    if (g->n_wait - g->n_done > g->wait_mem) { /* the oldest in memory moves to the file */
+        while (g->wait[g->oldest].done)
+            g->oldest++;
+        w = &g->wait[g->oldest];
+        if (!g->sp_file && !(g->sp_file = tmpfile()))
+            return chr_fail_io(c, "cannot create a temporary file");
+        if (trcu_grow32(&g->sp, &g->cap_sp, g->n_sp, sizeof *g->sp) ||
+            trch_reserve(&g->sp_index, g->n_sp - g->sp_done + 1) != TRC_OK)
+            return chr_fail(c, "flow table");
+        if (fseeko(g->sp_file, g->sp_end, SEEK_SET) != 0 || fwrite(w, sizeof *w, 1, g->sp_file) != 1)
+            return chr_fail_io(c, "writing the temporary file");
+        g->sp[g->n_sp] = (wspilled){w->key, g->sp_end, 0};
+        (void)trch_add(&g->sp_index, trch_hash_u64(w->key), g->n_sp); /* reserved above */
+        g->n_sp++;
+        g->sp_end += (int64_t)sizeof *w;
+        w->done = 1;
+        g->n_done++;
+        trch_remove(&g->wait_index, trch_hash_u64(w->key), g->oldest);
+        return compact_waiters(g) ? chr_fail(c, "flow table") : TRC_OK;
+    }
+    return TRC_OK;
+}
+
+/* Write the slices whose partners never came, unlinked, in order of
+ * placing (those in the file first: they are the older), and forget
+ * every waiter. */
+trc_status chg_flush_waiters(chrome *c, const trc_reader *r)
+{
+    chr_gpu *g = c->gpu;
+    trc_status st;
+    waiter back;
+
+    for (uint32_t i = 0; i < g->n_sp; i++) {
+        if (g->sp[i].done)
+            continue;
+        if (chg_spilled_read(g, i, &back))
+            return chr_fail_io(c, "reading the temporary file");
+        if ((st = chg_write_gslice(c, r, back.track, back.lane, &back.s, 0, 0)) != TRC_OK)
+            return st;
+    }
+    for (uint32_t i = 0; i < g->n_wait; i++) {
+        const waiter *w = &g->wait[i];
+        if (!w->done &&
+            (st = chg_write_gslice(c, r, w->track, w->lane, &w->s, 0, 0)) != TRC_OK)
+            return st;
+    }
+    g->n_wait = g->n_done = g->oldest = 0;
+    trch_clear(&g->wait_index);
+    g->n_sp = g->sp_done = g->sp_oldest = 0;
+    trch_clear(&g->sp_index);
     return TRC_OK;
 }
 

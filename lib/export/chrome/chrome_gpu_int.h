@@ -24,6 +24,7 @@ enum { ROLE_NONE, ROLE_OUT, ROLE_IN };
 #define WINDOW 64       /* slices held back per track for reordering */
 #define WINDOW_CAP 128  /* the window's ring: a power of two above WINDOW */
 #define WAIT_MAX 65536  /* slices waiting for a flow partner, at most */
+#define WAIT_MEM 4096   /* of them in memory by default (wait_mem) */
 #define MAX_LANES 64
 #define NO_STREAM UINT32_MAX
 
@@ -91,6 +92,12 @@ typedef struct waiter {  /* a placed slice waiting for its flow partner */
     int done;
 } waiter;
 
+typedef struct wspilled {  /* a waiter moved to the temporary file */
+    uint64_t key;
+    int64_t off;
+    int done;
+} wspilled;
+
 typedef struct chg_head {  /* {"ph":"X","name":"NAME","cat":"CAT", */
     const char *name, *cat; /* reader-owned or static, compared by address */
     char *text;
@@ -122,6 +129,13 @@ struct chr_gpu {
     uint32_t n_wait, cap_wait, n_done;
     uint32_t oldest;     /* no waiter before this index is still waiting */
     trch_index wait_index; /* waiter key -> index of a waiter not done */
+    wspilled *sp;        /* waiters older than those in memory, in order */
+    uint32_t n_sp, cap_sp, sp_done;
+    uint32_t sp_oldest;  /* no spilled waiter before this is still waiting */
+    trch_index sp_index; /* key -> index in sp of one not done */
+    FILE *sp_file;       /* anonymous temporary file, NULL until needed */
+    uint32_t wait_mem;   /* waiters kept in memory at most */
+    int64_t sp_end;
     uint64_t seq, n_flows;
     int64_t next_tid;
     chg_head *heads;     /* slice heads by (name, cat) */
@@ -171,6 +185,11 @@ trc_status chg_add_slice(chrome *c, const trc_reader *r, int64_t ti, gslice *s);
 /* A slice leaves its track's window: place it and write it (or let it
  * wait for its flow partner). */
 trc_status chg_release(chrome *c, const trc_reader *r, uint32_t ti, const gslice *s);
+
+/* At the end: write the slices still waiting for a partner, unlinked,
+ * in order of placing, and forget them.  TRC_OK, TRC_ERR_NOMEM or
+ * TRC_ERR_IO (the temporary file; c->err set). */
+trc_status chg_flush_waiters(chrome *c, const trc_reader *r);
 
 /* {"ph":"X" ... } of slice s on lane li of track ti; bind != 0 adds its
  * flow end.  TRC_OK or TRC_ERR_NOMEM (c->err set). */

@@ -13,11 +13,13 @@
 #include "lib/export/chrome/chrome_gpu_int.h"
 #include "lib/export/common/gpu_units.h"
 
-chr_gpu *chr_gpu_new(void)
+chr_gpu *chr_gpu_new(uint32_t wait_mem)
 {
     chr_gpu *g = trc_calloc(1, sizeof *g);
-    if (g)
+    if (g) {
         g->next_tid = CHR_SYNTH_TID;
+        g->wait_mem = wait_mem ? wait_mem : WAIT_MEM;
+    }
     return g;
 }
 
@@ -41,6 +43,10 @@ void chr_gpu_free(chr_gpu *g)
     trc_free(g->devices);
     trc_free(g->wait);
     trch_index_cleanup(&g->wait_index);
+    trc_free(g->sp);
+    trch_index_cleanup(&g->sp_index);
+    if (g->sp_file)
+        fclose(g->sp_file);
     for (uint32_t i = 0; i < g->n_heads; i++)
         trc_free(g->heads[i].text);
     trc_free(g->heads);

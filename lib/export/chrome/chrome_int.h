@@ -116,7 +116,8 @@ void chr_write_meta(chrome *c, const char *name, int64_t pid, int64_t tid);
 
 /* ---- chrome_gpu.c ---- */
 
-chr_gpu *chr_gpu_new(void);
+/* wait_mem: chrome_options.wait_mem */
+chr_gpu *chr_gpu_new(uint32_t wait_mem);
 void chr_gpu_free(chr_gpu *g);
 
 /* GPU_DEVICE, GPU_KERNEL/MEMCPY/MEMSET/SYNC, API_CALL and MARKER events.

@@ -49,9 +49,45 @@ typedef struct ivset {
     size_t head, n, cap;
 } ivset;
 
+/* exp_gpu_idle_stream_order: the intervals a device's streams have
+ * passed, summed and dropped from memory but not yet a horizon old, go
+ * to a temporary file in blocks, sorted (they are retired in order), so
+ * that an activity reaching back among them (a stream or process first
+ * seen behind the others, as a second process's side trace is) can have
+ * them back: their sums are taken off and they rejoin the set, and all
+ * goes on as if they had never left. */
+#define LOG_BLOCK 256
+
+typedef struct logblk {
+    int64_t off;              /* in the temporary file */
+    uint32_t n;
+    int64_t last_e;           /* end of its last interval */
+} logblk;
+
+typedef struct ivlog {
+    logblk *b;
+    size_t head, n, cap;      /* b[head..n) may still be needed */
+    ival *tail;               /* not written yet, up to LOG_BLOCK */
+    size_t n_tail, cap_tail;
+} ivlog;
+
+/* A stream of a device (stream_order): its latest activity start. */
+typedef struct dstream {
+    int64_t pid;
+    uint32_t context, stream;
+    int64_t latest;
+} dstream;
+
 typedef struct dev {
     uint32_t device;
     ivset all, kern;
+    dstream *streams;         /* with stream_order */
+    size_t n_streams, cap_streams;
+    uint32_t since_scan;      /* stream_order: activities since the streams were scanned */
+    int64_t held;             /* stream_order: memory holds intervals ending
+                               * after it; those between retired and held
+                               * are in the logs */
+    ivlog log_all, log_kern;
     int64_t retired;          /* everything before is summed and dropped */
     uint64_t busy_ns, kern_ns; /* summed, clipped to the span */
     int64_t *pids;            /* processes with activities on it */
@@ -114,6 +150,11 @@ struct exp_gpu_idle {
     exp_gpu_callsite *waits;  /* the waiting-thread rule: who a launch
                                * without Python frames is charged to */
     uint32_t *order;          /* device indices by ordinal, after finish */
+    int stream_order;         /* exp_gpu_idle_stream_order */
+    FILE *logf;               /* its logs' temporary file, in slots of LOG_BLOCK */
+    int64_t logf_end;
+    int64_t *free_slots;      /* slots of dropped blocks, used again first */
+    size_t n_free, cap_free;
     exp_gpu_idle_stats st;
 };
 
@@ -133,6 +174,8 @@ exp_gpu_idle *exp_gpu_idle_new(const exp_gpu_idle_options *opts)
     return g;
 }
 
+void exp_gpu_idle_stream_order(exp_gpu_idle *g) { g->stream_order = 1; }
+
 void exp_gpu_idle_free(exp_gpu_idle *g)
 {
     if (!g)
@@ -142,7 +185,15 @@ void exp_gpu_idle_free(exp_gpu_idle *g)
         trc_free(g->devs[i].kern.v);
         trc_free(g->devs[i].pids);
         trc_free(g->devs[i].buckets);
+        trc_free(g->devs[i].streams);
+        trc_free(g->devs[i].log_all.b);
+        trc_free(g->devs[i].log_all.tail);
+        trc_free(g->devs[i].log_kern.b);
+        trc_free(g->devs[i].log_kern.tail);
     }
+    if (g->logf)
+        fclose(g->logf);
+    trc_free(g->free_slots);
     trc_free(g->devs);
     for (size_t i = 0; i < g->n_procs; i++)
         trc_free(g->procs[i].pend);
@@ -253,8 +304,8 @@ static trc_status buckets_to(dev *d, size_t k)
 }
 
 /* Adds the kernel-busy interval [s, e) (clipped to the span) to d's
- * buckets. */
-static trc_status add_buckets(const exp_gpu_idle *g, dev *d, int64_t s, int64_t e)
+ * buckets, or takes it off (sub: it was added before). */
+static trc_status add_buckets(const exp_gpu_idle *g, dev *d, int64_t s, int64_t e, int sub)
 {
     if (s < g->lo)
         s = g->lo;
@@ -273,26 +324,159 @@ static trc_status add_buckets(const exp_gpu_idle *g, dev *d, int64_t s, int64_t 
         trc_status st = buckets_to(d, (size_t)k);
         if (st != TRC_OK)
             return st;
-        d->buckets[k] += to - off;
+        if (sub)
+            d->buckets[k] -= to - off;
+        else
+            d->buckets[k] += to - off;
         off = to;
     }
     return TRC_OK;
 }
 
+/* Block b of a log is dropped: its slot in the file is free.  A slot
+ * is only dropped with room for it (log_add grows free_slots first). */
+static void slot_free(exp_gpu_idle *g, const logblk *b) { g->free_slots[g->n_free++] = b->off; }
+
+/* Appends x to log l of device d (stream_order), dropping the blocks
+ * that are a horizon old (wholly before d's retired point), so that the
+ * file holds at most the horizon's intervals. */
+static trc_status log_add(exp_gpu_idle *g, const dev *d, ivlog *l, ival x)
+{
+    trc_status st;
+    if (l->n_tail == LOG_BLOCK) {
+        /* every block a slot: room for all of them on the free list */
+        size_t slots = (size_t)(g->logf_end / (int64_t)(LOG_BLOCK * sizeof(ival)));
+        if ((st = trcu_grow((void **)&g->free_slots, &g->cap_free, slots, sizeof *g->free_slots)) !=
+            TRC_OK)
+            return st;
+        while (l->head < l->n && l->b[l->head].last_e <= d->retired)
+            slot_free(g, &l->b[l->head++]);
+        if (l->head && l->head * 2 >= l->n) {
+            memmove(l->b, l->b + l->head, (l->n - l->head) * sizeof *l->b);
+            l->n -= l->head;
+            l->head = 0;
+        }
+        if (!g->logf && !(g->logf = tmpfile()))
+            return TRC_ERR_IO;
+        if ((st = trcu_grow((void **)&l->b, &l->cap, l->n, sizeof *l->b)) != TRC_OK)
+            return st;
+        int64_t off = g->n_free ? g->free_slots[g->n_free - 1] : g->logf_end;
+        if (fseeko(g->logf, off, SEEK_SET) != 0 ||
+            fwrite(l->tail, sizeof *l->tail, l->n_tail, g->logf) != l->n_tail)
+            return TRC_ERR_IO;
+        l->b[l->n++] = (logblk){off, (uint32_t)l->n_tail, l->tail[l->n_tail - 1].e};
+        if (g->n_free)
+            g->n_free--;
+        else
+            g->logf_end += (int64_t)(LOG_BLOCK * sizeof *l->tail);
+        l->n_tail = 0;
+    }
+    if ((st = trcu_grow((void **)&l->tail, &l->cap_tail, l->n_tail, sizeof *l->tail)) != TRC_OK)
+        return st;
+    l->tail[l->n_tail++] = x;
+    return TRC_OK;
+}
+
 /* Sums and drops the intervals of v that end before t (into *sum), the
- * kernel set's also into d's buckets. */
-static trc_status iv_retire(const exp_gpu_idle *g, dev *d, ivset *v, int64_t t, uint64_t *sum)
+ * kernel set's also into d's buckets; into log l too when not NULL. */
+static trc_status iv_retire(exp_gpu_idle *g, dev *d, ivset *v, int64_t t, uint64_t *sum,
+                            ivlog *l)
 {
     while (v->head < v->n && v->v[v->head].e <= t) {
+        trc_status st = TRC_OK;
         *sum += clipped(g, v->v[v->head].s, v->v[v->head].e);
-        if (g->opt.bucket_ns > 0 && v == &d->kern) {
-            trc_status st = add_buckets(g, d, v->v[v->head].s, v->v[v->head].e);
-            if (st != TRC_OK)
-                return st;
-        }
+        if (g->opt.bucket_ns > 0 && v == &d->kern)
+            st = add_buckets(g, d, v->v[v->head].s, v->v[v->head].e, 0);
+        if (st == TRC_OK && l)
+            st = log_add(g, d, l, v->v[v->head]);
+        if (st != TRC_OK)
+            return st;
         v->head++;
     }
     return TRC_OK;
+}
+
+/* Takes back from log l the intervals that end after d's retired point
+ * (in order) into set v, their sums taken off *sum (and the buckets). */
+static trc_status iv_unretire(exp_gpu_idle *g, dev *d, ivset *v, ivlog *l, uint64_t *sum)
+{
+    ival *back = NULL, *blk = NULL;
+    size_t n_back = 0, cap_back = 0;
+    trc_status st = TRC_OK;
+    int done = 0;
+
+    /* from the end backwards, until one ends at or before retired */
+    while (!done && st == TRC_OK && (l->n_tail || l->n > l->head)) {
+        ival *from;
+        size_t k;
+        if (l->n_tail) {
+            from = l->tail;
+            k = l->n_tail;
+        } else {
+            logblk *b = &l->b[l->n - 1];
+            if (!blk && !(blk = trc_malloc(LOG_BLOCK * sizeof *blk))) {
+                st = TRC_ERR_NOMEM;
+                break;
+            }
+            if (fseeko(g->logf, b->off, SEEK_SET) != 0 ||
+                fread(blk, sizeof *blk, b->n, g->logf) != b->n) {
+                st = TRC_ERR_IO;
+                break;
+            }
+            from = blk;
+            k = b->n;
+        }
+        size_t keep = k;
+        while (keep && from[keep - 1].e > d->retired)
+            keep--;
+        for (size_t i = k; i > keep && st == TRC_OK; i--) {
+            st = trcu_grow((void **)&back, &cap_back, n_back, sizeof *back);
+            if (st == TRC_OK)
+                back[n_back++] = from[i - 1];
+        }
+        if (st != TRC_OK)
+            break;
+        done = keep > 0;
+        if (l->n_tail) {
+            l->n_tail = keep;
+        } else if (keep) {
+            l->b[l->n - 1].n = (uint32_t)keep;
+            l->b[l->n - 1].last_e = from[keep - 1].e;
+        } else {
+            slot_free(g, &l->b[--l->n]);
+        }
+    }
+    /* back holds them newest first: into the set before what it holds */
+    size_t live = v->n - v->head;
+    if (st == TRC_OK && n_back)
+        st = trcu_grow((void **)&v->v, &v->cap, live + n_back, sizeof *v->v);
+    if (st == TRC_OK && n_back) {
+        memmove(v->v + n_back, v->v + v->head, live * sizeof *v->v);
+        for (size_t i = 0; i < n_back; i++) {
+            ival x = back[n_back - 1 - i];
+            v->v[i] = x;
+            *sum -= clipped(g, x.s, x.e);
+            if (g->opt.bucket_ns > 0 && v == &d->kern && st == TRC_OK)
+                st = add_buckets(g, d, x.s, x.e, 1);
+        }
+        v->head = 0;
+        v->n = live + n_back;
+    }
+    trc_free(back);
+    trc_free(blk);
+    return st;
+}
+
+/* Memory of device d holds again every interval that ends after its
+ * retired point (stream_order). */
+static trc_status unretire(exp_gpu_idle *g, dev *d)
+{
+    trc_status st = iv_unretire(g, d, &d->all, &d->log_all, &d->busy_ns);
+    if (st == TRC_OK)
+        st = iv_unretire(g, d, &d->kern, &d->log_kern, &d->kern_ns);
+    if (st == TRC_OK)
+        d->held = d->retired;
+    return st;
 }
 
 /* ---- charges ---- */
@@ -436,12 +620,14 @@ static trc_status advance(exp_gpu_idle *g, int all)
         }
         if (!v->n_pids || keep <= v->retired)
             continue;
-        trc_status st = iv_retire(g, v, &v->all, keep, &v->busy_ns);
+        trc_status st = iv_retire(g, v, &v->all, keep, &v->busy_ns, NULL);
         if (st == TRC_OK)
-            st = iv_retire(g, v, &v->kern, keep, &v->kern_ns);
+            st = iv_retire(g, v, &v->kern, keep, &v->kern_ns, NULL);
         if (st != TRC_OK)
             return st;
         v->retired = keep;
+        if (v->held < keep)
+            v->held = keep;
     }
     return TRC_OK;
 }
@@ -487,7 +673,7 @@ static dev *device(exp_gpu_idle *g, uint32_t ordinal, int64_t pid)
         v = &g->devs[g->n_dev++];
         memset(v, 0, sizeof *v);
         v->device = ordinal;
-        v->retired = INT64_MIN;
+        v->retired = v->held = INT64_MIN;
     }
     for (size_t i = 0; i < v->n_pids; i++)
         if (v->pids[i] == pid)
@@ -496,6 +682,56 @@ static dev *device(exp_gpu_idle *g, uint32_t ordinal, int64_t pid)
         return NULL;
     v->pids[v->n_pids++] = pid;
     return v;
+}
+
+/* exp_gpu_idle_stream_order: notes that w's stream has started an
+ * activity at s (it starts nothing earlier from now on, nor more than a
+ * horizon before its process's latest activity), then moves device v's
+ * intervals that every stream of v has passed to its logs.  Only while
+ * no sample waits (on_sample ends stream_order). */
+static trc_status stream_retire(exp_gpu_idle *g, dev *v, const trc_gpu_where *w, int64_t s)
+{
+    dstream *x = NULL;
+    for (size_t i = 0; i < v->n_streams && !x; i++)
+        if (v->streams[i].stream == w->stream && v->streams[i].context == w->context &&
+            v->streams[i].pid == w->pid)
+            x = &v->streams[i];
+    if (!x) {
+        trc_status st = trcu_grow((void **)&v->streams, &v->cap_streams, v->n_streams,
+                                  sizeof *v->streams);
+        if (st != TRC_OK)
+            return st;
+        x = &v->streams[v->n_streams++];
+        *x = (dstream){w->pid, w->context, w->stream, s};
+    }
+    if (s > x->latest)
+        x->latest = s;
+    /* the scan below looks at every stream: once in 64 activities (64
+     * more intervals held at most) keeps it cheap */
+    if (++v->since_scan < 64)
+        return TRC_OK;
+    v->since_scan = 0;
+    /* before the first segment the span's start is unknown: the buckets
+     * of what is retired could not be placed */
+    if (g->n_pending || !g->have_start)
+        return TRC_OK;
+    int64_t keep = INT64_MAX;
+    for (size_t i = 0; i < v->n_streams; i++) {
+        const proc *p = proc_get(g, v->streams[i].pid);
+        int64_t cut = p ? cutoff_of(g, p) : INT64_MIN, k = v->streams[i].latest;
+        if (cut > k) /* a stream long quiet: the horizon bounds it */
+            k = cut;
+        if (k < keep)
+            keep = k;
+    }
+    if (keep <= v->held)
+        return TRC_OK;
+    trc_status st = iv_retire(g, v, &v->all, keep, &v->busy_ns, &v->log_all);
+    if (st == TRC_OK)
+        st = iv_retire(g, v, &v->kern, keep, &v->kern_ns, &v->log_kern);
+    if (st == TRC_OK)
+        v->held = keep;
+    return st;
 }
 
 static trc_status on_activity(exp_gpu_idle *g, const trc_gpu_where *w, int64_t s, int64_t e,
@@ -516,11 +752,18 @@ static trc_status on_activity(exp_gpu_idle *g, const trc_gpu_where *w, int64_t s
         g->st.late++;
         return TRC_OK;
     }
+    int64_t began = s;
     if (s < v->retired)
         s = v->retired; /* the part before was summed already */
-    trc_status st = iv_add(&v->all, s, e);
+    trc_status st = TRC_OK;
+    if (g->stream_order && s < v->held) /* reaches back among the logged */
+        st = unretire(g, v);
+    if (st == TRC_OK)
+        st = iv_add(&v->all, s, e);
     if (st == TRC_OK && kernel)
         st = iv_add(&v->kern, s, e);
+    if (st == TRC_OK && g->stream_order)
+        st = stream_retire(g, v, w, began);
     size_t held = (v->all.n - v->all.head) + (v->kern.n - v->kern.head);
     if (held > g->st.peak_intervals)
         g->st.peak_intervals = held;
@@ -537,6 +780,14 @@ static trc_status on_activity(exp_gpu_idle *g, const trc_gpu_where *w, int64_t s
 
 static trc_status on_sample(exp_gpu_idle *g, const trc_reader *r, const trc_sample *smp)
 {
+    /* a sample may reach back among the logged intervals: memory holds
+     * them again, and the horizon alone retires from now on */
+    for (size_t i = 0; g->stream_order && i < g->n_dev; i++) {
+        trc_status st = unretire(g, &g->devs[i]);
+        if (st != TRC_OK)
+            return st;
+    }
+    g->stream_order = 0;
     uint64_t n = smp->count ? smp->count : 1;
     g->st.samples += n;
     uint64_t period = smp->span_ns + smp->weight_ns;
@@ -580,7 +831,7 @@ static trc_status on_counter(exp_gpu_idle *g, const trc_reader *r, const trc_cou
         x = &g->devs[g->n_dev++];
         memset(x, 0, sizeof *x);
         x->device = (uint32_t)d->device;
-        x->retired = INT64_MIN;
+        x->retired = x->held = INT64_MIN;
     }
     x->util_sum += v->value;
     x->util_n++;
@@ -689,9 +940,9 @@ trc_status exp_gpu_idle_finish(exp_gpu_idle *g, const trc_reader *r)
         return st;
     for (size_t d = 0; d < g->n_dev; d++) {
         dev *v = &g->devs[d];
-        st = iv_retire(g, v, &v->all, INT64_MAX, &v->busy_ns);
+        st = iv_retire(g, v, &v->all, INT64_MAX, &v->busy_ns, NULL);
         if (st == TRC_OK)
-            st = iv_retire(g, v, &v->kern, INT64_MAX, &v->kern_ns);
+            st = iv_retire(g, v, &v->kern, INT64_MAX, &v->kern_ns, NULL);
         /* every bucket of the span exists, idle ones too */
         if (st == TRC_OK && g->opt.bucket_ns > 0 && g->hi > g->lo)
         {

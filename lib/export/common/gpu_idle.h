@@ -57,7 +57,8 @@
  * than the horizon, are such a case: the second one's activities on the
  * device come after the first's retired them.  What remains is one row
  * per (device, thread, stack) charged, and one interval per busy stretch
- * within the horizon.
+ * within the horizon (exp_gpu_idle_stream_order: per busy stretch that
+ * not every stream has passed).
  *
  * Internal API, prefix exp_gpu_idle_.  Ownership: _new / _free.
  */
@@ -112,10 +113,27 @@ typedef struct exp_gpu_idle exp_gpu_idle;
 exp_gpu_idle *exp_gpu_idle_new(const exp_gpu_idle_options *opts);
 void exp_gpu_idle_free(exp_gpu_idle *g);
 
+/* Retire by streams too: a device's intervals leave memory once every
+ * stream of the device (process, context, stream) has started an
+ * activity after them (or, for a stream long quiet, once they are a
+ * horizon behind its process's latest activity): CUDA runs a stream's
+ * work one item at a time, so a stream's activities arrive in start
+ * order.  Those not yet a horizon old go to a temporary file, and an
+ * activity that reaches back among them (a stream or a process first
+ * seen behind the others, as a second process's side trace is) takes
+ * them back first, so every figure is the one the horizon alone gives;
+ * memory follows the streams' lag behind one another, not the horizon's
+ * 4 s of intervals.  A sample ends it (every device takes its intervals
+ * back; from then on the horizon alone retires): it is meant for a
+ * stage fed activities only, trc2chrome's busy counter (chrome_busy.c).
+ * Call before the first event. */
+void exp_gpu_idle_stream_order(exp_gpu_idle *g);
+
 /* Feed the selected events in file order (samples with --idle ones
  * kept: a thread waiting off-CPU is what idles a GPU): SEGMENT, SEGMENT_END,
  * SAMPLE, API_CALL, COUNTER and GPU_KERNEL/MEMCPY/MEMSET matter, others are ignored.  r
- * gives a thread's pid.  TRC_OK, TRC_ERR_NOMEM or TRC_ERR_LIMIT. */
+ * gives a thread's pid.  TRC_OK, TRC_ERR_NOMEM, TRC_ERR_LIMIT, or
+ * TRC_ERR_IO (exp_gpu_idle_stream_order's temporary file). */
 trc_status exp_gpu_idle_event(exp_gpu_idle *g, const trc_reader *r, const trc_event *ev);
 
 /* Charge what is still held.  Call once, at the end of input.  TRC_OK,

@@ -82,7 +82,7 @@ sscope *sscope_new(const sscope_options *opts)
         s->opt.spool_runs = DEFAULT_SPOOL_RUNS;
     s->last_proc = NO_TRACK;
     s->view = cpuview_new(s->opt.lines);
-    s->gpu = sgpu_new();
+    s->gpu = sgpu_new(s->opt.spool_runs);
     if (!s->view || !s->gpu) {
         cpuview_free(s->view);
         sgpu_free(s->gpu);
@@ -252,9 +252,8 @@ trc_status sscope_event(sscope *s, const trc_reader *r, const trc_event *ev)
         return on_sample(s, r, &ev->u.sample);
     if (ev->type == TRC_EV_GPU_KERNEL || ev->type == TRC_EV_GPU_MEMCPY ||
         ev->type == TRC_EV_GPU_MEMSET) {
-        if (sgpu_event(s->gpu, s->view, ev) != TRC_OK)
-            return fail(s, TRC_ERR_NOMEM, "GPU activities");
-        return TRC_OK;
+        trc_status st = sgpu_event(s->gpu, s->view, ev);
+        return st == TRC_OK ? TRC_OK : fail(s, st, "GPU activities");
     }
     if (ev->type == TRC_EV_SEGMENT && !s->have_start) {
         const trc_segment *seg = ev->u.segment;

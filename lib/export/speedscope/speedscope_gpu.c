@@ -2,9 +2,22 @@
  * lib/export/speedscope/speedscope_gpu.c — evented speedscope profiles of GPU
  * streams (see speedscope_gpu.h for what is shown and how overlaps are
  * made valid; docs/design/outputs.md §1 for the format).
+ *
+ * Each stream's intervals must be written sorted, and only after every
+ * CPU profile, so they are kept until the end, but not in memory: a
+ * stream holds at most `spool` of them; a full buffer is sorted, its
+ * lower half appended to a temporary file (a "run", sorted) and the
+ * upper half kept, so that intervals arriving a little out of order
+ * still extend the same run.  One that sorts before what its stream
+ * already spilled starts a new run.  The write merges a stream's runs
+ * and what is left in memory; the order is total (start, longer first,
+ * arrival), so the result is the one a sort of everything would give.
+ * A stream delivered in order (CUDA runs its work one item at a time)
+ * makes one run, read back a block at a time.
  */
 #include "lib/export/speedscope/speedscope_gpu.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +26,8 @@
 #include "lib/export/common/gpu_units.h"
 
 #define NO_STREAM UINT32_MAX
+#define DEFAULT_SPOOL 4096u
+#define READ_BLOCK 256u  /* intervals of a run read back at once */
 
 typedef struct ival {
     int64_t start, end;
@@ -20,11 +35,24 @@ typedef struct ival {
     uint32_t seq;        /* arrival order within the stream: ties keep it */
 } ival;
 
+/* A block of sorted intervals in the temporary file; consecutive blocks
+ * of a stream form one sorted run until one has new_run set. */
+typedef struct spillblk {
+    int64_t off;         /* offset in the temporary file */
+    uint32_t n;          /* intervals */
+    uint32_t new_run;    /* 1: sorts before the block before it */
+} spillblk;
+
 typedef struct gstream {
     uint32_t device, context, stream;
     int64_t owner;       /* process */
-    ival *iv;
+    ival *iv;            /* in memory, arrival order (sorted halves once spilled) */
     uint32_t n, cap;
+    uint32_t total;      /* intervals kept, spilled ones included */
+    int64_t min_start;   /* the first one's start once sorted (valid when total) */
+    spillblk *blocks;
+    uint32_t n_blocks, cap_blocks;
+    ival last_spilled;   /* the greatest interval spilled (valid when n_blocks) */
 } gstream;
 
 typedef struct openiv {
@@ -32,29 +60,54 @@ typedef struct openiv {
     uint32_t frame;
 } openiv;
 
+/* One sorted run of a stream, or its intervals in memory, read in
+ * order while a stream's runs are merged (sgpu_write). */
+typedef struct cursor {
+    ival *buf;           /* READ_BLOCK intervals read back, or the stream's own */
+    uint32_t pos, n;     /* buf[pos..n) are next */
+    uint32_t blk, blk_end; /* the run's blocks not finished yet */
+    int64_t off;         /* where the rest of block blk is */
+    uint32_t left;       /* its intervals not read yet */
+} cursor;
+
 struct sgpu {
     gstream *streams;    /* in order of first activity */
     uint32_t n_streams, cap_streams;
     uint32_t last;       /* cache: index of the last stream used */
+    uint32_t spool;      /* intervals kept in memory per stream */
+    FILE *spill;         /* anonymous temporary file, NULL until needed */
+    int64_t spill_end;
     openiv *open;        /* scratch for sgpu_write */
     uint32_t cap_open;
+    cursor *cur;         /* scratch for sgpu_write: one per run, + memory */
+    uint32_t cap_cur;
     int have_first;
     int64_t first_ns;
 };
 
-sgpu *sgpu_new(void)
+sgpu *sgpu_new(uint32_t spool)
 {
-    return trc_calloc(1, sizeof(sgpu));
+    sgpu *g = trc_calloc(1, sizeof(sgpu));
+    if (g)
+        g->spool = spool ? spool : DEFAULT_SPOOL;
+    return g;
 }
 
 void sgpu_free(sgpu *g)
 {
     if (!g)
         return;
-    for (uint32_t i = 0; i < g->n_streams; i++)
+    for (uint32_t i = 0; i < g->n_streams; i++) {
         trc_free(g->streams[i].iv);
+        trc_free(g->streams[i].blocks);
+    }
+    for (uint32_t i = 0; i < g->cap_cur; i++)
+        trc_free(g->cur[i].buf);
+    trc_free(g->cur);
     trc_free(g->streams);
     trc_free(g->open);
+    if (g->spill)
+        fclose(g->spill);
     trc_free(g);
 }
 
@@ -83,6 +136,43 @@ static gstream *find_stream(sgpu *g, const trc_gpu_where *w)
     return s;
 }
 
+static int ival_cmp(const void *pa, const void *pb)
+{
+    const ival *a = pa, *b = pb;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    if (a->end != b->end)
+        return a->end > b->end ? -1 : 1; /* the longer first: it is the parent */
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* Sort s's full buffer and move its lower half to the temporary file:
+ * the upper half stays, so that an interval arriving a little late
+ * still sorts after what was spilled.  TRC_OK, TRC_ERR_NOMEM or
+ * TRC_ERR_IO. */
+static trc_status spill_half(sgpu *g, gstream *s)
+{
+    uint32_t k = s->n / 2 ? s->n / 2 : s->n;
+
+    qsort(s->iv, s->n, sizeof *s->iv, ival_cmp);
+    if (!g->spill && !(g->spill = tmpfile()))
+        return TRC_ERR_IO;
+    if (trcu_grow32(&s->blocks, &s->cap_blocks, s->n_blocks, sizeof *s->blocks))
+        return TRC_ERR_NOMEM;
+    if (fwrite(s->iv, sizeof *s->iv, k, g->spill) != k)
+        return TRC_ERR_IO;
+    s->blocks[s->n_blocks].off = g->spill_end;
+    s->blocks[s->n_blocks].n = k;
+    s->blocks[s->n_blocks].new_run =
+        s->n_blocks && ival_cmp(&s->iv[0], &s->last_spilled) < 0;
+    s->n_blocks++;
+    s->last_spilled = s->iv[k - 1];
+    g->spill_end += (int64_t)(k * sizeof *s->iv);
+    memmove(s->iv, s->iv + k, (s->n - k) * sizeof *s->iv);
+    s->n -= k;
+    return TRC_OK;
+}
+
 trc_status sgpu_event(sgpu *g, cpuview *view, const trc_event *ev)
 {
     const trc_gpu_where *w;
@@ -90,6 +180,7 @@ trc_status sgpu_event(sgpu *g, cpuview *view, const trc_event *ev)
     int64_t start, end;
     uint32_t frame;
     gstream *s;
+    trc_status st;
 
     switch (ev->type) {
     case TRC_EV_GPU_KERNEL:
@@ -117,14 +208,19 @@ trc_status sgpu_event(sgpu *g, cpuview *view, const trc_event *ev)
         return TRC_OK; /* zero-length: no time to show */
     if (cpuview_intern_frame(view, TRC_FRAME_GPU_KERNEL, name && name[0] ? name : "<unknown kernel>",
                              "", 0, &frame) != TRC_OK ||
-        !(s = find_stream(g, w)) || s->n == UINT32_MAX ||
-        trcu_grow32(&s->iv, &s->cap, s->n, sizeof *s->iv))
+        !(s = find_stream(g, w)) || s->total == UINT32_MAX)
+        return TRC_ERR_NOMEM;
+    if (s->n >= g->spool && (st = spill_half(g, s)) != TRC_OK)
+        return st;
+    if (trcu_grow32(&s->iv, &s->cap, s->n, sizeof *s->iv))
         return TRC_ERR_NOMEM;
     s->iv[s->n].start = start;
     s->iv[s->n].end = end;
     s->iv[s->n].frame = frame;
-    s->iv[s->n].seq = s->n;
+    s->iv[s->n].seq = s->total;
     s->n++;
+    if (!s->total++ || start < s->min_start)
+        s->min_start = start;
     if (!g->have_first || start < g->first_ns) {
         g->have_first = 1;
         g->first_ns = start;
@@ -142,18 +238,8 @@ uint32_t sgpu_profile_count(const sgpu *g)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < g->n_streams; i++)
-        n += g->streams[i].n > 0;
+        n += g->streams[i].total > 0;
     return n;
-}
-
-static int ival_cmp(const void *pa, const void *pb)
-{
-    const ival *a = pa, *b = pb;
-    if (a->start != b->start)
-        return a->start < b->start ? -1 : 1;
-    if (a->end != b->end)
-        return a->end > b->end ? -1 : 1; /* the longer first: it is the parent */
-    return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
 /* Profiles by device, stream, process, context. */
@@ -191,24 +277,122 @@ static int shared_number(const sgpu *g, const gstream *s)
 {
     for (uint32_t i = 0; i < g->n_streams; i++) {
         const gstream *o = &g->streams[i];
-        if (o != s && o->n && o->device == s->device && o->stream == s->stream)
+        if (o != s && o->total && o->device == s->device && o->stream == s->stream)
             return 1;
     }
     return 0;
 }
 
-/* The O/C events of stream s (sorted), with the nesting rules of the
- * header; *last gets the time of the last event. */
-static trc_status write_events(sgpu *g, jsonw *out, const gstream *s, int64_t start_ns,
-                               int64_t *last)
-{
-    uint32_t depth = 0;
-    int64_t cursor = INT64_MIN; /* time of the last event written */
-    int n = 0;
+/* ---- merging a stream's runs ---- */
 
-    for (uint32_t i = 0; i < s->n; i++) {
-        const ival *x = &s->iv[i];
-        int64_t b = x->start > cursor ? x->start : cursor;
+/* Make c's next interval available; 0 when the run is done, -1 on a
+ * read error. */
+static int cursor_fill(sgpu *g, const gstream *s, cursor *c)
+{
+    if (c->pos < c->n)
+        return 1;
+    while (!c->left) {
+        if (c->blk >= c->blk_end)
+            return 0;
+        c->off = s->blocks[c->blk].off;
+        c->left = s->blocks[c->blk].n;
+        c->blk++;
+    }
+    uint32_t k = c->left < READ_BLOCK ? c->left : READ_BLOCK;
+    if (fseeko(g->spill, c->off, SEEK_SET) != 0 || fread(c->buf, sizeof *c->buf, k, g->spill) != k)
+        return -1;
+    c->off += (int64_t)(k * sizeof *c->buf);
+    c->left -= k;
+    c->pos = 0;
+    c->n = k;
+    return 1;
+}
+
+/* Set up g->cur for stream s: one cursor per run of its blocks, and
+ * the last for its intervals in memory (sorted here); *n_cur gets how
+ * many.  TRC_OK, TRC_ERR_NOMEM or TRC_ERR_IO. */
+static trc_status cursors_open(sgpu *g, gstream *s, uint32_t *n_cur)
+{
+    uint32_t k = 0;
+
+    if (s->n > 1)
+        qsort(s->iv, s->n, sizeof *s->iv, ival_cmp);
+    if (s->n_blocks && fflush(g->spill) != 0)
+        return TRC_ERR_IO;
+    for (uint32_t b = 0; b <= s->n_blocks; b++) {
+        if (b < s->n_blocks && b && !s->blocks[b].new_run) {
+            g->cur[k - 1].blk_end = b + 1; /* extends the run before */
+            continue;
+        }
+        /* new cursors come zeroed (buf NULL); a buffer, once made, is
+         * kept for the next streams */
+        if (trcu_grow32(&g->cur, &g->cap_cur, k, sizeof *g->cur))
+            return TRC_ERR_NOMEM;
+        cursor *c = &g->cur[k++];
+        c->pos = c->n = c->left = 0;
+        if (b == s->n_blocks) { /* what is still in memory */
+            c->blk = c->blk_end = 0;
+            c->n = s->n;
+            continue;
+        }
+        c->blk = b;
+        c->blk_end = b + 1;
+        if (!c->buf && !(c->buf = trc_malloc(READ_BLOCK * sizeof *c->buf)))
+            return TRC_ERR_NOMEM;
+    }
+    *n_cur = k;
+    return TRC_OK;
+}
+
+/* The next interval of stream s in sorted order: the least of the
+ * cursors' heads (runs are few: one for a stream delivered in order).
+ * NULL when all are done; *err set on a read error. */
+static const ival *merge_next(sgpu *g, const gstream *s, uint32_t n_cur, int *err)
+{
+    cursor *best = NULL;
+    const ival *bv = NULL;
+
+    for (uint32_t i = 0; i < n_cur; i++) {
+        cursor *c = &g->cur[i];
+        const ival *v;
+        if (i + 1 == n_cur) { /* memory */
+            if (c->pos >= c->n)
+                continue;
+            v = &s->iv[c->pos];
+        } else {
+            int r = cursor_fill(g, s, c);
+            if (r < 0) {
+                *err = 1;
+                return NULL;
+            }
+            if (!r)
+                continue;
+            v = &c->buf[c->pos];
+        }
+        if (!bv || ival_cmp(v, bv) < 0) {
+            bv = v;
+            best = c;
+        }
+    }
+    if (best)
+        best->pos++;
+    return bv;
+}
+
+/* The O/C events of stream s (in sorted order), with the nesting rules
+ * of the header; *last gets the time of the last event. */
+static trc_status write_events(sgpu *g, jsonw *out, gstream *s, int64_t start_ns, int64_t *last)
+{
+    uint32_t depth = 0, n_cur;
+    int64_t cursor_ns = INT64_MIN; /* time of the last event written */
+    int n = 0, err = 0;
+    const ival *x;
+    trc_status st;
+
+    if ((st = cursors_open(g, s, &n_cur)) != TRC_OK)
+        return st;
+    while ((x = merge_next(g, s, n_cur, &err)) != NULL) {
+        int64_t b = x->start > cursor_ns ? x->start : cursor_ns;
         while (depth > 0) {
             const openiv *top = &g->open[depth - 1];
             if (top->end > b && top->end >= x->end)
@@ -216,9 +400,9 @@ static trc_status write_events(sgpu *g, jsonw *out, const gstream *s, int64_t st
             /* top ended before x begins, or x would outlive it: close
              * top, and x (clipped) begins no earlier than that. */
             write_event(out, &n, 'C', tsub(top->end, start_ns), top->frame);
-            cursor = top->end;
-            if (b < cursor)
-                b = cursor;
+            cursor_ns = top->end;
+            if (b < cursor_ns)
+                b = cursor_ns;
             depth--;
         }
         if (b >= x->end)
@@ -226,17 +410,19 @@ static trc_status write_events(sgpu *g, jsonw *out, const gstream *s, int64_t st
         if (trcu_grow32(&g->open, &g->cap_open, depth, sizeof *g->open))
             return TRC_ERR_NOMEM;
         write_event(out, &n, 'O', tsub(b, start_ns), x->frame);
-        cursor = b;
+        cursor_ns = b;
         g->open[depth].end = x->end;
         g->open[depth].frame = x->frame;
         depth++;
     }
+    if (err)
+        return TRC_ERR_IO;
     while (depth > 0) {
         depth--;
         write_event(out, &n, 'C', tsub(g->open[depth].end, start_ns), g->open[depth].frame);
-        cursor = g->open[depth].end;
+        cursor_ns = g->open[depth].end;
     }
-    *last = cursor;
+    *last = cursor_ns;
     return TRC_OK;
 }
 
@@ -250,9 +436,8 @@ trc_status sgpu_write(sgpu *g, const trc_reader *r, jsonw *out, int64_t start_ns
         int64_t last;
         trc_status st;
 
-        if (!s->n)
+        if (!s->total)
             continue;
-        qsort(s->iv, s->n, sizeof *s->iv, ival_cmp);
         jsonw_raw(out, *first ? "\n{\"type\":\"evented\",\"name\":\"GPU "
                               : ",\n{\"type\":\"evented\",\"name\":\"GPU ");
         *first = 0;
@@ -273,7 +458,7 @@ trc_status sgpu_write(sgpu *g, const trc_reader *r, jsonw *out, int64_t start_ns
         }
         /* endValue is only known after the events: it goes last. */
         jsonw_raw(out, "\",\"unit\":\"nanoseconds\",\"startValue\":");
-        jsonw_i64(out, tsub(s->iv[0].start, start_ns));
+        jsonw_i64(out, tsub(s->min_start, start_ns));
         jsonw_raw(out, ",\n\"events\":[");
         if ((st = write_events(g, out, s, start_ns, &last)) != TRC_OK)
             return st;

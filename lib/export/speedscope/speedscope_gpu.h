@@ -19,8 +19,11 @@
  * So the profile's top-level time is exactly the union of the stream's
  * busy intervals.
  *
- * Memory: 24 bytes per activity (intervals are sorted at the end).
- * Strings are borrowed from the reader.
+ * Memory: at most `spool` intervals (24 bytes each) per stream; the
+ * rest wait in an anonymous temporary file in sorted runs (one run for
+ * a stream whose work arrives in order), merged when written, so memory
+ * does not grow with the number of activities.  Strings are borrowed
+ * from the reader.
  */
 #ifndef TRC_LIB_EXPORT_SPEEDSCOPE_GPU_H
 #define TRC_LIB_EXPORT_SPEEDSCOPE_GPU_H
@@ -33,12 +36,14 @@
 
 typedef struct sgpu sgpu;
 
-/* NULL when out of memory. */
-sgpu *sgpu_new(void);
+/* New GPU part keeping at most spool intervals in memory per stream
+ * (0 = 4096).  NULL when out of memory. */
+sgpu *sgpu_new(uint32_t spool);
 void sgpu_free(sgpu *g);
 
 /* Keep a kernel, copy or memset (other events are ignored); its frame is
- * interned in view.  TRC_OK or TRC_ERR_NOMEM. */
+ * interned in view.  TRC_OK, TRC_ERR_NOMEM, or TRC_ERR_IO (temporary
+ * file). */
 trc_status sgpu_event(sgpu *g, cpuview *view, const trc_event *ev);
 
 /* Earliest activity start, for a trace without a segment; 0 with
@@ -50,8 +55,8 @@ uint32_t sgpu_profile_count(const sgpu *g);
 
 /* Write the stream profiles (each preceded by ",\n", or "\n" for the
  * first of the document when *first; *first is cleared), times relative
- * to start_ns.  TRC_OK or TRC_ERR_NOMEM (sorting needs no memory; the
- * stack of open intervals does). */
+ * to start_ns.  TRC_OK, TRC_ERR_NOMEM (the stack of open intervals, the
+ * read-back buffers), or TRC_ERR_IO (reading the temporary file). */
 trc_status sgpu_write(sgpu *g, const trc_reader *r, jsonw *out, int64_t start_ns, int *first);
 
 #endif /* TRC_LIB_EXPORT_SPEEDSCOPE_GPU_H */

@@ -4,8 +4,10 @@
  * tests/support/timeline_traces.c, whose intervals nest, overlap, hide
  * each other and repeat, checked slice by slice (lanes and flows); the
  * synthetic training trace checked against what the generator says it
- * wrote (flows, kernel time); failing the Nth allocation never crashes
- * and never changes what a successful run writes.
+ * wrote (flows, kernel time); slices waiting for their flow partner in
+ * memory or in the temporary file (wait_mem down to 1) write the same
+ * bytes; failing the Nth allocation never crashes and never changes
+ * what a successful run writes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -150,7 +152,36 @@ static void test_chrome_train(void **state)
 
 /* ---- failure injection ------------------------------------------------------- */
 
+/* Moving waiting slices to the temporary file changes no byte. */
+static void test_chrome_wait_spill(void **state)
+{
+    const char *paths[] = {hand_path, train_path};
+    uint32_t sizes[] = {1, 2, 3, 64};
+    trc_status st;
+
+    for (size_t p = 0; p < 2; p++) {
+        export_run_opts o = chrome_all;
+        char *want = export_run(paths[p], &o, &st);
+        assert_non_null(want);
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            o.ch.wait_mem = sizes[i];
+            char *got = export_run(paths[p], &o, &st);
+            assert_non_null(got);
+            assert_string_equal(got, want);
+            free(got);
+        }
+        free(want);
+    }
+}
+
 static void test_chrome_nomem(void **state) { export_run_nomem(train_path, &chrome_all); }
+
+static void test_chrome_wait_spill_nomem(void **state)
+{
+    export_run_opts o = chrome_all;
+    o.ch.wait_mem = 1;
+    export_run_nomem(train_path, &o);
+}
 static void test_chrome_hand_nomem(void **state) { export_run_nomem(hand_path, &chrome_all); }
 
 int main(void)
@@ -158,7 +189,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chrome_lanes_flows),
         cmocka_unit_test(test_chrome_train),
+        cmocka_unit_test(test_chrome_wait_spill),
         cmocka_unit_test(test_chrome_nomem),
+        cmocka_unit_test(test_chrome_wait_spill_nomem),
         cmocka_unit_test(test_chrome_hand_nomem),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

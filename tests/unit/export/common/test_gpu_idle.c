@@ -6,7 +6,9 @@
  * stack, the non-feeding thread never charged, a --from/--to window, a
  * short horizon that still finds the same answer with bounded memory,
  * the interval union under every arrival order, kernel-busy buckets and
- * NVML's mean beside them, and every allocation failing in turn.
+ * NVML's mean beside them, retiring by streams (the same figures with a
+ * few intervals held; a stream first seen behind the others is late),
+ * and every allocation failing in turn.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -241,6 +243,118 @@ static void test_union_any_order(void **state)
     }
 }
 
+/* Feeds kernel [s, e) of `stream` on device 0 to gi. */
+static void feed_kernel(exp_gpu_idle *gi, uint32_t stream, int64_t s, int64_t e)
+{
+    trc_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.type = TRC_EV_GPU_KERNEL;
+    ev.u.kernel.where.pid = 7;
+    ev.u.kernel.where.stream = stream;
+    ev.u.kernel.start_ns = s;
+    ev.u.kernel.end_ns = e;
+    assert_int_equal(exp_gpu_idle_event(gi, NULL, &ev), TRC_OK);
+}
+
+/* A stage that retires by streams gives the horizon's figures, each
+ * stream's kernels arriving in start order but the streams in a random
+ * order within each round, while holding a few intervals where the
+ * horizon holds them all; a stream first seen behind the point the
+ * others reached has the logged intervals back and is not late. */
+static void test_stream_order(void **state)
+{
+    enum { STREAMS = 3, PER = 1000 };
+    exp_gpu_idle *gi[2];
+    exp_gpu_idle_stats st[2];
+    unsigned seed = 7;
+    trc_segment seg;
+    trc_event ev;
+
+    memset(&seg, 0, sizeof seg);
+    memset(&ev, 0, sizeof ev);
+    ev.type = TRC_EV_SEGMENT;
+    ev.u.segment = &seg;
+    for (int m = 0; m < 2; m++) {
+        exp_gpu_idle_options o = {0, 0, 0, 0, 0, 1000};
+        assert_non_null(gi[m] = exp_gpu_idle_new(&o));
+        if (m)
+            exp_gpu_idle_stream_order(gi[m]);
+        assert_int_equal(exp_gpu_idle_event(gi[m], NULL, &ev), TRC_OK);
+    }
+    for (int i = 0; i < PER; i++) {
+        int order[STREAMS] = {0, 1, 2};
+        for (int j = STREAMS - 1; j > 0; j--) {
+            seed = seed * 1103515245u + 12345u;
+            int x = (int)((seed >> 16) % (unsigned)(j + 1)), t = order[j];
+            order[j] = order[x];
+            order[x] = t;
+        }
+        for (int j = 0; j < STREAMS; j++) {
+            int k = order[j];
+            /* per launch i, the streams overlap one another; gaps between i */
+            int64_t s = (int64_t)i * 1000 + k * 30, e = s + 60 + (i % 3) * 20;
+            for (int m = 0; m < 2; m++)
+                feed_kernel(gi[m], (uint32_t)k, s, e);
+        }
+    }
+    for (int m = 0; m < 2; m++) {
+        assert_int_equal(exp_gpu_idle_finish(gi[m], NULL), TRC_OK);
+        exp_gpu_idle_get_stats(gi[m], &st[m]);
+    }
+    exp_gpu_idle_device d[2];
+    size_t n[2];
+    const uint64_t *b[2];
+    for (int m = 0; m < 2; m++) {
+        exp_gpu_idle_device_at(gi[m], 0, &d[m]);
+        b[m] = exp_gpu_idle_busy_buckets(gi[m], 0, &n[m]);
+    }
+    /* truth: per i, [1000 i, 1000 i + 60 + (i % 3) * 20 + 60) */
+    uint64_t truth = 0;
+    for (int i = 0; i < PER; i++)
+        truth += 120 + (uint64_t)(i % 3) * 20;
+    assert_int_equal(d[0].kernel_ns, truth);
+    assert_int_equal(d[1].kernel_ns, truth);
+    assert_int_equal(d[1].busy_ns, d[0].busy_ns);
+    assert_int_equal(d[1].span_ns, d[0].span_ns);
+    assert_int_equal(n[1], n[0]);
+    assert_int_equal(n[0], PER);
+    for (size_t i = 0; i < n[0]; i++)
+        assert_int_equal(b[1][i], b[0][i]);
+    assert_int_equal(st[0].late + st[1].late, 0);
+    assert_true(st[0].peak_intervals >= 2 * PER); /* all of them, both sets */
+    assert_true(st[1].peak_intervals <= 2 * (64 + STREAMS)); /* scanned once in 64 */
+    for (int m = 0; m < 2; m++)
+        exp_gpu_idle_free(gi[m]);
+
+    /* a new stream's first kernels behind the other's 1000, within the
+     * horizon: not late either way, the logged intervals (from the
+     * temporary file too) come back, and the figures are the same */
+    for (int m = 0; m < 2; m++) {
+        exp_gpu_idle_options o = {0, 0, 0, 0, 0, 1000};
+        assert_non_null(gi[m] = exp_gpu_idle_new(&o));
+        if (m)
+            exp_gpu_idle_stream_order(gi[m]);
+        assert_int_equal(exp_gpu_idle_event(gi[m], NULL, &ev), TRC_OK);
+        for (int i = 0; i < 1000; i++)
+            feed_kernel(gi[m], 0, i * 100, i * 100 + 10);
+        feed_kernel(gi[m], 1, 20, 30);
+        feed_kernel(gi[m], 1, 5005, 5025); /* overlaps [5000, 5010) */
+        feed_kernel(gi[m], 1, 50020, 50030);
+        assert_int_equal(exp_gpu_idle_finish(gi[m], NULL), TRC_OK);
+        exp_gpu_idle_get_stats(gi[m], &st[m]);
+        exp_gpu_idle_device_at(gi[m], 0, &d[m]);
+        b[m] = exp_gpu_idle_busy_buckets(gi[m], 0, &n[m]);
+    }
+    assert_int_equal(st[0].late + st[1].late, 0);
+    assert_int_equal(d[0].kernel_ns, 1000 * 10 + 10 + 15 + 10);
+    assert_int_equal(d[1].kernel_ns, d[0].kernel_ns);
+    assert_int_equal(n[1], n[0]);
+    for (size_t i = 0; i < n[0]; i++)
+        assert_int_equal(b[1][i], b[0][i]);
+    for (int m = 0; m < 2; m++)
+        exp_gpu_idle_free(gi[m]);
+}
+
 static void test_root_names(void **state)
 {
     char b[64];
@@ -309,7 +423,7 @@ int main(void)
         cmocka_unit_test(test_whole_recording), cmocka_unit_test(test_short_horizon),
         cmocka_unit_test(test_window),          cmocka_unit_test(test_union_any_order),
         cmocka_unit_test(test_root_names),      cmocka_unit_test(test_alloc_failures),
-        cmocka_unit_test(test_busy_buckets),
+        cmocka_unit_test(test_busy_buckets),    cmocka_unit_test(test_stream_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

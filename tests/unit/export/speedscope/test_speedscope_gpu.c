@@ -3,8 +3,10 @@
  * (lib/export/speedscope/speedscope_gpu.c): the hand-made stream of
  * tests/support/timeline_traces.c, whose intervals nest, overlap, hide
  * each other and repeat, checked event by event (speedscope's evented
- * rules); failing the Nth allocation on the synthetic training trace
- * never crashes and never changes what a successful run writes.
+ * rules); streams kept in memory or spilled to the temporary file in
+ * sorted runs (spool_runs down to 1) write the same bytes; failing the
+ * Nth allocation on the synthetic training trace never crashes and
+ * never changes what a successful run writes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -84,13 +86,46 @@ static void test_speedscope_overlaps(void **state)
 
 /* ---- failure injection ------------------------------------------------------- */
 
+/* Spilling a stream's intervals changes no byte: the hand-made stream
+ * arrives out of order (several sorted runs to merge), the training
+ * trace's streams in order (one run each). */
+static void test_speedscope_gpu_spill(void **state)
+{
+    const char *paths[] = {hand_path, train_path};
+    uint32_t sizes[] = {1, 2, 3, 64};
+    trc_status st;
+
+    for (size_t p = 0; p < 2; p++) {
+        export_run_opts o = speedscope_all;
+        char *want = export_run(paths[p], &o, &st);
+        assert_non_null(want);
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            o.ss.spool_runs = sizes[i];
+            char *got = export_run(paths[p], &o, &st);
+            assert_non_null(got);
+            assert_string_equal(got, want);
+            free(got);
+        }
+        free(want);
+    }
+}
+
 static void test_speedscope_nomem(void **state) { export_run_nomem(train_path, &speedscope_all); }
+
+static void test_speedscope_spill_nomem(void **state)
+{
+    export_run_opts o = speedscope_all;
+    o.ss.spool_runs = 2;
+    export_run_nomem(hand_path, &o);
+}
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_speedscope_overlaps),
+        cmocka_unit_test(test_speedscope_gpu_spill),
         cmocka_unit_test(test_speedscope_nomem),
+        cmocka_unit_test(test_speedscope_spill_nomem),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
