@@ -24,6 +24,27 @@ record() {   # record PY TAG WORKLOAD TREC-FLAGS CHECKS...
   "$CHECK_PY" "$TRC_ROOT/tests/e2e/lib/fidelity_check.py" "$out.txt" "$ref" "$@"
 }
 
+# csig_ref PY TAG: the C-handler reference (tests/e2e/lib/sigstack_ref.py)
+# for the many-calls workload, in a run of its own (2 s, no trec), built
+# against PY's own headers; prints its JSON's path, or says why there is
+# none (no headers: Debian's python3 has them with python3-dev) and
+# fails.
+csig_ref() {
+  local py=$1 dir="$TMPD/$2/csig" inc suf
+  mkdir -p "$dir"
+  inc=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])') &&
+    suf=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))') || return 1
+  if [ ! -f "$inc/Python.h" ]; then
+    echo "(no CPython headers in $inc: functions not checked against the C-handler reference)" >&2
+    return 1
+  fi
+  "${CC:-cc}" -shared -fPIC -O2 -Wall -Wextra -Werror -I "$inc" -o "$dir/_sigstack$suf" \
+    "$TRC_ROOT/tests/e2e/lib/sigstack.c" >&2 || { echo "calls: cannot build the C-handler reference" >&2; return 2; }
+  PYTHONPATH="$dir:$TRC_ROOT/tests/e2e/lib" timeout 60 "$py" "$TRC_ROOT/tests/e2e/lib/sigstack_ref.py" \
+    "$FIX/fidelity_calls.py" "$dir/calls.json" 2 >&2 || { echo "calls: the C-handler reference failed" >&2; return 2; }
+  echo "$dir/calls.json"
+}
+
 # The bounds are what holds on this 2-CPU VM in every run, quiet or
 # loaded (docs/trec.md "Consistent stacks" has the figures).  The
 # reference's handler runs only where the interpreter checks for
@@ -54,7 +75,7 @@ record() {   # record PY TAG WORKLOAD TREC-FLAGS CHECKS...
 # moves where the program spends its time (tests/e2e/trec_blocking.sh
 # checks --blocking).
 one() {
-  local py=$1 ver=$2 tag=$3 bad=0 calls_torn=5 calls_depth=15
+  local py=$1 ver=$2 tag=$3 bad=0 calls_torn=5 calls_depth=15 calls_incl=3
   mkdir -p "$TMPD/$tag"
   case "$ver" in
     3.8.* | 3.9.* | 3.10.*)
@@ -70,6 +91,15 @@ one() {
       record "$py" "$tag" deep "" torn=1.5 depth=7 incl=4 stackless=0 || bad=1 ;;
   esac
   record "$py" "$tag" calls "" "torn=$calls_torn" "depth=$calls_depth" stackless=0 || bad=1
+  local csig rc=0
+  csig=$(csig_ref "$py" "$tag" 2>"$TMPD/$tag/csig.err") || rc=$?
+  cat "$TMPD/$tag/csig.err"
+  if [ $rc -eq 0 ]; then
+    echo "== calls, functions against the C-handler reference"
+    "$CHECK_PY" "$TRC_ROOT/tests/e2e/lib/fidelity_check.py" "$TMPD/$tag/calls.trc.txt" "$csig" "incl=$calls_incl" || bad=1
+  elif [ $rc -eq 2 ]; then
+    bad=1
+  fi
   record "$py" "$tag" gen "" torn=3 stackless=0 || bad=1
   if "$py" -c "import sympy" 2>/dev/null; then
     record "$py" "$tag" sympy "" torn=1.5 depth=5 stackless=0 || bad=1
