@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fidelity on deep, fast-changing stacks, against the truth measured
 # inside the program (tests/e2e/lib/inproc_sampler.py, a SIGALRM sampler
-# walking f_back), on every interpreter: a recursion whose depth changes
+# walking f_back; for the many calls' functions also sigstack_ref.py,
+# whose handler is C), on every interpreter: a recursion whose depth changes
 # every few microseconds between 0 and 60 frames, many small calls
 # through library-like code, generators/coroutines driven from C, and
 # sympy (a real library: integrate and simplify) where it is installed.
@@ -50,8 +51,16 @@ csig_ref() {
 # reference's handler runs only where the interpreter checks for
 # signals, a little after the signal came: on the recursion that can
 # move a sample a level or two, and in generator and many-call code a
-# few points of share between callers and callees, so per-function
-# shares are checked on the recursion only.
+# few points of share between callers and callees (on the many calls
+# it charges Node.__init__ with the C work of making a node: 6 to 12 %
+# where the C-handler reference, which reads the frames at the
+# signal's instant, has 1 to 4 %).  So per-function shares are checked
+# against that one on the many calls (functions at 1 % or more), and
+# against the Python handler on the recursion only.  trec's shares
+# were within 0.5 to 2.5 points of the C handler's in 24 runs (within
+# 2 in 19; 3.8-3.13, load average 3 to 7), where each figure, from
+# 1,000 to 3,000 samples, carries a point of sampling noise: asserted
+# at 3.
 #
 # What is asserted is what trec claims (docs/trec.md): no empty stack
 # inside a thread's run; few torn reads; the recursion's depths right
@@ -75,7 +84,7 @@ csig_ref() {
 # moves where the program spends its time (tests/e2e/trec_blocking.sh
 # checks --blocking).
 one() {
-  local py=$1 ver=$2 tag=$3 bad=0 calls_torn=5 calls_depth=15 calls_incl=3
+  local py=$1 ver=$2 tag=$3 bad=0 calls_torn=5 calls_depth=15 calls_incl=3,1
   mkdir -p "$TMPD/$tag"
   case "$ver" in
     3.8.* | 3.9.* | 3.10.*)

@@ -27,7 +27,9 @@ is counted as torn and left out.  Frames are the ones
 Python itself shows: from 3.11 not the frame a call has pushed but not
 yet started (CPython's _PyFrame_IsIncomplete), so a signal in the
 middle of a call is charged to the caller, as a signal in a C function
-is.  The timer is ITIMER_REAL every millisecond, as inproc_sampler.py's:
+is.  The timer is ITIMER_REAL every half millisecond (inproc_sampler.py:
+1 ms; the C handler costs about a microsecond, and more samples make
+the shares less noisy):
 a signal that falls due while the program waits for a CPU is handled
 where it was preempted, so it too counts CPU time.
 
@@ -105,7 +107,7 @@ def main():
     workload = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(workload)
     run = getattr(workload, root)
-    interval = 0.001
+    interval = 0.0005
     _sigstack.start(interval, int(seconds / interval * 2) + 1000)
     try:
         run(seconds)
