@@ -39,7 +39,7 @@ csig_ref() {
     echo "(no CPython headers in $inc: functions not checked against the C-handler reference)" >&2
     return 1
   fi
-  "${CC:-cc}" -shared -fPIC -O2 -Wall -Wextra -Werror -I "$inc" -o "$dir/_sigstack$suf" \
+  cc -shared -fPIC -O2 -Wall -Wextra -Werror -I "$inc" -o "$dir/_sigstack$suf" \
     "$TRC_ROOT/tests/e2e/lib/sigstack.c" >&2 || { echo "calls: cannot build the C-handler reference" >&2; return 2; }
   PYTHONPATH="$dir:$TRC_ROOT/tests/e2e/lib" timeout 60 "$py" "$TRC_ROOT/tests/e2e/lib/sigstack_ref.py" \
     "$FIX/fidelity_calls.py" "$dir/calls.json" 2 >&2 || { echo "calls: the C-handler reference failed" >&2; return 2; }

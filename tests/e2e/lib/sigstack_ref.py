@@ -1,5 +1,5 @@
 """A second truth for trec's fidelity tests whose timing does not depend
-on where the interpreter checks for signals: a SIGPROF sampler whose
+on where the interpreter checks for signals: a SIGALRM sampler whose
 handler is C (sigstack.c, built at test time against the interpreter
 under test) and reads the interrupted thread's frames at the instant
 the signal comes.
@@ -14,28 +14,30 @@ fixtures/workloads/fidelity_calls.py Node.__init__ gets several times
 its share.  Two other ways were tried and are not independent, or not
 exact enough: a sampler thread reading sys._current_frames() needs the
 GIL, which the running thread gives up only at an eval-breaker check,
-so it sees the same places; sys.setprofile's exact times cost 1 to 3
-microseconds per call event against the 50 to 100 ns that a call of
-this workload takes, and what is left of that cost after calibration
-(hundreds of ns per event, uneven) outweighs the shares to be measured.
+so it sees the same places; sys.setprofile's exact times cost 1.2 to
+3 microseconds per call or return event against about 0.1 microsecond
+of the program's own time per event on this workload, and what is left
+of that cost after calibration (0.4 to 0.55 microseconds per event,
+uneven) outweighs the shares to be measured (docs/trec.md, "Two
+references").
 
 The C handler stores the code objects' addresses, innermost first, in
-a buffer allocated beforehand (it calls nothing and allocates nothing);
+a buffer allocated beforehand (it allocates nothing and takes no lock);
 names are given afterwards to the addresses of the workload's own code
-objects, which stay alive; a sample with any other address under ROOT
-is counted as torn and left out.  Frames are the ones
-Python itself shows: from 3.11 not the frame a call has pushed but not
-yet started (CPython's _PyFrame_IsIncomplete), so a signal in the
-middle of a call is charged to the caller, as a signal in a C function
-is.  The timer is ITIMER_REAL every half millisecond (inproc_sampler.py:
-1 ms; the C handler costs about a microsecond, and more samples make
-the shares less noisy):
-a signal that falls due while the program waits for a CPU is handled
-where it was preempted, so it too counts CPU time.
+objects, which stay alive.  A sample with any other address under ROOT,
+or whose walk faulted (sigstack.c), is counted as torn and left out.
+Frames are the ones Python itself shows: from 3.11 not the frame a call
+has pushed but not yet started (CPython's _PyFrame_IsIncomplete), so a
+signal in the middle of a call is charged to the caller, as a signal in
+a C function is.  The timer is ITIMER_REAL every half millisecond
+(inproc_sampler.py: every millisecond; more samples make the shares
+less noisy): a signal that falls due while the program waits for a CPU
+is handled where it was preempted, so it too counts CPU time.
 
-Writes the same JSON as inproc_sampler.py, so fidelity_check.py reads
-either.  usage: sigstack_ref.py WORKLOAD.py OUT.json SECONDS [ROOT]
-with _sigstack importable (sigstack_ref.sh builds it)."""
+Writes the same JSON as inproc_sampler.py (and "torn"), so
+fidelity_check.py reads either.
+usage: sigstack_ref.py WORKLOAD.py OUT.json SECONDS [ROOT], with
+_sigstack importable (tests/e2e/trec_fidelity.sh's csig_ref builds it)."""
 import importlib.util
 import json
 import sys
