@@ -7,8 +7,10 @@ CHECK is one of
   torn=PCT      ticks lost to torn reads at most PCT % of the samples
   depth=PTS     share of samples in each depth decile below main within
                 PTS points of the reference's
-  incl=PTS      share of samples each function is on the stack under
-                main (those at 5 % or more in either) within PTS points
+  incl=PTS[,FLOOR]
+                share of samples each function is on the stack under
+                main (those at FLOOR %, default 5, or more in either)
+                within PTS points
   stackless=N   at most N on-CPU samples with no Python frame between
                 two samples of the same thread that have frames
 depth and incl compare trec's on-CPU samples (flag ON_CPU: the thread ran
@@ -79,7 +81,8 @@ def main():
           f"reference {n_ref}")
     for check in sys.argv[3:]:
         what, _, limit = check.partition("=")
-        limit = float(limit)
+        limit, _, floor = limit.partition(",")
+        limit, floor = float(limit), float(floor or 5)
         if what == "torn":
             pct = 100.0 * invalid / max(samples + invalid, 1)
             good = pct <= limit
@@ -98,12 +101,12 @@ def main():
             for fn in sorted(set(incl) | set(rincl)):
                 a = 100.0 * incl.get(fn, 0) / max(n_trec, 1)
                 b = 100.0 * rincl.get(fn, 0) / max(n_ref, 1)
-                if max(a, b) < 5:
+                if max(a, b) < floor:
                     continue
                 if abs(a - b) > worst:
                     worst, worst_fn = abs(a - b), f"{fn} trec {a:.1f} % reference {b:.1f} %"
             good = worst <= limit
-            print(f"{'ok  ' if good else 'FAIL'} functions on the stack: worst {worst:.1f} points ({worst_fn}; limit {limit})")
+            print(f"{'ok  ' if good else 'FAIL'} functions on the stack: worst {worst:.1f} points ({worst_fn}; limit {limit}, functions at {floor:g} % or more)")
         elif what == "stackless":
             good = stackless <= limit
             print(f"{'ok  ' if good else 'FAIL'} on-CPU samples with no Python frame inside a thread's run: {stackless} (limit {int(limit)})")
