@@ -781,7 +781,8 @@ static trc_status on_activity(exp_gpu_callsite *c, const trc_gpu_where *w, exp_g
                               const char *name, int64_t start, int64_t end, uint32_t graph)
 {
     uint32_t name_id;
-    uint64_t dur = end > start ? (uint64_t)(end - start) : 0;
+    /* unsigned: hostile times (a fuzzed trace) must not overflow */
+    uint64_t dur = end > start ? (uint64_t)end - (uint64_t)start : 0;
     c->st.activities++;
     trc_status st = name_pool_intern(&c->names, name, &name_id);
     if (st != TRC_OK)
