@@ -135,8 +135,16 @@ ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
 time.sleep(30)' &
   victim=$!
   # not dumpable once its /proc files turn root's (nobody's before):
-  # a loaded machine may take seconds to get the interpreter that far
-  for i in $(seq 100); do [ "$(stat -c %u /proc/$victim/mem 2>/dev/null)" = 0 ] && break; sleep 0.1; done
+  # a loaded machine may take seconds to get the interpreter that far.
+  # Only once it runs the interpreter (its command line): setpriv itself
+  # is not dumpable for a moment between changing its user and exec'ing
+  # (the kernel's rule for a credential change), and exec makes the
+  # process dumpable again (a CI run recorded it then, exit 0).
+  for i in $(seq 100); do
+    tr '\0' ' ' </proc/$victim/cmdline 2>/dev/null | grep -q PR_SET_DUMPABLE &&
+      [ "$(stat -c %u /proc/$victim/mem 2>/dev/null)" = 0 ] && break
+    sleep 0.1
+  done
   same_refusal "a process that is not dumpable" $victim "${nobody[@]}"
   kill $victim
 else
