@@ -12,10 +12,12 @@
 #include <errno.h>
 
 static long fail_after = -1; /* operations left before failures start; -1: never */
+static long op_count;        /* operations since the hook was last set */
 
 /* 1 when the test hook says this operation fails (errno set). */
 static int injected(void)
 {
+    op_count++;
     if (fail_after < 0)
         return 0;
     if (fail_after > 0)
@@ -26,7 +28,13 @@ static int injected(void)
     return 1;
 }
 
-void trcu_spill_fail_after(long n) { fail_after = n < 0 ? -1 : n ? n : 1; }
+void trcu_spill_fail_after(long n)
+{
+    fail_after = n < 0 ? -1 : n ? n : 1;
+    op_count = 0;
+}
+
+long trcu_spill_count(void) { return op_count; }
 
 /* Bytes of n records of size, or -1 when that does not fit in the file's
  * offsets from off on. */

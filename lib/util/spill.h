@@ -63,7 +63,12 @@ void trcu_spill_close(trcu_spill *sp);
 /* Test hook, like trc_alloc_fail_after: the n-th spill operation from now
  * (n >= 1; counting the file's creation, each write, read and flush)
  * fails with TRC_ERR_IO and errno EIO, and so does every later one until
- * the hook is reset; n = -1 disables failures.  Tests only. */
+ * the hook is reset; n = -1 disables failures.  Not thread-safe: tests
+ * only. */
 void trcu_spill_fail_after(long n);
+
+/* Spill operations attempted since the last trcu_spill_fail_after() call
+ * (as counted there): lets a test know when a run made no more. */
+long trcu_spill_count(void);
 
 #endif /* TRC_LIB_UTIL_SPILL_H */
