@@ -68,6 +68,14 @@ static void test_append_read_interleaved(void **state)
     trcu_spill_close(&sp);
     assert_false(trcu_spill_used(&sp));
     assert_int_equal(trcu_spill_end(&sp), 0);
+    /* closed, it works again from an empty file */
+    int64_t again;
+    assert_int_equal(trcu_spill_append(&sp, in[5], 3, sizeof(rec), &again), TRC_OK);
+    assert_int_equal(again, 0);
+    assert_int_equal(trcu_spill_read(&sp, again, out, 3, sizeof(rec)), TRC_OK);
+    assert_memory_equal(out, in[5], 3 * sizeof(rec));
+    assert_int_equal(trcu_spill_read(&sp, again, out, 4, sizeof(rec)), TRC_ERR_IO);
+    trcu_spill_close(&sp);
 }
 
 static void test_write_over(void **state)
