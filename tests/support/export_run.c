@@ -14,6 +14,7 @@
 
 #include "tests/support/export_run.h"
 #include "lib/util/alloc.h"
+#include "lib/util/spill.h"
 #include "tools/common/convert.h"
 
 char *export_run(const char *path, const export_run_opts *o, trc_status *st_out)
@@ -128,6 +129,34 @@ void export_run_nomem(const char *path, const export_run_opts *o)
     }
     assert_true(done);
     assert_true(failures > 20); /* every allocation of a run was made to fail once */
+    free(want);
+}
+
+void export_run_ioerr(const char *path, const export_run_opts *o, int min_failures)
+{
+    trc_status st;
+    char *want, *got;
+    int done = 0, failures = 0;
+
+    want = export_run(path, o, &st);
+    assert_non_null(want);
+    for (long n = 1; n < 100000 && !done; n++) {
+        trcu_spill_fail_after(n);
+        got = export_run(path, o, &st);
+        done = trcu_spill_count() < n; /* the run never reached operation n */
+        trcu_spill_fail_after(-1);
+        if (got) {
+            assert_string_equal(got, want);
+            free(got);
+        } else {
+            if (st != TRC_ERR_IO)
+                print_error("run %ld: %s\n", n, trc_status_str(st));
+            assert_true(st == TRC_ERR_IO);
+            failures++;
+        }
+    }
+    assert_true(done);
+    assert_true(failures >= min_failures);
     free(want);
 }
 

@@ -35,6 +35,11 @@ cJSON *export_run_json(const char *path, const export_run_opts *o, char **text);
  * every run ends in TRC_ERR_NOMEM or in exactly the output of a run
  * without failures, and more than 20 runs failed. */
 void export_run_nomem(const char *path, const export_run_opts *o);
+/* The same for the temporary file (lib/util/spill.h's hook): fail the
+ * Nth spill operation for N = 1, 2, ... until a run makes no more; every
+ * run ends in TRC_ERR_IO or in exactly the output of a run without
+ * failures, and at least min_failures runs failed. */
+void export_run_ioerr(const char *path, const export_run_opts *o, int min_failures);
 
 /* Members that must be there (of the type named). */
 cJSON *json_get(const cJSON *obj, const char *key);

@@ -541,12 +541,14 @@ trc_status chrome_event(chrome *c, const trc_reader *r, const trc_event *ev, FIL
 static trc_status write_end(chrome *c, const trc_reader *r)
 {
     jsonw *out = &c->w;
+    trc_status st;
 
     for (uint32_t i = 0; i < c->n_threads; i++)
         if (close_to(c, &c->threads[i], 0, c->threads[i].end_ns) != TRC_OK)
             return TRC_ERR_NOMEM;
-    if (chr_gpu_flush(c, r) != TRC_OK || chr_busy_write(c, r) != TRC_OK)
-        return TRC_ERR_NOMEM;
+    /* their own status: the waiters' temporary file fails with TRC_ERR_IO */
+    if ((st = chr_gpu_flush(c, r)) != TRC_OK || (st = chr_busy_write(c, r)) != TRC_OK)
+        return st;
     for (uint32_t i = 0; i < c->n_pids; i++) {
         int64_t pid = c->pids[i];
         chr_write_meta(c, "process_name", pid, 0);

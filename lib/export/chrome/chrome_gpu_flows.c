@@ -94,10 +94,7 @@ static uint32_t spget(const chr_gpu *g, uint64_t key)
 /* Read spilled waiter i back into *w.  0, or -1 on a read error. */
 static int chg_spilled_read(chr_gpu *g, uint32_t i, waiter *w)
 {
-    if (fseeko(g->sp_file, g->sp[i].off, SEEK_SET) != 0 ||
-        fread(w, sizeof *w, 1, g->sp_file) != 1)
-        return -1;
-    return 0;
+    return trcu_spill_read(&g->sp_file, g->sp[i].off, w, 1, sizeof *w) ? -1 : 0;
 }
 
 /* Spilled waiter i is done: drop the done ones once they are most. */
@@ -227,17 +224,16 @@ trc_status chg_release(chrome *c, const trc_reader *r, uint32_t ti, const gslice
         while (g->wait[g->oldest].done)
             g->oldest++;
         w = &g->wait[g->oldest];
-        if (!g->sp_file && !(g->sp_file = tmpfile()))
-            return chr_fail_io(c, "cannot create a temporary file");
         if (trcu_grow32(&g->sp, &g->cap_sp, g->n_sp, sizeof *g->sp) ||
             trch_reserve(&g->sp_index, g->n_sp - g->sp_done + 1) != TRC_OK)
             return chr_fail(c, "flow table");
-        if (fseeko(g->sp_file, g->sp_end, SEEK_SET) != 0 || fwrite(w, sizeof *w, 1, g->sp_file) != 1)
-            return chr_fail_io(c, "writing the temporary file");
-        g->sp[g->n_sp] = (wspilled){w->key, g->sp_end, 0};
+        int64_t off;
+        if (trcu_spill_append(&g->sp_file, w, 1, sizeof *w, &off))
+            return chr_fail_io(c, trcu_spill_used(&g->sp_file) ? "writing the temporary file"
+                                                                : "cannot create a temporary file");
+        g->sp[g->n_sp] = (wspilled){w->key, off, 0};
         (void)trch_add(&g->sp_index, trch_hash_u64(w->key), g->n_sp); /* reserved above */
         g->n_sp++;
-        g->sp_end += (int64_t)sizeof *w;
         w->done = 1;
         g->n_done++;
         trch_remove(&g->wait_index, trch_hash_u64(w->key), g->oldest);

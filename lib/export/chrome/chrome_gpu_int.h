@@ -15,6 +15,7 @@
 #include "lib/export/common/gpu_graph.h"
 #include "lib/export/common/gpu_sync.h"
 #include "lib/util/hashtab.h"
+#include "lib/util/spill.h"
 
 enum { TK_STREAM, TK_SYNC, TK_API, TK_MARKS };
 
@@ -133,9 +134,8 @@ struct chr_gpu {
     uint32_t n_sp, cap_sp, sp_done;
     uint32_t sp_oldest;  /* no spilled waiter before this is still waiting */
     trch_index sp_index; /* key -> index in sp of one not done */
-    FILE *sp_file;       /* anonymous temporary file, NULL until needed */
+    trcu_spill sp_file;  /* the spilled waiters, empty until needed */
     uint32_t wait_mem;   /* waiters kept in memory at most */
-    int64_t sp_end;
     uint64_t seq, n_flows;
     int64_t next_tid;
     chg_head *heads;     /* slice heads by (name, cat) */

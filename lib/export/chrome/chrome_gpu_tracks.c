@@ -45,8 +45,7 @@ void chr_gpu_free(chr_gpu *g)
     trch_index_cleanup(&g->wait_index);
     trc_free(g->sp);
     trch_index_cleanup(&g->sp_index);
-    if (g->sp_file)
-        fclose(g->sp_file);
+    trcu_spill_close(&g->sp_file);
     for (uint32_t i = 0; i < g->n_heads; i++)
         trc_free(g->heads[i].text);
     trc_free(g->heads);

@@ -22,6 +22,7 @@
 #include "lib/util/alloc.h"
 #include "lib/util/grow.h"
 #include "lib/util/hashtab.h"
+#include "lib/util/spill.h"
 
 /* Time arithmetic on hostile timestamps must not overflow: differences
  * of a later and an earlier time are taken unsigned, sums saturate. */
@@ -151,8 +152,7 @@ struct exp_gpu_idle {
                                * without Python frames is charged to */
     uint32_t *order;          /* device indices by ordinal, after finish */
     int stream_order;         /* exp_gpu_idle_stream_order */
-    FILE *logf;               /* its logs' temporary file, in slots of LOG_BLOCK */
-    int64_t logf_end;
+    trcu_spill logf;          /* its logs' temporary file, in slots of LOG_BLOCK */
     int64_t *free_slots;      /* slots of dropped blocks, used again first */
     size_t n_free, cap_free;
     exp_gpu_idle_stats st;
@@ -191,8 +191,7 @@ void exp_gpu_idle_free(exp_gpu_idle *g)
         trc_free(g->devs[i].log_kern.b);
         trc_free(g->devs[i].log_kern.tail);
     }
-    if (g->logf)
-        fclose(g->logf);
+    trcu_spill_close(&g->logf);
     trc_free(g->free_slots);
     trc_free(g->devs);
     for (size_t i = 0; i < g->n_procs; i++)
@@ -345,7 +344,7 @@ static trc_status log_add(exp_gpu_idle *g, const dev *d, ivlog *l, ival x)
     trc_status st;
     if (l->n_tail == LOG_BLOCK) {
         /* every block a slot: room for all of them on the free list */
-        size_t slots = (size_t)(g->logf_end / (int64_t)(LOG_BLOCK * sizeof(ival)));
+        size_t slots = (size_t)(trcu_spill_end(&g->logf) / (int64_t)(LOG_BLOCK * sizeof(ival)));
         if ((st = trcu_grow((void **)&g->free_slots, &g->cap_free, slots, sizeof *g->free_slots)) !=
             TRC_OK)
             return st;
@@ -356,19 +355,19 @@ static trc_status log_add(exp_gpu_idle *g, const dev *d, ivlog *l, ival x)
             l->n -= l->head;
             l->head = 0;
         }
-        if (!g->logf && !(g->logf = tmpfile()))
-            return TRC_ERR_IO;
         if ((st = trcu_grow((void **)&l->b, &l->cap, l->n, sizeof *l->b)) != TRC_OK)
             return st;
-        int64_t off = g->n_free ? g->free_slots[g->n_free - 1] : g->logf_end;
-        if (fseeko(g->logf, off, SEEK_SET) != 0 ||
-            fwrite(l->tail, sizeof *l->tail, l->n_tail, g->logf) != l->n_tail)
-            return TRC_ERR_IO;
+        /* a full block fills a slot: a free one again, or a new one at the end */
+        int64_t off = g->n_free ? g->free_slots[g->n_free - 1] : 0;
+        if (g->n_free)
+            st = trcu_spill_write_at(&g->logf, off, l->tail, l->n_tail, sizeof *l->tail);
+        else
+            st = trcu_spill_append(&g->logf, l->tail, l->n_tail, sizeof *l->tail, &off);
+        if (st != TRC_OK)
+            return st;
         l->b[l->n++] = (logblk){off, (uint32_t)l->n_tail, l->tail[l->n_tail - 1].e};
         if (g->n_free)
             g->n_free--;
-        else
-            g->logf_end += (int64_t)(LOG_BLOCK * sizeof *l->tail);
         l->n_tail = 0;
     }
     if ((st = trcu_grow((void **)&l->tail, &l->cap_tail, l->n_tail, sizeof *l->tail)) != TRC_OK)
@@ -418,11 +417,8 @@ static trc_status iv_unretire(exp_gpu_idle *g, dev *d, ivset *v, ivlog *l, uint6
                 st = TRC_ERR_NOMEM;
                 break;
             }
-            if (fseeko(g->logf, b->off, SEEK_SET) != 0 ||
-                fread(blk, sizeof *blk, b->n, g->logf) != b->n) {
-                st = TRC_ERR_IO;
+            if ((st = trcu_spill_read(&g->logf, b->off, blk, b->n, sizeof *blk)) != TRC_OK)
                 break;
-            }
             from = blk;
             k = b->n;
         }

@@ -16,6 +16,7 @@
 
 #include "lib/util/alloc.h"
 #include "lib/util/grow.h"
+#include "lib/util/spill.h"
 #include "lib/export/common/cpuview.h"
 #include "lib/export/common/json_out.h"
 #include "lib/export/speedscope/speedscope_gpu.h"
@@ -51,8 +52,7 @@ struct sscope {
     uint32_t *by_thread;   /* reader thread id -> track index + 1 */
     uint32_t by_thread_cap;
     uint32_t last_proc;    /* cache for process lookups, NO_TRACK = none */
-    FILE *spill;           /* anonymous temporary file, NULL until needed */
-    int64_t spill_end;
+    trcu_spill spill;      /* full buffers of runs, empty until needed */
     int have_start;
     int64_t start_ns;      /* trace start: the first segment's start */
     char *name;            /* document name */
@@ -102,8 +102,7 @@ void sscope_free(sscope *s)
     }
     trc_free(s->tracks);
     trc_free(s->by_thread);
-    if (s->spill)
-        fclose(s->spill);
+    trcu_spill_close(&s->spill);
     cpuview_free(s->view);
     sgpu_free(s->gpu);
     trc_free(s->name);
@@ -178,19 +177,12 @@ static track *process_track(sscope *s, int64_t pid)
 /* Move the track's full buffer to the spill file. */
 static trc_status spill_block(sscope *s, track *t)
 {
-    size_t n = t->n_buf;
-
-    if (!s->spill) {
-        s->spill = tmpfile();
-        if (!s->spill)
-            return fail(s, TRC_ERR_IO, "cannot create a temporary file");
-    }
     if (trcu_grow32(&t->blocks, &t->cap_blocks, t->n_blocks, sizeof *t->blocks))
         return fail(s, TRC_ERR_NOMEM, "spill index");
-    if (fwrite(t->buf, sizeof *t->buf, n, s->spill) != n)
-        return fail(s, TRC_ERR_IO, "writing the temporary file");
-    t->blocks[t->n_blocks++] = s->spill_end;
-    s->spill_end += (int64_t)(n * sizeof *t->buf);
+    if (trcu_spill_append(&s->spill, t->buf, t->n_buf, sizeof *t->buf, &t->blocks[t->n_blocks]))
+        return fail(s, TRC_ERR_IO, trcu_spill_used(&s->spill) ? "writing the temporary file"
+                                                             : "cannot create a temporary file");
+    t->n_blocks++;
     t->n_buf = 0;
     return TRC_OK;
 }
@@ -329,8 +321,7 @@ static trc_status write_runs(sscope *s, jsonw *out, const track *t, int pass)
         size_t n;
         if (b < t->n_blocks) {
             n = s->opt.spool_runs;
-            if (fseeko(s->spill, t->blocks[b], SEEK_SET) != 0 ||
-                fread(s->replay, sizeof *s->replay, n, s->spill) != n)
+            if (trcu_spill_read(&s->spill, t->blocks[b], s->replay, n, sizeof *s->replay))
                 return fail(s, TRC_ERR_IO, "reading the temporary file");
             runs = s->replay;
         } else {
@@ -399,11 +390,11 @@ static trc_status write_document(sscope *s, const trc_reader *r, jsonw *out)
     trc_status st = TRC_OK;
     int first = 1;
 
-    if (s->spill) {
+    if (trcu_spill_used(&s->spill)) {
         s->replay = trc_calloc(s->opt.spool_runs, sizeof *s->replay);
         if (!s->replay)
             return fail(s, TRC_ERR_NOMEM, "replay buffer");
-        if (fflush(s->spill) != 0)
+        if (trcu_spill_flush(&s->spill))
             return fail(s, TRC_ERR_IO, "writing the temporary file");
     }
     if (!s->have_start) { /* no segment seen: relative to the earliest event */

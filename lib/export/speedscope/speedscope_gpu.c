@@ -23,6 +23,7 @@
 
 #include "lib/util/alloc.h"
 #include "lib/util/grow.h"
+#include "lib/util/spill.h"
 #include "lib/export/common/gpu_units.h"
 
 #define NO_STREAM UINT32_MAX
@@ -75,8 +76,7 @@ struct sgpu {
     uint32_t n_streams, cap_streams;
     uint32_t last;       /* cache: index of the last stream used */
     uint32_t spool;      /* intervals kept in memory per stream */
-    FILE *spill;         /* anonymous temporary file, NULL until needed */
-    int64_t spill_end;
+    trcu_spill spill;    /* the streams' spilled runs, empty until needed */
     openiv *open;        /* scratch for sgpu_write */
     uint32_t cap_open;
     cursor *cur;         /* scratch for sgpu_write: one per run, + memory */
@@ -106,8 +106,7 @@ void sgpu_free(sgpu *g)
     trc_free(g->cur);
     trc_free(g->streams);
     trc_free(g->open);
-    if (g->spill)
-        fclose(g->spill);
+    trcu_spill_close(&g->spill);
     trc_free(g);
 }
 
@@ -155,19 +154,15 @@ static trc_status spill_half(sgpu *g, gstream *s)
     uint32_t k = s->n / 2 ? s->n / 2 : s->n;
 
     qsort(s->iv, s->n, sizeof *s->iv, ival_cmp);
-    if (!g->spill && !(g->spill = tmpfile()))
-        return TRC_ERR_IO;
     if (trcu_grow32(&s->blocks, &s->cap_blocks, s->n_blocks, sizeof *s->blocks))
         return TRC_ERR_NOMEM;
-    if (fwrite(s->iv, sizeof *s->iv, k, g->spill) != k)
+    if (trcu_spill_append(&g->spill, s->iv, k, sizeof *s->iv, &s->blocks[s->n_blocks].off))
         return TRC_ERR_IO;
-    s->blocks[s->n_blocks].off = g->spill_end;
     s->blocks[s->n_blocks].n = k;
     s->blocks[s->n_blocks].new_run =
         s->n_blocks && ival_cmp(&s->iv[0], &s->last_spilled) < 0;
     s->n_blocks++;
     s->last_spilled = s->iv[k - 1];
-    g->spill_end += (int64_t)(k * sizeof *s->iv);
     memmove(s->iv, s->iv + k, (s->n - k) * sizeof *s->iv);
     s->n -= k;
     return TRC_OK;
@@ -299,7 +294,7 @@ static int cursor_fill(sgpu *g, const gstream *s, cursor *c)
         c->blk++;
     }
     uint32_t k = c->left < READ_BLOCK ? c->left : READ_BLOCK;
-    if (fseeko(g->spill, c->off, SEEK_SET) != 0 || fread(c->buf, sizeof *c->buf, k, g->spill) != k)
+    if (trcu_spill_read(&g->spill, c->off, c->buf, k, sizeof *c->buf))
         return -1;
     c->off += (int64_t)(k * sizeof *c->buf);
     c->left -= k;
@@ -317,7 +312,7 @@ static trc_status cursors_open(sgpu *g, gstream *s, uint32_t *n_cur)
 
     if (s->n > 1)
         qsort(s->iv, s->n, sizeof *s->iv, ival_cmp);
-    if (s->n_blocks && fflush(g->spill) != 0)
+    if (s->n_blocks && trcu_spill_flush(&g->spill))
         return TRC_ERR_IO;
     for (uint32_t b = 0; b <= s->n_blocks; b++) {
         if (b < s->n_blocks && b && !s->blocks[b].new_run) {

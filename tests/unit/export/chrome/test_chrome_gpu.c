@@ -184,6 +184,15 @@ static void test_chrome_wait_spill_nomem(void **state)
 }
 static void test_chrome_hand_nomem(void **state) { export_run_nomem(hand_path, &chrome_all); }
 
+/* Every failure of the waiters' temporary file: an I/O error, or the
+ * bytes of a run without failures. */
+static void test_chrome_wait_spill_ioerr(void **state)
+{
+    export_run_opts o = chrome_all;
+    o.ch.wait_mem = 1;
+    export_run_ioerr(train_path, &o, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -193,6 +202,7 @@ int main(void)
         cmocka_unit_test(test_chrome_nomem),
         cmocka_unit_test(test_chrome_wait_spill_nomem),
         cmocka_unit_test(test_chrome_hand_nomem),
+        cmocka_unit_test(test_chrome_wait_spill_ioerr),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

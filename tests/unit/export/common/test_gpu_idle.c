@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "lib/util/alloc.h"
+#include "lib/util/spill.h"
 #include "lib/export/common/gpu_idle.h"
 #include "tests/support/idle_traces.h"
 
@@ -355,6 +356,69 @@ static void test_stream_order(void **state)
         exp_gpu_idle_free(gi[m]);
 }
 
+/* One run of the stream-order scenario above (a stream first seen behind
+ * the other, its logged intervals coming back from the temporary file):
+ * TRC_OK with d's figures, or the first failure's status. */
+static trc_status stream_order_run(exp_gpu_idle_device *d)
+{
+    static const int64_t late[3][2] = {{20, 30}, {5005, 5025}, {50020, 50030}};
+    exp_gpu_idle_options o = {0, 0, 0, 0, 0, 1000};
+    exp_gpu_idle *gi = exp_gpu_idle_new(&o);
+    trc_segment seg;
+    trc_event ev;
+    trc_status st;
+
+    assert_non_null(gi);
+    exp_gpu_idle_stream_order(gi);
+    memset(&seg, 0, sizeof seg);
+    memset(&ev, 0, sizeof ev);
+    ev.type = TRC_EV_SEGMENT;
+    ev.u.segment = &seg;
+    st = exp_gpu_idle_event(gi, NULL, &ev);
+    ev.type = TRC_EV_GPU_KERNEL;
+    ev.u.kernel.where.pid = 7;
+    for (int i = 0; i < 1003 && st == TRC_OK; i++) {
+        ev.u.kernel.where.stream = i < 1000 ? 0 : 1;
+        ev.u.kernel.start_ns = i < 1000 ? i * 100 : late[i - 1000][0];
+        ev.u.kernel.end_ns = i < 1000 ? i * 100 + 10 : late[i - 1000][1];
+        st = exp_gpu_idle_event(gi, NULL, &ev);
+    }
+    if (st == TRC_OK)
+        st = exp_gpu_idle_finish(gi, NULL);
+    if (st == TRC_OK)
+        exp_gpu_idle_device_at(gi, 0, d);
+    exp_gpu_idle_free(gi);
+    return st;
+}
+
+/* The log's temporary file failing at each of its operations in turn:
+ * TRC_ERR_IO, or the figures of a run without failures once a run needs
+ * no more operations than those that worked. */
+static void test_stream_order_ioerr(void **state)
+{
+    exp_gpu_idle_device want, res;
+    int failures = 0, done = 0;
+
+    assert_int_equal(stream_order_run(&want), TRC_OK);
+    assert_int_equal(want.kernel_ns, 1000 * 10 + 10 + 15 + 10);
+    for (long n = 1; n < 10000 && !done; n++) {
+        trcu_spill_fail_after(n);
+        trc_status st = stream_order_run(&res);
+        done = trcu_spill_count() < n;
+        trcu_spill_fail_after(-1);
+        if (st == TRC_OK) {
+            assert_int_equal(res.kernel_ns, want.kernel_ns);
+            assert_int_equal(res.busy_ns, want.busy_ns);
+            assert_int_equal(res.span_ns, want.span_ns);
+        } else {
+            assert_int_equal(st, TRC_ERR_IO);
+            failures++;
+        }
+    }
+    assert_true(done);
+    assert_true(failures >= 3); /* the log was written and read back */
+}
+
 static void test_root_names(void **state)
 {
     char b[64];
@@ -424,6 +488,7 @@ int main(void)
         cmocka_unit_test(test_window),          cmocka_unit_test(test_union_any_order),
         cmocka_unit_test(test_root_names),      cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test(test_busy_buckets),    cmocka_unit_test(test_stream_order),
+        cmocka_unit_test(test_stream_order_ioerr),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -268,6 +268,16 @@ static void test_speedscope_nomem(void **state)
     export_run_nomem(small_path, &o);
 }
 
+/* Every failure of the temporary file the runs spill to: an I/O error,
+ * or the bytes of a run without failures. */
+static void test_speedscope_spill_ioerr(void **state)
+{
+    export_run_opts o = {0};
+    o.ss.merge_threads = 1;
+    o.ss.spool_runs = 2;
+    export_run_ioerr(small_path, &o, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,6 +285,7 @@ int main(void)
         cmocka_unit_test(test_speedscope_options),
         cmocka_unit_test(test_speedscope_spill),
         cmocka_unit_test(test_speedscope_nomem),
+        cmocka_unit_test(test_speedscope_spill_ioerr),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -119,6 +119,15 @@ static void test_speedscope_spill_nomem(void **state)
     export_run_nomem(hand_path, &o);
 }
 
+/* Every failure of the temporary file, sorted runs spilled and read
+ * back: an I/O error, or the bytes of a run without failures. */
+static void test_speedscope_spill_ioerr(void **state)
+{
+    export_run_opts o = speedscope_all;
+    o.ss.spool_runs = 2;
+    export_run_ioerr(hand_path, &o, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -126,6 +135,7 @@ int main(void)
         cmocka_unit_test(test_speedscope_gpu_spill),
         cmocka_unit_test(test_speedscope_nomem),
         cmocka_unit_test(test_speedscope_spill_nomem),
+        cmocka_unit_test(test_speedscope_spill_ioerr),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
