@@ -19,27 +19,9 @@ ALLOW=(
   "format/buf.c: the codec's byte buffer; trcu_grow would zero megabytes that inflate overwrites at once (its comment has the figures)"
 )
 
-allowed() {
-  local e
-  for e in "${ALLOW[@]}"; do
-    [ "${e%%:*}" = "$1" ] && return 0
-  done
-  return 1
-}
-
-# check DIR: every realloc call in the code under DIR outside lib/util,
-# one "file:line: text" a line.
-check() {
-  local dir=$1
-  (cd "$dir" && for d in format lib tools include; do
-      [ -d "$d" ] && find "$d" -name '*.[ch]' -not -path 'lib/util/*'
-    done | LC_ALL=C sort |
-    while read -r f; do
-      grep -nE '(^|[^A-Za-z0-9_])(trc_)?realloc[[:space:]]*\(' "$f" |
-        grep -vE '^[0-9]+:[[:space:]]*(/\*|\*|//)' |
-        sed "s|^|$f:|"
-    done)
-}
+# shellcheck source=tests/e2e/lib/only_in_util.sh
+. tests/e2e/lib/only_in_util.sh
+check() { calls_outside_util "$1" '(^|[^A-Za-z0-9_])(trc_)?realloc[[:space:]]*\('; }
 
 # The checker on a tree with known problems: a doubling loop with
 # trc_realloc, one with plain realloc, a realloc in lib/util (allowed),
@@ -67,24 +49,6 @@ if [ "$got" != "$want" ]; then
   exit 1
 fi
 
-fails=0
 found=$(check .)
-while IFS= read -r line; do
-  [ -n "$line" ] || continue
-  f=${line%%:*}
-  allowed "$f" && continue
-  echo "$line: grows an array by hand; use trcu_grow/trcu_grow32 (lib/util/grow.h)"
-  fails=$((fails + 1))
-done <<<"$found"
-for e in "${ALLOW[@]}"; do
-  f=${e%%:*}
-  if ! grep -q "^$f:" <<<"$found"; then
-    echo "$f: allowed to realloc but no longer does; drop it from ALLOW"
-    fails=$((fails + 1))
-  fi
-done
-if [ "$fails" -ne 0 ]; then
-  echo "one_grow: $fails problem(s)"
-  exit 1
-fi
+judge_calls one_grow "$found" 'grows an array by hand; use trcu_grow/trcu_grow32 (lib/util/grow.h)' 'allowed to realloc but no longer does'
 echo "one_grow: ok (no realloc outside lib/util but ${#ALLOW[@]} allowed file(s))"

@@ -20,27 +20,9 @@ ALLOW=(
   "tools/common/top_source.c: the output of the program trc-top starts, kept as text to show, not records read back by offset"
 )
 
-allowed() {
-  local e
-  for e in "${ALLOW[@]}"; do
-    [ "${e%%:*}" = "$1" ] && return 0
-  done
-  return 1
-}
-
-# check DIR: every tmpfile or fseeko call in the code under DIR outside
-# lib/util, one "file:line: text" a line.
-check() {
-  local dir=$1
-  (cd "$dir" && for d in format lib tools include; do
-      [ -d "$d" ] && find "$d" -name '*.[ch]' -not -path 'lib/util/*'
-    done | LC_ALL=C sort |
-    while read -r f; do
-      grep -nE '(^|[^A-Za-z0-9_])(tmpfile|fseeko)[[:space:]]*\(' "$f" |
-        grep -vE '^[0-9]+:[[:space:]]*(/\*|\*|//)' |
-        sed "s|^|$f:|"
-    done)
-}
+# shellcheck source=tests/e2e/lib/only_in_util.sh
+. tests/e2e/lib/only_in_util.sh
+check() { calls_outside_util "$1" '(^|[^A-Za-z0-9_])(tmpfile|fseeko)[[:space:]]*\('; }
 
 # The checker on a tree with known problems: a spill by hand in lib/, a
 # seek in tools/, the helper itself in lib/util (allowed), a comment
@@ -68,24 +50,6 @@ if [ "$got" != "$want" ]; then
   exit 1
 fi
 
-fails=0
 found=$(check .)
-while IFS= read -r line; do
-  [ -n "$line" ] || continue
-  f=${line%%:*}
-  allowed "$f" && continue
-  echo "$line: a temporary file by hand; use trcu_spill (lib/util/spill.h)"
-  fails=$((fails + 1))
-done <<<"$found"
-for e in "${ALLOW[@]}"; do
-  f=${e%%:*}
-  if ! grep -q "^$f:" <<<"$found"; then
-    echo "$f: allowed a temporary file but no longer makes one; drop it from ALLOW"
-    fails=$((fails + 1))
-  fi
-done
-if [ "$fails" -ne 0 ]; then
-  echo "one_spill: $fails problem(s)"
-  exit 1
-fi
+judge_calls one_spill "$found" 'a temporary file by hand; use trcu_spill (lib/util/spill.h)' 'allowed a temporary file but no longer makes one'
 echo "one_spill: ok (no tmpfile/fseeko outside lib/util but ${#ALLOW[@]} allowed file(s))"
