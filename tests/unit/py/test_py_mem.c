@@ -267,6 +267,7 @@ static void test_snap_overlap(void **state)
     assert_non_null(pysnap_need_exact(&s, base + 4096 + 8, 8));
     assert_false(s.overlap);
     pysnap_cleanup(&s);
+    pymem_cleanup(&m);
 }
 
 static void test_snap_limits(void **state)
