@@ -106,7 +106,13 @@ cJSON *export_run_json(const char *path, const export_run_opts *o, char **text)
     return j;
 }
 
-void export_run_nomem(const char *path, const export_run_opts *o)
+/* Runs the conversion once, then again with the n-th failable operation
+ * made to fail for n = 1, 2, ... until a run no longer reaches n: each run
+ * gives exactly the normal output or fails with want_st.  fail_after and
+ * count are the hook of the operations in question (allocations, spill
+ * file operations).  The failed runs, counted. */
+static int run_failing_each(const char *path, const export_run_opts *o, void (*fail_after)(long),
+                            long (*count)(void), trc_status want_st)
 {
     trc_status st;
     char *want, *got;
@@ -115,49 +121,35 @@ void export_run_nomem(const char *path, const export_run_opts *o)
     want = export_run(path, o, &st);
     assert_non_null(want);
     for (long n = 1; n < 100000 && !done; n++) {
-        trc_alloc_fail_after(n);
+        fail_after(n);
         got = export_run(path, o, &st);
-        done = trc_alloc_count() < n; /* the run never reached allocation n */
-        trc_alloc_fail_after(-1);
+        done = count() < n; /* the run never reached operation n */
+        fail_after(-1);
         if (got) {
             assert_string_equal(got, want);
             free(got);
         } else {
-            assert_true(st == TRC_ERR_NOMEM);
+            if (st != want_st)
+                print_error("run %ld: %s\n", n, trc_status_str(st));
+            assert_true(st == want_st);
             failures++;
         }
     }
     assert_true(done);
-    assert_true(failures > 20); /* every allocation of a run was made to fail once */
     free(want);
+    return failures;
+}
+
+void export_run_nomem(const char *path, const export_run_opts *o)
+{
+    /* every allocation of a run was made to fail once */
+    assert_true(run_failing_each(path, o, trc_alloc_fail_after, trc_alloc_count, TRC_ERR_NOMEM) > 20);
 }
 
 void export_run_ioerr(const char *path, const export_run_opts *o, int min_failures)
 {
-    trc_status st;
-    char *want, *got;
-    int done = 0, failures = 0;
-
-    want = export_run(path, o, &st);
-    assert_non_null(want);
-    for (long n = 1; n < 100000 && !done; n++) {
-        trcu_spill_fail_after(n);
-        got = export_run(path, o, &st);
-        done = trcu_spill_count() < n; /* the run never reached operation n */
-        trcu_spill_fail_after(-1);
-        if (got) {
-            assert_string_equal(got, want);
-            free(got);
-        } else {
-            if (st != TRC_ERR_IO)
-                print_error("run %ld: %s\n", n, trc_status_str(st));
-            assert_true(st == TRC_ERR_IO);
-            failures++;
-        }
-    }
-    assert_true(done);
-    assert_true(failures >= min_failures);
-    free(want);
+    assert_true(run_failing_each(path, o, trcu_spill_fail_after, trcu_spill_count, TRC_ERR_IO) >=
+                min_failures);
 }
 
 cJSON *json_get(const cJSON *obj, const char *key)
