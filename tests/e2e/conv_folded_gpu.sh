@@ -132,8 +132,8 @@ calls, acts = {}, []
 # sample; and its sync calls with a Python stack as (from, to, stack,
 # line number).  What counts for a launch is what was read before the
 # later of the launch call and its activity (the converters read once).
-WAITING = {"backward", "run_backward", "join", "_wait_for_tstate_lock", "wait", "acquire",
-           "synchronize"}
+WAITING = {"backward", "run_backward", "_engine_run_backward", "join", "_wait_for_tstate_lock",
+           "wait", "acquire", "synchronize"}
 order, names, runs, syncs = {}, {}, defaultdict(list), defaultdict(list)
 def leaf_function(st):
     m = re.findall(r'"((?:[^"\\]|\\.)*)"@', st)
@@ -147,7 +147,10 @@ for at, line in enumerate(open(base + ".events", encoding="utf-8")):
         names[key] = f["name"][1:-1]
     elif kind == "sample":
         st = re.search(r" stack=(.*?) flags=", line).group(1)
-        if st != "-":
+        # only a stack with a Python frame waits; trc-dump prints a
+        # frame's file after "@", which Python frames always have and
+        # trec's "[native thread NAME]" frame never has
+        if st != "-" and '"@"' in st:
             t0 = ns(f["time"])
             runs[f["thread"]].append((t0, t0 + int(f["span_ns"]) + int(f["weight_ns"]), st,
                                       int(f["flags"], 16) & 1, at))

@@ -82,6 +82,11 @@ uint32_t conv_tb_native(conv_tb *b, const char *fn)
     return tb_gen_frame(&b->g, TRC_FRAME_NATIVE, fn, "", 0, 0);
 }
 
+uint32_t conv_tb_other(conv_tb *b, const char *fn)
+{
+    return tb_gen_frame(&b->g, TRC_FRAME_OTHER, fn, "", 0, 0);
+}
+
 uint32_t conv_tb_stack(conv_tb *b, size_t n, const uint32_t *f)
 {
     uint32_t id = 0;

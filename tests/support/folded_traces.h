@@ -36,6 +36,9 @@ trc_writer *conv_tb_writer(conv_tb *b);
 uint32_t conv_tb_frame(conv_tb *b, const char *fn, const char *file, uint32_t line,
                        uint32_t first_line);
 uint32_t conv_tb_native(conv_tb *b, const char *fn);
+/* A synthetic frame (TRC_FRAME_OTHER), such as trec's "[native thread
+ * NAME]" root. */
+uint32_t conv_tb_other(conv_tb *b, const char *fn);
 /* The stack of frames f[0] (root) .. f[n-1] (leaf); 0 for n == 0. */
 uint32_t conv_tb_stack(conv_tb *b, size_t n, const uint32_t *f);
 uint32_t conv_tb_thread(conv_tb *b, int64_t pid, int64_t tid, const char *name);

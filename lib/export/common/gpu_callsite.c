@@ -80,6 +80,10 @@ typedef struct wait_run {
     uint32_t stack;           /* != 0 */
     uint8_t on_cpu;
     uint8_t known;            /* the leaf is a known waiting function */
+    uint8_t python;           /* the stack holds a Python frame: only then
+                               * can the thread be charged as a waiter
+                               * (a native thread's one "[native thread
+                               * NAME]" frame says nothing of who waits) */
 } wait_run;
 
 /* A sync call (TRC_API_SYNC) the thread made with a Python stack: it
@@ -284,17 +288,32 @@ static trc_status add_pact(exp_gpu_callsite *c, entry *e, exp_gpu_kind kind, uin
 
 /* Python functions whose frame, as a sample's leaf, says that the thread
  * waits for the GPU or for another thread (PyTorch's backward, which
- * waits for autograd's threads; a thread join; a condition, event or
- * lock wait; a device synchronisation) rather than idles elsewhere.
- * Thread.join's leaf is _wait_for_tstate_lock before 3.13. */
+ * waits for autograd's threads: from PyTorch 2.2 its Python leaf is
+ * torch/autograd/graph.py's _engine_run_backward; a thread join; a
+ * condition, event or lock wait; a device synchronisation) rather than
+ * idles elsewhere.  Thread.join's leaf is _wait_for_tstate_lock before
+ * 3.13. */
 static int known_waiting(const char *fn)
 {
-    static const char *const names[] = {"backward", "run_backward", "join",
-                                        "_wait_for_tstate_lock", "wait", "acquire",
+    static const char *const names[] = {"backward", "run_backward", "_engine_run_backward",
+                                        "join", "_wait_for_tstate_lock", "wait", "acquire",
                                         "synchronize"};
     for (size_t i = 0; fn && i < sizeof names / sizeof *names; i++)
         if (strcmp(fn, names[i]) == 0)
             return 1;
+    return 0;
+}
+
+/* Whether a stack holds a Python frame (walked once per run of samples
+ * with one stack, not per sample). */
+static int has_python_frame(const trc_reader *r, uint32_t stack)
+{
+    for (const trc_stack *s = trc_reader_stack(r, stack); s;
+         s = s->parent ? trc_reader_stack(r, s->parent) : NULL) {
+        const trc_frame *f = trc_reader_frame(r, s->frame);
+        if (f && f->kind == TRC_FRAME_PYTHON)
+            return 1;
+    }
     return 0;
 }
 
@@ -375,7 +394,8 @@ static trc_status on_sample(exp_gpu_callsite *c, const trc_reader *r, const trc_
     if (trcu_grow32(&l->runs, &l->cap, l->n, sizeof *l->runs) != TRC_OK)
         return l->n >= UINT32_MAX / 2 - 1 ? TRC_ERR_LIMIT : TRC_ERR_NOMEM;
     l->runs[l->n++] = (wait_run){ s->time_ns, to, s->stack, on_cpu,
-                                  (uint8_t)leaf_is_waiting(r, s->stack) };
+                                  (uint8_t)leaf_is_waiting(r, s->stack),
+                                  (uint8_t)has_python_frame(r, s->stack) };
     return TRC_OK;
 }
 
@@ -444,7 +464,7 @@ static unsigned wait_rank(const wait_line *l, int64_t t, uint32_t *stack)
         return 0;
     }
     const wait_run *w = run_at(l, t);
-    if (!w)
+    if (!w || !w->python)
         return 3;
     *stack = w->stack;
     return w->on_cpu ? 2 : w->known ? 0 : 1;

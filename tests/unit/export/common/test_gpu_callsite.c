@@ -46,7 +46,9 @@ static trc_status collect(void *ctx, trc_reader *r, const exp_gpu_hit *h)
     return TRC_OK;
 }
 
-/* A reader that has seen two threads: (PID_A, 11, "main") and (PID_B, 21). */
+/* A reader that has seen two threads, (PID_A, 11, "main") and (PID_B, 21),
+ * and one Python stack, id 1 (the waiting-thread rule charges only
+ * stacks with a Python frame); other stack ids are opaque numbers. */
 typedef struct world {
     conv_tb *b;
     trc_reader *r;
@@ -58,6 +60,9 @@ static void world_open(world *w)
     w->b = conv_tb_new();
     conv_tb_thread(w->b, PID_A, 11, "main");
     conv_tb_thread(w->b, PID_B, 21, "worker");
+    uint32_t py = conv_tb_stack(w->b, 1, (uint32_t[]){conv_tb_frame(w->b, "main", "m.py", 3, 1)});
+    assert_int_equal(py, 1);
+    conv_tb_sample(w->b, 0, 1, py, 0, 0); /* so that the stack is written */
     assert_int_equal(conv_tb_status(w->b), TRC_OK);
     w->r = conv_tb_reader(w->b);
     assert_non_null(w->r);
@@ -1100,6 +1105,52 @@ static void test_prefers_a_known_waiting_thread(void **state)
     fclose(f);
 }
 
+/* As PyTorch's training step showed on a real GPU: OpenMP's idle pool
+ * threads (no Python thread state, sampled as "[native thread python3]"
+ * and met before the main thread) sleep through the backward pass while
+ * the main thread waits in _engine_run_backward (PyTorch >= 2.2's leaf)
+ * or runs on CPU.  A native thread's stack says nothing of who waits:
+ * the main thread is charged, never the pool.  Threads of PID_A: "pool"
+ * (tid 11, off CPU throughout), "main" (12: _engine_run_backward off
+ * CPU at 0..3 ms, "step" on CPU at 4..7 ms), "autograd" (13) launching
+ * without Python frames at 1, 3, 5 and 7 ms. */
+static void test_native_threads_never_wait(void **state)
+{
+    conv_tb *m = conv_tb_new(), *side = conv_tb_new();
+    uint32_t pool = conv_tb_thread(m, PID_A, 11, "python3");
+    uint32_t mn = conv_tb_thread(m, PID_A, 12, "MainThread");
+    uint32_t f_mod = conv_tb_frame(m, "<module>", "train.py", 90, 1);
+    uint32_t s_pool = conv_tb_stack(m, 1, (uint32_t[]){conv_tb_other(m, "[native thread python3]")});
+    uint32_t s_back = conv_tb_stack(
+        m, 2, (uint32_t[]){f_mod, conv_tb_frame(m, "_engine_run_backward", "graph.py", 869, 860)});
+    uint32_t s_step = conv_tb_stack(m, 2, (uint32_t[]){f_mod, conv_tb_frame(m, "step", "train.py", 60, 60)});
+    for (int ms = 0; ms < 8; ms++) {
+        conv_tb_sample(m, ms, pool, s_pool, 0, 0);
+        conv_tb_sample(m, ms, mn, ms < 4 ? s_back : s_step, ms < 4 ? 0 : TRC_SAMPLE_ON_CPU, 0);
+    }
+    trc_writer *wr = conv_tb_writer(side);
+    uint32_t grad = conv_tb_thread(side, PID_A, 13, "pt_autograd_0");
+    for (uint32_t k = 0; k < 4; k++) {
+        side_launch(wr, grad, k + 1, 1 + 2 * k, 0);
+        side_kernel(wr, PID_A, k + 1, 1 + 2 * k, 100 * (k + 1), 0);
+    }
+    FILE *f = two_segment_file(m, side);
+    got g = {0};
+    trc_reader *r;
+    exp_gpu_callsite *c = correlate_file(f, &g, &r);
+    assert_int_equal(g.n, 4);
+    for (size_t i = 0; i < g.n; i++) {
+        size_t k = g.h[i].dur_ns / 100000 - 1;
+        assert_true(k < 4);
+        assert_int_equal(g.h[i].origin, EXP_GPU_PYTHON);
+        assert_int_equal(g.h[i].waiter, thread_of(r, 12));
+        assert_string_equal(leaf_fn(r, g.h[i].stack), k < 2 ? "_engine_run_backward" : "step");
+    }
+    exp_gpu_callsite_free(c);
+    trc_reader_free(r);
+    fclose(f);
+}
+
 /* Hostile sample times and lengths saturate (checked under UBSan), and
  * a launcher is never its own waiting thread. */
 static void test_hostile_sample_times(void **state)
@@ -1190,6 +1241,7 @@ int main(void)
         cmocka_unit_test(test_no_gpu_segment_keeps_no_runs),
         cmocka_unit_test(test_long_launch_stream),
         cmocka_unit_test(test_prefers_a_known_waiting_thread),
+        cmocka_unit_test(test_native_threads_never_wait),
         cmocka_unit_test(test_hostile_sample_times),
         cmocka_unit_test(test_every_allocation_fails),
     };
