@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,31 @@ static int write_all(int fd, const char *p, size_t n)
         n -= (size_t)w;
     }
     return 0;
+}
+
+/* The pid in a side trace's name, "gpu-PID.trc"; 0 when it has none. */
+static int64_t side_pid(const char *name)
+{
+    char *end;
+    long long pid = strtoll(name + 4, &end, 10);
+    return pid > 0 && strcmp(end, ".trc") == 0 ? (int64_t)pid : 0;
+}
+
+/* Whether pid has ended (a zombie has: it writes nothing more). */
+static int process_gone(int64_t pid)
+{
+    if (kill((pid_t)pid, 0) != 0)
+        return errno == ESRCH;
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return errno == ENOENT;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *rp = strrchr(buf, ')');
+    return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
 }
 
 /* Copy path to out_fd; 0 or -1 (errno). *bytes gets what was copied. */
@@ -112,6 +138,17 @@ int trec_gpu_merge(int out_fd, const char *side_dir, trec_gpu_merge_result *res)
             res->empty++;
             unlink(path);
             continue;
+        }
+        /* a process that ran no exit handler left its segment open */
+        int64_t pid = side_pid(names[i]);
+        trec_gpu_seal_result sr;
+        if (pid && process_gone(pid)) {
+            if (trec_gpu_seal(path, pid, &sr) != 0) {
+                if (!res->seal_failed++)
+                    snprintf(res->seal_why, sizeof res->seal_why, "%s", sr.why);
+            } else if (sr.sealed && !res->sealed++) {
+                res->sealed_pid = pid;
+            }
         }
         /* a regular output is cut back if the copy fails half-way (disk
          * full): a torn segment start would read as damage */

@@ -71,6 +71,10 @@ typedef struct trec_gpu_merge_result {
     unsigned files;          /* side traces appended */
     unsigned empty;          /* empty side traces removed (process ended before any chunk) */
     uint64_t bytes;          /* bytes appended */
+    unsigned sealed;         /* side traces closed by trec_gpu_seal first */
+    int64_t sealed_pid;      /* the first of their processes */
+    unsigned seal_failed;    /* side traces that could not be closed (appended as they are) */
+    char seal_why[256];      /* the first such failure */
     char why[256];           /* on failure: what went wrong, naming the file */
 } trec_gpu_merge_result;
 
@@ -78,8 +82,30 @@ typedef struct trec_gpu_merge_result {
  * the main trace already closed with trc_writer_close (concatenated
  * segments are a valid trace; the reader merges their ids), then remove
  * the files and side_dir.  Files that could not be appended are kept.
+ * A side trace whose process (the PID of gpu-PID.trc) has ended without
+ * closing it is first closed by trec_gpu_seal (res->sealed).
  * Returns 0, or -1 with res->why set (errno set). */
 int trec_gpu_merge(int out_fd, const char *side_dir, trec_gpu_merge_result *res);
+
+typedef struct trec_gpu_seal_result {
+    int sealed;              /* 1: the closing chunk was appended */
+    uint64_t cut_bytes;      /* a partial chunk cut off the end first */
+    uint64_t gpu_activities; /* what the closed segment holds */
+    uint64_t api_calls;
+    char why[256];           /* on failure: what went wrong, naming the file */
+} trec_gpu_seal_result;
+
+/* Close the last segment of side trace `path` when it has no SEGMENT_END
+ * (its process, `pid`, ran no exit handler: os._exit, a signal, a
+ * crash), so that it reads as a finished recording that lost its
+ * unflushed GPU records: a partial chunk at the end is cut off, then one
+ * DATA chunk is appended with a LOSS record (kind OTHER, count 1, the
+ * detail naming pid and why) and a SEGMENT_END with the segment's
+ * totals (lib/gpu/gpu_seal.c).  Call it only once the process is gone: a
+ * live writer would go on after the end.  A segment that ended, or a
+ * file with none, is left as it is (res->sealed 0).  Returns 0, or -1
+ * with res->why set. */
+int trec_gpu_seal(const char *path, int64_t pid, trec_gpu_seal_result *res);
 
 /* ---- NVML counters ---------------------------------------------------- */
 

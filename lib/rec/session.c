@@ -403,6 +403,15 @@ static void merge_gpu(session *s)
     memset(&mr, 0, sizeof mr);
     if (trec_gpu_merge(s->out.fd, s->gpu_dir, &mr) != 0)
         say(s, REC_MSG_WARN, "GPU records not merged: %s", mr.why);
+    if (mr.sealed)
+        say(s, REC_MSG_WARN,
+            "pid %lld%s ended without closing its GPU trace (os._exit, a signal or a crash): "
+            "the GPU records it had not yet flushed (at most the last 0.2 s) are lost, "
+            "and the trace says so",
+            (long long)mr.sealed_pid, mr.sealed > 1 ? " and others" : "");
+    if (mr.seal_failed)
+        say(s, REC_MSG_WARN, "a GPU trace left open by its process could not be closed: %s",
+            mr.seal_why);
     s->out.good += mr.bytes;
     s->gpu_dir[0] = '\0';
 }

@@ -7,7 +7,8 @@
  * fake_native_launches(n, gap_ms) starts a thread in C, which never runs
  * Python (as autograd's), launches n kernels of 1 ms from it, gap_ms
  * apart (the first one gap_ms after the call), and joins it, so the calling Python thread waits in that call all along;
- * fake_stop() closes the side trace for trec to merge.  Returns 0 on
+ * fake_flush() makes one flusher round; fake_stop() closes the side
+ * trace for trec to merge.  Returns 0 on
  * success.  Used by tests/e2e/gpu_via_thread.sh.
  */
 #include <dlfcn.h>
@@ -23,6 +24,7 @@
 #define US 1000u
 
 static void (*shutdown_fn)(void);
+static int (*flush_fn)(void);
 
 int fake_start(void)
 {
@@ -36,7 +38,8 @@ int fake_start(void)
     int (*init)(const cupti_api *, const trec_cupti_config *);
     *(void **)&init = dlsym(lib, "trec_cupti_init_with_api");
     *(void **)&shutdown_fn = dlsym(lib, "trec_cupti_shutdown");
-    if (!init || !shutdown_fn)
+    *(void **)&flush_fn = dlsym(lib, "trec_cupti_flush");
+    if (!init || !shutdown_fn || !flush_fn)
         return 1;
     static cupti_api api;
     trec_cupti_config cfg;
@@ -96,6 +99,13 @@ int fake_native_launches(int n, int gap_ms)
     if (pthread_create(&th, NULL, launcher, &j) != 0)
         return 1;
     return pthread_join(th, NULL) != 0;
+}
+
+/* One flusher round, as the injection's flusher thread makes every
+ * 200 ms (fake_start runs none, for repeatable tests). */
+int fake_flush(void)
+{
+    return flush_fn ? flush_fn() != 0 : 1;
 }
 
 int fake_stop(void)

@@ -85,6 +85,7 @@ static void fill(tc_event *e, const trc_reader *r, const trc_event *ev)
         copy(e->domain, sizeof e->domain, c ? c->unit : "");
         break;
     }
+    case TRC_EV_SEGMENT_END: e->u.end = ev->u.segment_end; break;
     case TRC_EV_SEGMENT:
     default:
         break;

@@ -34,6 +34,7 @@ typedef struct tc_event {
         trc_gpu_context context;
         trc_gpu_stream stream;
         trc_counter_value counter;
+        trc_segment_end end;
     } u;
     char name[512];          /* kernel, API, marker, device, counter, stream name */
     char domain[64];         /* marker domain; counter unit */
