@@ -179,6 +179,42 @@ def check_train_share(bin_dir, trace, start_ns, w):
           % (w["name"], line or "no share line in trc-stats --gpu", t0, t1))
 
 
+TRAIN_STEP = re.compile(r"^train_step \((.*):(\d+)\)$")
+
+
+def check_train_via(bin_dir, trace, start_ns, w, traced):
+    """The GPU time of the training step charged via a waiting thread
+    (autograd's launches: trc2collapsed --gpu over the step's window) is
+    charged to the script's train_step, never to a thread without Python
+    frames (an OpenMP pool's "[native thread NAME]": the first real run
+    showed that); how much of it sits at the loss.backward() line is an
+    info line (the main thread's samples are 1 ms apart, a step ~1 ms)."""
+    t0 = max(0, w["cpu_start_ns"] - start_ns) / 1e9
+    t1 = max(0, w["cpu_end_ns"] - start_ns) / 1e9
+    out = tool(bin_dir, "trc2collapsed", "--gpu", "--from", "%.9f" % t0,
+               "--to", "%.9f" % max(t1, t0 + 1e-9), trace)
+    via = in_step = at_backward = 0
+    base = os.path.basename(traced["script"])
+    for ln in out.splitlines():
+        stack, _, wt = ln.rpartition(" ")
+        if "[via thread " not in stack or not wt.isdigit():
+            continue
+        waiter = stack.split(";[via thread ")[0]
+        via += int(wt)
+        steps = [m for m in (TRAIN_STEP.match(f) for f in waiter.split(";")) if m]
+        if any(os.path.basename(m.group(1)) == base for m in steps):
+            in_step += int(wt)
+        if any(int(m.group(2)) == traced.get("backward_line", -1) for m in steps):
+            at_backward += int(wt)
+    share = 100.0 * in_step / via if via else 0.0
+    check(via > 0 and share >= 99.0,
+          "train: %.2f %% of the GPU time charged via a waiting thread is under train_step "
+          "(%d of %d us; want >= 99 %%, none on a native thread)" % (share, in_step, via))
+    if via and traced.get("backward_line"):
+        print("info  train: %.2f %% of it at the loss.backward() line (%s:%d)"
+              % (100.0 * at_backward / via, base, traced["backward_line"]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("events")
@@ -255,12 +291,28 @@ def main():
                      100.0 * len(fwd) / want if want else 0, want))
             if views:
                 check_train_share(args.bin, args.trace, start_ns, w)
+                check_train_via(args.bin, args.trace, start_ns, w, traced)
 
     if views:
         check_syncs(args.bin, args.trace, traced)
         info_gpu(args.bin, args.trace)
 
     if bare:
+        # where the time went: each window's host time, bare and traced,
+        # and what tracing added per API call made in it (the launch-bound
+        # windows show the per-call cost; kernel-bound ones hide it)
+        bw = {x["name"]: x for x in bare.get("windows", [])}
+        for w in traced.get("windows", []):
+            b = bw.get(w["name"])
+            if not b:
+                continue
+            tb = (b["cpu_end_ns"] - b["cpu_start_ns"]) / 1e6
+            tt = (w["cpu_end_ns"] - w["cpu_start_ns"]) / 1e6
+            n = sum(1 for a in api.values()
+                    if a["pid"] == w["pid"] and w["cpu_start_ns"] <= a["t0"] < w["cpu_end_ns"])
+            print("info  overhead: %-12s bare %8.3f ms, traced %8.3f ms, +%.3f ms%s"
+                  % (w["name"], tb, tt, tt - tb,
+                     ", %.1f us per API call (%d)" % (1e3 * (tt - tb) / n, n) if n else ""))
         ratio = traced["wall_s"] / bare["wall_s"]
         check(ratio <= 1 + TOL, "overhead: traced %.3f s / bare %.3f s = %.3f (<= 1.05; the "
               "median pair of the interleaved runs)" % (traced["wall_s"], bare["wall_s"], ratio))

@@ -85,15 +85,16 @@ def copies(host, pinned, n):
 model = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.ReLU(),
                             torch.nn.Linear(4096, 1024)).to(dev)
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
-FORWARD_LINE = 0
+FORWARD_LINE = BACKWARD_LINE = 0
 
 
 def train_step(x, y):
-    global FORWARD_LINE
+    global FORWARD_LINE, BACKWARD_LINE
     opt.zero_grad(set_to_none=True)
     FORWARD_LINE = inspect.currentframe().f_lineno + 1
     out = model(x)
     loss = torch.nn.functional.mse_loss(out, y)
+    BACKWARD_LINE = inspect.currentframe().f_lineno + 1
     loss.backward()
     opt.step()
     return loss
@@ -152,6 +153,7 @@ with open(args.out, "w") as f:
     json.dump({
         "script": os.path.abspath(__file__),
         "forward_line": FORWARD_LINE,
+        "backward_line": BACKWARD_LINE,
         "syncs": SYNCS,
         "wall_s": wall,
         "device": torch.cuda.get_device_name(0),

@@ -27,10 +27,12 @@
 #
 # Every verdict is one line ("check ...", "scenario NAME: PASS|FAIL|SKIP
 # ...", and last "verdict: PASS|FAIL|SKIP ..."), also in OUT/verdict.txt.
-# OUT holds at most 6 files: summary.txt (everything printed),
+# OUT holds at most 7 files: summary.txt (everything printed),
 # verdict.txt, run.trc (the main traced run), nvvp.txt (trc2nvvp),
-# stats.txt (trc-stats --gpu) and syncs.txt (trc-stats --syncs); the rest
-# is kept in a temporary directory removed at the end.
+# stats.txt (trc-stats --gpu), syncs.txt (trc-stats --syncs) and logs.tgz
+# (the scratch directory's logs and JSON, no traces: what a failure needs
+# to be read on a machine that gives back only a few files); the rest is
+# kept in a temporary directory removed at the end.
 #
 # Usage: tests/gpu/run_real_check.sh [OUT]   (default $OUT, else a new
 #        /tmp/trc-real-gpu-XXXXXX).  Run from anywhere; the tools are
@@ -194,5 +196,7 @@ all() {
 
 all 2>&1 | tee "$out/summary.txt"
 rc=${PIPESTATUS[0]}
+(cd "$work" && find . -maxdepth 1 \( -name '*.log' -o -name '*.json' -o -name '*.txt' -o -name '*.events' \) -size -4M -print0 |
+  tar czf "$out/logs.tgz" --null -T - 2>/dev/null) || rm -f "$out/logs.tgz"
 echo "results in $out: $(cd "$out" && ls | tr '\n' ' ')"
 exit "$rc"
