@@ -686,10 +686,63 @@ static void disable_kinds(void)
         }
 }
 
+/* TREC_GPU_OFF, a diagnostic for measuring what each part of the
+ * recording costs a program (tests/gpu/overhead_split.sh): a comma list
+ * of parts left off, each a kind below or "stacks" (no launch-site
+ * capture).  Not for recording: a trace made with parts off lacks what
+ * the converters correlate.  Unknown words are one warning. */
+static const struct { const char *word; CUpti_ActivityKind kind; } off_words[] = {
+    {"runtime", CUPTI_ACTIVITY_KIND_RUNTIME},   {"driver", CUPTI_ACTIVITY_KIND_DRIVER},
+    {"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION}, {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY},
+    {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY2},    {"memset", CUPTI_ACTIVITY_KIND_MEMSET},
+    {"overhead", CUPTI_ACTIVITY_KIND_OVERHEAD}, {"marker", CUPTI_ACTIVITY_KIND_MARKER},
+    {"marker", CUPTI_ACTIVITY_KIND_MARKER_DATA},
+};
+
+/* Whether `word` is in TREC_GPU_OFF's list. */
+static int part_off(const char *word)
+{
+    const char *e = getenv("TREC_GPU_OFF");
+    size_t n = strlen(word);
+    for (const char *p = e; p && *p;) {
+        size_t k = strcspn(p, ",");
+        if (k == n && strncmp(p, word, n) == 0)
+            return 1;
+        p += k + (p[k] == ',');
+    }
+    return 0;
+}
+
+static int kind_off(CUpti_ActivityKind kind)
+{
+    for (size_t i = 0; i < sizeof off_words / sizeof *off_words; i++)
+        if (off_words[i].kind == kind && part_off(off_words[i].word))
+            return 1;
+    return 0;
+}
+
+static void warn_unknown_off(void)
+{
+    const char *e = getenv("TREC_GPU_OFF");
+    for (const char *p = e; p && *p;) {
+        size_t k = strcspn(p, ",");
+        int known = k == 6 && strncmp(p, "stacks", 6) == 0;
+        for (size_t i = 0; !known && i < sizeof off_words / sizeof *off_words; i++)
+            known = strlen(off_words[i].word) == k && strncmp(p, off_words[i].word, k) == 0;
+        if (!known && k) {
+            warn("TREC_GPU_OFF: unknown part '%.*s' (runtime, driver, sync, memcpy, memset, "
+                 "overhead, marker, stacks)", (int)k, p);
+            return;
+        }
+        p += k + (p[k] == ',');
+    }
+}
+
 static void enable_callbacks(void)
 {
     unsigned failed = 0;
     CUptiResult r, first = CUPTI_SUCCESS;
+    int no_stacks = part_off("stacks");
 
     static const CUpti_CallbackDomain doms[2] = { CUPTI_CB_DOMAIN_RUNTIME_API,
                                                   CUPTI_CB_DOMAIN_DRIVER_API };
@@ -697,6 +750,8 @@ static void enable_callbacks(void)
         uint32_t n = cupti_names_known(g.names, doms[d]);   /* past the headers too */
         for (uint32_t id = 1; id < n; id++) {
             unsigned cls = cupti_names_class(g.names, doms[d], id);
+            if (no_stacks)
+                cls &= ~(unsigned)CUPTI_NAME_STACK;
             if ((cls & (CUPTI_NAME_STACK | CUPTI_NAME_FLUSH)) &&
                 (r = g.api.EnableCallback(1, g.sub, doms[d], id)) != CUPTI_SUCCESS && !failed++)
                 first = r;
@@ -744,7 +799,13 @@ static int enable_activity(void)
         record_off(why);
         return -1;
     }
+    warn_unknown_off();
     for (size_t i = 0; i < N_KINDS; i++) {
+        if (activity_kinds[i] != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
+            kind_off(activity_kinds[i])) {
+            g.kind_on[i] = 0;
+            continue;
+        }
         r = g.api.ActivityEnable(activity_kinds[i]);
         g.kind_on[i] = r == CUPTI_SUCCESS;
         if (r != CUPTI_SUCCESS && activity_kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {

@@ -109,5 +109,27 @@ rc=0
 grep -q '^verdict: FAIL (run_real_check: error: .*GPU support: off' "$tmp/out2/verdict.txt" ||
   bad "no clear error for GPU support off: $(cat "$tmp/stdout2")"
 
+# tests/gpu/overhead_split.sh against a workload stub that writes the
+# JSON real_torch_check.py writes: every way runs (trec included, with
+# parts of the injection off), one line each, ratios to bare
+cat > "$tmp/stub/python3-split" <<STUB
+#!/bin/sh
+case "\$1" in
+  */real_torch_check.py)
+    out=; while [ \$# -gt 0 ]; do [ "\$1" = --out ] && out=\$2; shift; done
+    exec "$real" -c "import json, sys; json.dump({'wall_s': 1.0, 'windows': [{'name': n, 'cpu_start_ns': 0, 'cpu_end_ns': 10**7} for n in ('train', 'syncs')]}, open(sys.argv[1], 'w'))" "\$out" ;;
+esac
+exec "$real" "\$@"
+STUB
+chmod +x "$tmp/stub/python3-split"
+rc=0
+(cd "$tmp" && BIN="$tmp/tree/$BIN" PY="$tmp/stub/python3-split" SPLIT_WAYS="bare cpu gpu off-driver,stacks" \
+  timeout 120 bash "$root/tests/gpu/overhead_split.sh" 1 10) > "$tmp/split" 2>&1 || rc=$?
+cat "$tmp/split"
+[ $rc = 0 ] || bad "overhead_split.sh: exit $rc"
+[ "$(grep -c '^split: ' "$tmp/split")" = 4 ] || bad "overhead_split.sh: want 4 lines"
+grep -q '^split: off-driver,stacks all 1.0000 s (x1.000)  train 10.00 ms (x1.000)' "$tmp/split" ||
+  bad "overhead_split.sh: the off- way's line"
+
 [ $fail = 0 ] && echo "gpu_real_check: ok"
 exit $fail

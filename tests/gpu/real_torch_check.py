@@ -1,13 +1,15 @@
 # tests/gpu/real_torch_check.py — the workload of the real-GPU check
 # (run by tests/gpu/run_real_check.sh on a machine with a GPU).
 #
-# Runs, after a warm-up, four windows, each inside an NVTX range named
+# Runs, after a warm-up, six windows, each inside an NVTX range named
 # "trc-check:NAME" and bracketed by torch.cuda.Event timings and
 # time.monotonic_ns() readings (CLOCK_MONOTONIC: the trace clock):
 #   elementwise  N in-place adds on a large tensor: exactly one kernel each
 #   matmul       N large matmuls queued back to back: the GPU is busy the
 #                whole window, so the events' elapsed time is the kernels' time
 #   copies       host->device and device->host copies (pinned and pageable)
+#   pinned       host->device and device->host copies, pinned memory both
+#                ways, asynchronous (the copies the overhead is judged on)
 #   train        a small MLP training step (forward, backward, SGD), with the
 #                forward call on a known line
 #   syncs        N host waits for the GPU at known lines: a `.item()` and a
@@ -82,6 +84,15 @@ def copies(host, pinned, n):
         d2.to("cpu")
 
 
+def pinned_copies(pinned, back, n):
+    # pinned memory both ways, asynchronous: what the overhead is judged
+    # on (pageable copies stage through driver buffers, whose timing
+    # varies run to run far more than any tracer's cost)
+    for _ in range(n):
+        d = pinned.to(dev, non_blocking=True)
+        back.copy_(d, non_blocking=True)
+
+
 model = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.ReLU(),
                             torch.nn.Linear(4096, 1024)).to(dev)
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -132,11 +143,13 @@ a = torch.randn(args.size, args.size, device=dev)
 b = torch.randn(args.size, args.size, device=dev)
 host = torch.randn(1 << 22)
 pinned = torch.randn(1 << 22).pin_memory()
+back = torch.empty(1 << 22).pin_memory()
 
 # warm-up: cuBLAS handles, allocator, autograd threads, lazy module loads
 elementwise(big, 5)
 matmuls(a, b, 3)
 copies(host, pinned, 2)
+pinned_copies(pinned, back, 2)
 train(3)
 syncs(big, 2)
 torch.cuda.synchronize()
@@ -145,6 +158,7 @@ start = time.perf_counter()
 window("elementwise", lambda: elementwise(big, args.n), args.n, kernels_per_op=1)
 window("matmul", lambda: matmuls(a, b, args.n // 4), args.n // 4)
 window("copies", lambda: copies(host, pinned, 20), 20)
+window("pinned", lambda: pinned_copies(pinned, back, 40), 40)
 window("train", lambda: train(20), 20)
 window("syncs", lambda: SYNCS.extend(syncs(big, 50)), 50)
 wall = time.perf_counter() - start

@@ -771,6 +771,45 @@ static void assert_kernels_within(const tc_trace *t, int64_t before, int64_t aft
 /* CUPTI 13.0 (12.6 Update 2 up to 13.1): the timestamp callback zeroes
  * kernel timestamps, so it is never registered and CUPTI's own clock is
  * mapped by offset; every launch keeps its kernel. */
+/* TREC_GPU_OFF (the overhead split's diagnostic): the parts named are
+ * not enabled, the kernels always are, the rest as usual; an unknown
+ * word is one warning. */
+static void test_parts_off(void **state)
+{
+    char path[128];
+    cupti_api api;
+
+    gput_tmp_path(path, sizeof path, "inject", "off");
+    fake_cupti_table(&api, NULL);
+    setenv("TREC_GPU_OFF", "driver,sync,stacks,kernel,nonsense", 1);
+    trec_cupti_config cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    unsetenv("TREC_GPU_OFF");
+    assert_false(fake_cupti_kind_enabled(CUPTI_ACTIVITY_KIND_DRIVER));
+    assert_false(fake_cupti_kind_enabled(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
+    assert_true(fake_cupti_kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    assert_true(fake_cupti_kind_enabled(CUPTI_ACTIVITY_KIND_RUNTIME));
+    assert_true(fake_cupti_kind_enabled(CUPTI_ACTIVITY_KIND_MEMCPY));
+    /* no launch-site capture: the launch callback is off, the flush one on */
+    assert_false(fake_cupti_callback_enabled(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+    assert_true(fake_cupti_callback_enabled(RT, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020));
+    assert_int_equal(n_warnings, 1);
+    assert_non_null(strstr(warnings, "TREC_GPU_OFF: unknown part 'kernel'"));
+    trec_cupti_shutdown();
+    unlink(path);
+
+    /* unset: every kind and the launch callback */
+    fake_cupti_table(&api, NULL);
+    cfg = config(path, 0);
+    assert_int_equal(trec_cupti_init_with_api(&api, &cfg), 0);
+    assert_true(fake_cupti_kind_enabled(CUPTI_ACTIVITY_KIND_DRIVER));
+    assert_true(fake_cupti_kind_enabled(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
+    assert_true(fake_cupti_callback_enabled(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+    assert_int_equal(n_warnings, 0);
+    trec_cupti_shutdown();
+    unlink(path);
+}
+
 static void test_version_13_0_skips_callback(void **state)
 {
     char path[128];
@@ -1045,6 +1084,7 @@ int main(void)
         cmocka_unit_test_teardown(test_sync_calls, shutdown_after),
         cmocka_unit_test_teardown(test_context_destroy_flushes, shutdown_after),
         cmocka_unit_test_teardown(test_reset_keeps_work_in_flight, shutdown_after),
+        cmocka_unit_test_teardown(test_parts_off, shutdown_after),
         cmocka_unit_test_teardown(test_version_13_0_skips_callback, shutdown_after),
         cmocka_unit_test_teardown(test_version_13_1_uses_callback, shutdown_after),
         cmocka_unit_test_teardown(test_zero_timestamps_fall_back, shutdown_after),
