@@ -153,7 +153,7 @@ for at, line in enumerate(open(base + ".events", encoding="utf-8")):
         if st != "-" and '"@"' in st:
             t0 = ns(f["time"])
             runs[f["thread"]].append((t0, t0 + int(f["span_ns"]) + int(f["weight_ns"]), st,
-                                      int(f["flags"], 16) & 1, at))
+                                      int(f["flags"], 16) & 1, at, int(f["weight_ns"])))
     elif kind == "api_call":
         pid = f["thread"].split("/")[0]
         corr = int(f["correlation"])
@@ -172,15 +172,24 @@ want_ns, want_n = defaultdict(int), defaultdict(int)
 share = [0, 0, 0]  # ns: direct, via a waiting thread, none
 dev_share = defaultdict(lambda: [0, 0, 0])  # the same per device
 def wait_rank(th, t, seen):
-    # 0 known to wait, 1 off CPU, 2 on CPU, None not a candidate; and the stack
+    # 0 known to wait (a sync call, or a known waiting function, on CPU
+    # or off), 1 off CPU, 2 on CPU, None not a candidate; and the stack:
+    # the sync call's, else the thread's sample nearest to t (the one
+    # covering t, by its last sample, or the next, within one period)
     for y in syncs[th]:
         if y[3] < seen and y[0] <= t < y[1]:
             return 0, y[2]
-    cover = [r for r in runs[th] if r[4] < seen and r[0] <= t < r[1]]
-    if not cover:
+    mine = [r for r in runs[th] if r[4] < seen]
+    cover = [r for r in mine if r[0] <= t < r[1]]
+    r = max(cover, key=lambda r: r[0]) if cover else None
+    later = [x for x in mine if x[0] > t]
+    nxt = min(later, key=lambda x: x[0]) if later else None
+    before = t - (r[1] - r[5]) if r else float("inf")
+    if nxt and nxt[0] - t <= nxt[5] and nxt[0] - t < before:
+        r = nxt
+    if r is None:
         return None, None
-    r = max(cover, key=lambda r: r[0])
-    return (2 if r[3] else 0 if leaf_function(r[2]) in WAITING else 1), r[2]
+    return (0 if leaf_function(r[2]) in WAITING else 2 if r[3] else 1), r[2]
 for pid, corr, name, d, dev, at in acts:
     c = calls.get((pid, corr))
     how = 2

@@ -188,16 +188,19 @@ TRAIN_STEP = re.compile(r"^train_step \((.*):(\d+)\)$")
 
 def check_train_via(bin_dir, trace, start_ns, w, traced):
     """The GPU time of the training step charged via a waiting thread
-    (autograd's launches: trc2collapsed --gpu over the step's window) is
-    charged to the script's train_step, never to a thread without Python
-    frames (an OpenMP pool's "[native thread NAME]": the first real run
-    showed that); how much of it sits at the loss.backward() line is an
-    info line (the main thread's samples are 1 ms apart, a step ~1 ms)."""
+    (autograd's launches: trc2collapsed --gpu over the step's window)
+    goes to Python stacks only, never to a thread without Python frames
+    (an idle OpenMP pool's "[native thread NAME]": the first real run
+    showed that).  Where it lands is info: the share under the script's
+    train_step and at its loss.backward() line, the truth for every one
+    of those launches; the rest is the main thread's 1 ms sampling of a
+    step that takes about 1 ms (the nearest sample may be the forward
+    pass, the optimizer, or the window's closing synchronize)."""
     t0 = max(0, w["cpu_start_ns"] - start_ns) / 1e9
     t1 = max(0, w["cpu_end_ns"] - start_ns) / 1e9
     out = tool(bin_dir, "trc2collapsed", "--gpu", "--from", "%.9f" % t0,
                "--to", "%.9f" % max(t1, t0 + 1e-9), trace)
-    via = in_step = at_backward = 0
+    via = in_step = at_backward = native = 0
     base = os.path.basename(traced["script"])
     for ln in out.splitlines():
         stack, _, wt = ln.rpartition(" ")
@@ -205,18 +208,23 @@ def check_train_via(bin_dir, trace, start_ns, w, traced):
             continue
         waiter = stack.split(";[via thread ")[0]
         via += int(wt)
-        steps = [m for m in (TRAIN_STEP.match(f) for f in waiter.split(";")) if m]
+        frames = waiter.split(";")
+        if not any(FOLDED_LINE.search(f) for f in frames):
+            native += int(wt)
+        steps = [m for m in (TRAIN_STEP.match(f) for f in frames) if m]
         if any(os.path.basename(m.group(1)) == base for m in steps):
             in_step += int(wt)
         if any(int(m.group(2)) == traced.get("backward_line", -1) for m in steps):
             at_backward += int(wt)
-    share = 100.0 * in_step / via if via else 0.0
-    check(via > 0 and share >= 99.0,
-          "train: %.2f %% of the GPU time charged via a waiting thread is under train_step "
-          "(%d of %d us; want >= 99 %%, none on a native thread)" % (share, in_step, via))
-    if via and traced.get("backward_line"):
-        print("info  train: %.2f %% of it at the loss.backward() line (%s:%d)"
-              % (100.0 * at_backward / via, base, traced["backward_line"]))
+    check(via > 0 and native == 0,
+          "train: none of the %d us charged via a waiting thread is on a stack without Python "
+          "frames (%d us are)" % (via, native))
+    if via:
+        print("info  train: %.2f %% of it under train_step%s"
+              % (100.0 * in_step / via,
+                 ", %.2f %% at the loss.backward() line (%s:%d)"
+                 % (100.0 * at_backward / via, base, traced["backward_line"])
+                 if traced.get("backward_line") else ""))
 
 
 # The copies of pageable memory stage through the driver's buffers, whose

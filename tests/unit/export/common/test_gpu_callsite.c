@@ -1151,6 +1151,98 @@ static void test_native_threads_never_wait(void **state)
     fclose(f);
 }
 
+/* The waiting thread's stack is its sample nearest to the launch, the
+ * next one within a period included.  The main thread (the only
+ * candidate) is sampled every 1 ms: "forward" at 0, "backward" at 1,
+ * "step" at 2, then ticks are missed until "tail" at 5; autograd
+ * launches at 0.3 (forward is nearer), 0.8 (backward, 0.2 ms ahead, is
+ * nearer than forward, 0.8 ms behind), 4.6 (nothing covers it: tail,
+ * 0.4 ms ahead, bridges the gap) and 3.5 ms (tail is 1.5 ms ahead, more
+ * than a period: nobody waits). */
+static void test_nearest_sample(void **state)
+{
+    conv_tb *m = conv_tb_new(), *side = conv_tb_new();
+    uint32_t mn = conv_tb_thread(m, PID_A, 12, "MainThread");
+    uint32_t f_mod = conv_tb_frame(m, "<module>", "train.py", 90, 1);
+#define STK(fn, line) \
+    conv_tb_stack(m, 2, (uint32_t[]){f_mod, conv_tb_frame(m, fn, "train.py", line, line)})
+    uint32_t s_fwd = STK("forward", 10), s_back = STK("backward", 11);
+    uint32_t s_step = STK("step", 12), s_tail = STK("tail", 13);
+#undef STK
+    conv_tb_sample(m, 0, mn, s_fwd, TRC_SAMPLE_ON_CPU, 0);
+    conv_tb_sample(m, 1, mn, s_back, TRC_SAMPLE_ON_CPU, 0);
+    conv_tb_sample(m, 2, mn, s_step, TRC_SAMPLE_ON_CPU, 0);
+    conv_tb_sample(m, 5, mn, s_tail, TRC_SAMPLE_ON_CPU, 0);
+    trc_writer *wr = conv_tb_writer(side);
+    uint32_t grad = conv_tb_thread(side, PID_A, 13, "pt_autograd_0");
+    static const double at[4] = {0.3, 0.8, 4.6, 3.5};
+    for (uint32_t k = 0; k < 4; k++) {
+        side_launch(wr, grad, k + 1, at[k], 0);
+        side_kernel(wr, PID_A, k + 1, at[k], 100 * (k + 1), 0);
+    }
+    FILE *f = two_segment_file(m, side);
+    got g = {0};
+    trc_reader *r;
+    exp_gpu_callsite *c = correlate_file(f, &g, &r);
+    static const char *const want[4] = {"forward", "backward", "tail", NULL};
+    assert_int_equal(g.n, 4);
+    for (size_t i = 0; i < g.n; i++) {
+        size_t k = g.h[i].dur_ns / 100000 - 1;
+        assert_true(k < 4);
+        if (!want[k]) {
+            assert_int_equal(g.h[i].waiter, 0);
+            assert_int_equal(g.h[i].origin, EXP_GPU_NO_PYTHON);
+            continue;
+        }
+        assert_int_equal(g.h[i].origin, EXP_GPU_PYTHON);
+        assert_int_equal(g.h[i].waiter, thread_of(r, 12));
+        assert_string_equal(leaf_fn(r, g.h[i].stack), want[k]);
+    }
+    exp_gpu_callsite_free(c);
+    trc_reader_free(r);
+    fclose(f);
+}
+
+/* A known waiting function counts on CPU too (PyTorch's calling thread
+ * runs the graph's CPU part inside _engine_run_backward): the main
+ * thread on CPU there beats a Python thread off CPU in a sleep, met
+ * first; on CPU elsewhere it does not. */
+static void test_known_waiting_on_cpu(void **state)
+{
+    conv_tb *m = conv_tb_new(), *side = conv_tb_new();
+    uint32_t idle = conv_tb_thread(m, PID_A, 11, "poller");
+    uint32_t mn = conv_tb_thread(m, PID_A, 12, "MainThread");
+    uint32_t f_mod = conv_tb_frame(m, "<module>", "train.py", 90, 1);
+#define STK(fn, line) \
+    conv_tb_stack(m, 2, (uint32_t[]){f_mod, conv_tb_frame(m, fn, "train.py", line, line)})
+    uint32_t s_sleep = STK("sleep", 30), s_back = STK("_engine_run_backward", 31);
+    uint32_t s_fwd = STK("forward", 32);
+#undef STK
+    for (int ms = 0; ms < 4; ms++) {
+        conv_tb_sample(m, ms, idle, s_sleep, 0, 0);
+        conv_tb_sample(m, ms, mn, ms < 2 ? s_back : s_fwd, TRC_SAMPLE_ON_CPU, 0);
+    }
+    trc_writer *wr = conv_tb_writer(side);
+    uint32_t grad = conv_tb_thread(side, PID_A, 13, "pt_autograd_0");
+    side_launch(wr, grad, 1, 0.5, 0);
+    side_kernel(wr, PID_A, 1, 0.5, 100, 0);
+    side_launch(wr, grad, 2, 3.5, 0);
+    side_kernel(wr, PID_A, 2, 3.5, 200, 0);
+    FILE *f = two_segment_file(m, side);
+    got g = {0};
+    trc_reader *r;
+    exp_gpu_callsite *c = correlate_file(f, &g, &r);
+    assert_int_equal(g.n, 2);
+    for (size_t i = 0; i < g.n; i++) {
+        int first = g.h[i].dur_ns == 100000;
+        assert_int_equal(g.h[i].waiter, thread_of(r, first ? 12 : 11));
+        assert_string_equal(leaf_fn(r, g.h[i].stack), first ? "_engine_run_backward" : "sleep");
+    }
+    exp_gpu_callsite_free(c);
+    trc_reader_free(r);
+    fclose(f);
+}
+
 /* Hostile sample times and lengths saturate (checked under UBSan), and
  * a launcher is never its own waiting thread. */
 static void test_hostile_sample_times(void **state)
@@ -1242,6 +1334,8 @@ int main(void)
         cmocka_unit_test(test_long_launch_stream),
         cmocka_unit_test(test_prefers_a_known_waiting_thread),
         cmocka_unit_test(test_native_threads_never_wait),
+        cmocka_unit_test(test_nearest_sample),
+        cmocka_unit_test(test_known_waiting_on_cpu),
         cmocka_unit_test(test_hostile_sample_times),
         cmocka_unit_test(test_every_allocation_fails),
     };
