@@ -152,6 +152,9 @@ struct exp_gpu_idle {
                                * without Python frames is charged to */
     uint32_t *order;          /* device indices by ordinal, after finish */
     int stream_order;         /* exp_gpu_idle_stream_order */
+    uint8_t *stack_kind;      /* by stack id: 0 not looked at, 1 has a Python
+                               * frame, 2 has none (a native thread's) */
+    uint32_t cap_stack_kind;
     trcu_spill logf;          /* its logs' temporary file, in slots of LOG_BLOCK */
     int64_t *free_slots;      /* slots of dropped blocks, used again first */
     size_t n_free, cap_free;
@@ -192,6 +195,7 @@ void exp_gpu_idle_free(exp_gpu_idle *g)
         trc_free(g->devs[i].log_kern.tail);
     }
     trcu_spill_close(&g->logf);
+    trc_free(g->stack_kind);
     trc_free(g->free_slots);
     trc_free(g->devs);
     for (size_t i = 0; i < g->n_procs; i++)
@@ -774,8 +778,43 @@ static trc_status on_activity(exp_gpu_idle *g, const trc_gpu_where *w, int64_t s
     return st;
 }
 
+/* Whether a sample's stack can say why a device is idle: stack 0 (a
+ * Python thread between frames) or one with a Python frame; a native
+ * thread's one "[native thread NAME]" frame cannot (autograd's and
+ * NCCL's threads feed devices, and sleep while they idle).  Looked at
+ * once per stack; *st gets TRC_ERR_NOMEM when the cache cannot grow. */
+static int python_stack(exp_gpu_idle *g, const trc_reader *r, uint32_t stack, trc_status *st)
+{
+    *st = TRC_OK;
+    if (!stack || !r)
+        return 1;
+    if (stack >= g->cap_stack_kind) {
+        uint32_t old = g->cap_stack_kind;
+        if (trcu_grow32(&g->stack_kind, &g->cap_stack_kind, stack, sizeof *g->stack_kind) != TRC_OK) {
+            *st = TRC_ERR_NOMEM;
+            return 1;
+        }
+        memset(g->stack_kind + old, 0, g->cap_stack_kind - old);
+    }
+    if (!g->stack_kind[stack]) {
+        int py = 0;
+        for (const trc_stack *s = trc_reader_stack(r, stack); s && !py;
+             s = s->parent ? trc_reader_stack(r, s->parent) : NULL) {
+            const trc_frame *f = trc_reader_frame(r, s->frame);
+            py = f && f->kind == TRC_FRAME_PYTHON;
+        }
+        g->stack_kind[stack] = py ? 1 : 2;
+    }
+    return g->stack_kind[stack] == 1;
+}
+
 static trc_status on_sample(exp_gpu_idle *g, const trc_reader *r, const trc_sample *smp)
 {
+    trc_status pst;
+    if (!python_stack(g, r, smp->stack, &pst))
+        return TRC_OK; /* a native thread's: charged nowhere */
+    if (pst != TRC_OK)
+        return pst;
     /* a sample may reach back among the logged intervals: memory holds
      * them again, and the horizon alone retires from now on */
     for (size_t i = 0; g->stream_order && i < g->n_dev; i++) {

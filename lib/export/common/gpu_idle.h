@@ -30,7 +30,9 @@
  *              the device are dropped at the end, so a thread whose
  *              first launch comes late is still charged for its
  *              earlier samples.
- *   charge     a sample stands for [time_ns, time_ns + weight_ns) (a
+ *   charge     a sample of a stack with a Python frame, or of stack 0
+ *              (a native thread's "[native thread NAME]" is never
+ *              charged), stands for [time_ns, time_ns + weight_ns) (a
  *              folded run of count samples for [time_ns, time_ns +
  *              span_ns + weight_ns), its count x weight_ns spread evenly);
  *              the part of that period inside the span and inside the

@@ -14,9 +14,12 @@
  * Every Python thread is sampled each 1 ms (weight 1 ms) from 0 to 10 ms.
  * GPU 0 runs [2, 4) ms (pid 100) and [6, 7) ms (pid 300): idle 7 ms.
  * GPU 1 runs [1, 3) ms (pid 200): idle 8 ms.
+ * "autograd" is sampled too, as trec samples a thread without a thread
+ * state: off CPU with the one frame "[native thread autograd]".
  * So GPU 0's idle goes to main (backward) and main3 (step3), 7 ms each;
  * GPU 1's to main2 (step2), 8 ms; "idle" and the other process's threads
- * get nothing.
+ * get nothing, nor does "autograd", a feeder whose stack says nothing of
+ * why the device idles.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -93,6 +96,8 @@ static FILE *write_job(void)
     uint32_t idle = conv_tb_thread(m, 100, T_IDLE, "idle");
     uint32_t mn2 = conv_tb_thread(m, 200, T_MAIN2, "main2");
     uint32_t mn3 = conv_tb_thread(m, 300, T_MAIN3, "main3");
+    uint32_t nat = conv_tb_thread(m, 100, T_AUTOGRAD, "autograd");
+    uint32_t s_nat = conv_tb_stack(m, 1, (uint32_t[]){conv_tb_other(m, "[native thread autograd]")});
     uint32_t f_mod = conv_tb_frame(m, "<module>", "train.py", 90, 1);
 #define STK(fn, line) conv_tb_stack(m, 2, (uint32_t[]){f_mod, conv_tb_frame(m, fn, "train.py", line, line)})
     uint32_t s_back = STK("backward", 10), s_sleep = STK("sleep", 20);
@@ -103,6 +108,7 @@ static FILE *write_job(void)
         conv_tb_sample(m, ms, idle, s_sleep, 0, 0);
         conv_tb_sample(m, ms, mn2, s_step2, TRC_SAMPLE_ON_CPU, 0);
         conv_tb_sample(m, ms, mn3, s_step3, TRC_SAMPLE_ON_CPU, 0);
+        conv_tb_sample(m, ms, nat, s_nat, 0, 0);
     }
     /* the side traces, one per process, threads and frames defined again */
     FILE *f = tmpfile();
@@ -162,6 +168,7 @@ static void test_feeders_per_process(void **state)
     assert_string_equal(g.fn[0][T_MAIN3], "step3");
     assert_int_equal(g.ns[0][T_MAIN2], 0);  /* pid 200 does not use GPU 0 */
     assert_int_equal(g.ns[0][T_IDLE], 0);   /* neither launches nor waits for a launch */
+    assert_int_equal(g.ns[0][T_AUTOGRAD], 0); /* feeds GPU 0, but has no Python stack */
     /* GPU 1: pid 200 alone */
     assert_int_equal(g.ns[1][T_MAIN2], 8 * CONV_MS);
     assert_string_equal(g.fn[1][T_MAIN2], "step2");
