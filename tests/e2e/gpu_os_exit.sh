@@ -8,14 +8,7 @@
 # with one recorded loss that names the process and os._exit, and the
 # side segment's totals equal to what it holds (--check compares them).
 # retry-once: records a live program against the clock
-set -u
-so="$BUILD/libtrec-cupti.so"
-fake="$BUILD/tests/libfake-native-launch.so"
-[ -f "$so" ] || { echo "libtrec-cupti.so not built (no CUDA headers)"; exit 77; }
-[ -f "$fake" ] || { echo "FAIL: $fake not built"; exit 1; }
-[ -z "${TRC_ASAN:-}" ] || { echo "sanitizer build: python cannot load an ASan-built library"; exit 77; }
-py=$(command -v python3) || { echo "no python3"; exit 77; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib/fake_launch_common.sh"
 cat > "$tmp/prog.py" <<'PY'
 import ctypes, os, sys, time
 lib = ctypes.CDLL(sys.argv[1])

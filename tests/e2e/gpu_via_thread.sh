@@ -11,14 +11,7 @@
 # time.sleep: the kernels go to the trainer's backward(), never to
 # idle_wait().
 # retry-once: records a live program against the clock
-set -u
-so="$BUILD/libtrec-cupti.so"
-fake="$BUILD/tests/libfake-native-launch.so"
-[ -f "$so" ] || { echo "libtrec-cupti.so not built (no CUDA headers)"; exit 77; }
-[ -f "$fake" ] || { echo "FAIL: $fake not built"; exit 1; }
-[ -z "${TRC_ASAN:-}" ] || { echo "sanitizer build: python cannot load an ASan-built library"; exit 77; }
-py=$(command -v python3) || { echo "no python3"; exit 77; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib/fake_launch_common.sh"
 
 # check MODE ROOT: record via_thread.py in MODE ("" or trainer), check the
 # views; ROOT the folded frames above train_step.

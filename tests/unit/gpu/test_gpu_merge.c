@@ -82,6 +82,15 @@ static void write_trace(const char *path, int64_t pid, int kernels)
     write_trace_at(path, pid, kernels, NULL);
 }
 
+/* Append side's traces to the trace at out, as trec does; must succeed. */
+static void merge_into(const char *out, const char *side, trec_gpu_merge_result *res)
+{
+    int fd = open(out, O_WRONLY | O_APPEND);
+    assert_true(fd >= 0);
+    assert_int_equal(trec_gpu_merge(fd, side, res), 0);
+    close(fd);
+}
+
 /* The pid of a process that has ended (and been reaped). */
 static int64_t dead_pid(void)
 {
@@ -114,10 +123,7 @@ static void test_merge(void **state)
     snprintf(p, sizeof p, "%s/gpu-300.trc", side);   /* died before its first chunk */
     close(open(p, O_WRONLY | O_CREAT, 0644));
 
-    int fd = open(out, O_WRONLY | O_APPEND);
-    assert_true(fd >= 0);
-    assert_int_equal(trec_gpu_merge(fd, side, &res), 0);
-    close(fd);
+    merge_into(out, side, &res);
     assert_int_equal(res.files, 2);
     assert_int_equal(res.empty, 1);
     assert_true(res.bytes > 0);
@@ -159,9 +165,7 @@ static void test_merge_truncated_and_stray(void **state)
     snprintf(p, sizeof p, "%s/notes.txt", side);
     close(open(p, O_WRONLY | O_CREAT, 0644));
 
-    int fd = open(out, O_WRONLY | O_APPEND);
-    assert_int_equal(trec_gpu_merge(fd, side, &res), 0);
-    close(fd);
+    merge_into(out, side, &res);
     assert_int_equal(res.files, 1);
     assert_int_equal(res.sealed, 1);
     assert_int_equal(res.sealed_pid, pid);
@@ -204,9 +208,7 @@ static void test_merge_seals_unended(void **state)
     write_trace_at(p, alive, 1, &open_len);
     assert_int_equal(truncate(p, open_len), 0);
 
-    int fd = open(out, O_WRONLY | O_APPEND);
-    assert_int_equal(trec_gpu_merge(fd, side, &res), 0);
-    close(fd);
+    merge_into(out, side, &res);
     assert_int_equal(res.files, 2);
     assert_int_equal(res.sealed, 1);
     assert_int_equal(res.sealed_pid, gone);
