@@ -36,7 +36,7 @@ def main():
         truth = json.load(f)
     comm = truth["comm"]
     want = {int(k): v for k, v in truth["threads"].items()}
-    first, last, on, own = {}, {}, {}, {}
+    first, last, on, own, py = {}, {}, {}, {}, {}
     with open(trace, encoding="utf-8") as f:
         for line in f:
             p = line.rstrip("\n").split("\t")
@@ -50,6 +50,8 @@ def main():
                 funcs = {fr.rsplit("|", 3)[0] for fr in p[5].split(";")} if p[5] else set()
                 if funcs & OWN:
                     own[tid] = own.get(tid, 0) + int(p[4])
+                if p[5] and not p[5].startswith("[native thread "):
+                    py[tid] = py.get(tid, 0) + int(p[4])
     total = sum(on.get(t, 0) for t in want)
     right = sum(on.get(t, 0) for t in want if last.get(t) == want[t])
     at_first = sum(on.get(t, 0) for t in want if first.get(t) == want[t])
@@ -79,6 +81,12 @@ def main():
     if lenient and under_comm:
         print("note: sanitizer build: %d on-CPU samples under the OS name %r not failed"
               % (under_comm, comm))
+    # what the next failure needs to be understood: each thread left
+    # under the OS name, with how it was defined and what it was sampled in
+    for t in sorted(t for t in want if on.get(t) and last.get(t) == comm):
+        print("  under %r: tid %d (own name %r): first definition %r, %d on-CPU samples, %d in "
+              "its own code, %d with Python frames"
+              % (comm, t, want[t], first.get(t), on.get(t, 0), own.get(t, 0), py.get(t, 0)))
     if own_wrong:
         print("FAIL: %d on-CPU samples in the fixture's code under another name than the "
               "thread's own (%d under the OS name %r)" % (own_wrong, under_comm, comm))
