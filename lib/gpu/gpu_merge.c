@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,23 +57,6 @@ static int64_t side_pid(const char *name)
     return pid > 0 && strcmp(end, ".trc") == 0 ? (int64_t)pid : 0;
 }
 
-/* Whether pid has ended (a zombie has: it writes nothing more). */
-static int process_gone(int64_t pid)
-{
-    if (kill((pid_t)pid, 0) != 0)
-        return errno == ESRCH;
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return errno == ENOENT;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *rp = strrchr(buf, ')');
-    return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
-}
-
 /* Copy path to out_fd; 0 or -1 (errno). *bytes gets what was copied. */
 static int append_file(int out_fd, const char *path, uint64_t *bytes)
 {
@@ -101,7 +83,8 @@ static int append_file(int out_fd, const char *path, uint64_t *bytes)
     return n == 0 ? 0 : -1;
 }
 
-int trec_gpu_merge(int out_fd, const char *side_dir, trec_gpu_merge_result *res)
+int trec_gpu_merge(int out_fd, const char *side_dir, trec_gpu_ended_fn ended, void *ctx,
+                   trec_gpu_merge_result *res)
 {
     DIR *d;
     struct dirent *de;
@@ -142,7 +125,7 @@ int trec_gpu_merge(int out_fd, const char *side_dir, trec_gpu_merge_result *res)
         /* a process that ran no exit handler left its segment open */
         int64_t pid = side_pid(names[i]);
         trec_gpu_seal_result sr;
-        if (pid && process_gone(pid)) {
+        if (pid && ended && ended(pid, ctx)) {
             if (trec_gpu_seal(path, pid, &sr) != 0) {
                 if (!res->seal_failed++)
                     snprintf(res->seal_why, sizeof res->seal_why, "%s", sr.why);

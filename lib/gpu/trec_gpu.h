@@ -17,7 +17,7 @@
  *   each loop tick:  trec_gpu_nvml_drain(nv, w)
  *   at the end:      trec_gpu_nvml_drain(nv, w); trec_gpu_nvml_stop(nv);
  *                    trc_writer_close(w, ...);  (the main segment ends)
- *                    trec_gpu_merge(out_fd, dir, &res)  appends side traces
+ *                    trec_gpu_merge(out_fd, dir, ended, ctx, &res)  appends side traces
  */
 #ifndef TRC_LIB_GPU_TREC_GPU_H
 #define TRC_LIB_GPU_TREC_GPU_H
@@ -78,14 +78,20 @@ typedef struct trec_gpu_merge_result {
     char why[256];           /* on failure: what went wrong, naming the file */
 } trec_gpu_merge_result;
 
+/* Whether process pid has ended (a zombie has: it writes nothing more);
+ * the caller knows how to tell (trec: its /proc reader). */
+typedef int (*trec_gpu_ended_fn)(int64_t pid, void *ctx);
+
 /* Append every side_dir/gpu-*.trc (in name order) to out_fd, which holds
  * the main trace already closed with trc_writer_close (concatenated
  * segments are a valid trace; the reader merges their ids), then remove
  * the files and side_dir.  Files that could not be appended are kept.
- * A side trace whose process (the PID of gpu-PID.trc) has ended without
- * closing it is first closed by trec_gpu_seal (res->sealed).
+ * A side trace whose process (the PID of gpu-PID.trc) has ended, as
+ * `ended` says (NULL: none is taken for ended), without closing it is
+ * first closed by trec_gpu_seal (res->sealed).
  * Returns 0, or -1 with res->why set (errno set). */
-int trec_gpu_merge(int out_fd, const char *side_dir, trec_gpu_merge_result *res);
+int trec_gpu_merge(int out_fd, const char *side_dir, trec_gpu_ended_fn ended, void *ctx,
+                   trec_gpu_merge_result *res);
 
 typedef struct trec_gpu_seal_result {
     int sealed;              /* 1: the closing chunk was appended */

@@ -386,6 +386,14 @@ static void drop_gpu_dir(const char *dir)
     (void)rmdir(dir);
 }
 
+/* trec_gpu_merge's question: has this process ended (gone, or a zombie)? */
+static int process_ended(int64_t pid, void *ctx)
+{
+    (void)ctx;
+    rec_stat st;
+    return rec_proc_stat((pid_t)pid, 0, &st) != 0 || st.state == 'Z' || st.state == 'X';
+}
+
 /* The injected CUPTI part wrote one side trace per process; they follow
  * the main segment in the output (concatenated segments are one trace).
  * After a write failure the output takes nothing more: they are removed
@@ -401,7 +409,7 @@ static void merge_gpu(session *s)
     }
     trec_gpu_merge_result mr;
     memset(&mr, 0, sizeof mr);
-    if (trec_gpu_merge(s->out.fd, s->gpu_dir, &mr) != 0)
+    if (trec_gpu_merge(s->out.fd, s->gpu_dir, process_ended, NULL, &mr) != 0)
         say(s, REC_MSG_WARN, "GPU records not merged: %s", mr.why);
     if (mr.sealed)
         say(s, REC_MSG_WARN,

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <errno.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "lib/gpu/trec_gpu.h"
@@ -82,12 +84,19 @@ static void write_trace(const char *path, int64_t pid, int kernels)
     write_trace_at(path, pid, kernels, NULL);
 }
 
+/* Has pid ended?  The test's processes are reaped: gone from the table. */
+static int reaped(int64_t pid, void *ctx)
+{
+    (void)ctx;
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
 /* Append side's traces to the trace at out, as trec does; must succeed. */
 static void merge_into(const char *out, const char *side, trec_gpu_merge_result *res)
 {
     int fd = open(out, O_WRONLY | O_APPEND);
     assert_true(fd >= 0);
-    assert_int_equal(trec_gpu_merge(fd, side, res), 0);
+    assert_int_equal(trec_gpu_merge(fd, side, reaped, NULL, res), 0);
     close(fd);
 }
 
@@ -180,7 +189,7 @@ static void test_merge_truncated_and_stray(void **state)
     unlink(out);
     rmdir(dir);
 
-    assert_int_equal(trec_gpu_merge(1, "/nonexistent-trc-dir", &res), -1);
+    assert_int_equal(trec_gpu_merge(1, "/nonexistent-trc-dir", reaped, NULL, &res), -1);
     assert_non_null(strstr(res.why, "/nonexistent-trc-dir"));
 }
 
